@@ -1,0 +1,72 @@
+"""DocumentBundle (DESIGN §3.1): what ingestion produces and every verifier reads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class BlockType(StrEnum):
+    HEADING = "heading"
+    PARAGRAPH = "paragraph"
+    TABLE = "table"
+    LIST = "list"
+    HEADER = "header"
+    FOOTER = "footer"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Paragraph(Strict):
+    text: str
+    block_type: BlockType = BlockType.PARAGRAPH
+    start: int = Field(default=0, ge=0, description="Offset of the paragraph's first character in page.text.")
+    end: int = Field(default=0, ge=0, description="Offset one past the paragraph's last character in page.text.")
+
+
+class LineBox(Strict):
+    """One text line of a page: its character span in page.text and its box in PDF points.
+
+    Boxes are (left, bottom, right, top) from the page's bottom-left corner, as PDF engines report them.
+    """
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    box: tuple[float, float, float, float]
+
+
+class Page(Strict):
+    page_num: int = Field(ge=1)
+    text: str = ""
+    paragraphs: list[Paragraph] = Field(default_factory=list)
+    has_tables: bool = False
+    has_text_layer: bool = True
+    ocr_applied: bool = False
+    width: float | None = Field(default=None, description="Page width in PDF points.")
+    height: float | None = Field(default=None, description="Page height in PDF points.")
+    lines: list[LineBox] = Field(default_factory=list)
+
+
+class Extractor(Strict):
+    name: str
+    version: str
+
+
+class DocumentBundle(Strict):
+    doc_id: str
+    file_path: str
+    file_sha256: str
+    total_pages: int = Field(ge=0)
+    pages: list[Page]
+    extractor: Extractor
+    processing_timestamp: datetime
+
+    def page(self, page_num: int) -> Page | None:
+        """The page with this 1-based number, or None when the document has no such page."""
+        if 1 <= page_num <= len(self.pages) and self.pages[page_num - 1].page_num == page_num:
+            return self.pages[page_num - 1]
+        return next((p for p in self.pages if p.page_num == page_num), None)

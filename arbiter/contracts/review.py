@@ -1,0 +1,112 @@
+"""SME packets, reviews and ground-truth records (DESIGN §3.5, seed 003 §9–10)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arbiter.contracts.verification import ArbiterDecision, FixRecord, Issue
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReviewStatus(StrEnum):
+    PENDING = "PENDING"
+    IN_REVIEW = "IN_REVIEW"
+    COMPLETED = "COMPLETED"
+
+
+class GroundTruthSource(StrEnum):
+    PRIMARY_AGENT_AUTO_ACCEPT = "PRIMARY_AGENT_AUTO_ACCEPT"
+    SME_VALIDATED = "SME_VALIDATED"
+    SME_CORRECTED = "SME_CORRECTED"
+
+
+class ProductionClassification(Strict):
+    doc_id: str
+    dominant_type: str
+
+
+class RetryLogEntry(Strict):
+    attempt: int
+    fingerprint: str
+    decision: str
+    rule: str
+    issue_codes: list[str]
+    fixes_applied: list[FixRecord] = Field(default_factory=list)
+
+
+class SMEPacket(Strict):
+    packet_id: str
+    doc_id: str
+    pdf_filename: str
+    pdf_path: str
+    pdf_sha256: str
+    document_bundle_path: str | None
+    total_pages: int
+    primary_agent_classification: dict[str, Any] | None
+    final_classification: dict[str, Any] | None
+    v5_decision: ArbiterDecision | None
+    escalation_reason: str
+    escalation_message: str
+    total_issues: int
+    issues_summary: list[Issue]
+    retry_log: list[RetryLogEntry]
+    production_classification: ProductionClassification | None = None
+    production_differs: bool | None = None
+    priority: int = Field(description="Lower is reviewed first: 0 blocker, 1 major, 2 minor/other.")
+    review_status: ReviewStatus = ReviewStatus.PENDING
+    claimed_by: str | None = None
+    claim_expires_at: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+    run_id: str
+    policy_version: str
+
+
+class Corrections(Strict):
+    corrected_dominant_type: str | None = None
+    corrected_segments: list[dict[str, Any]] | None = None
+    corrected_document_mixture: list[dict[str, Any]] | None = None
+    correction_notes: str = ""
+
+
+class SMEReview(Strict):
+    reviewer: str
+    agrees_with_primary: bool
+    review_notes: str = ""
+    confidence: float = Field(ge=0.0, le=1.0)
+    corrections: Corrections | None = None
+    reason_codes: list[str] = Field(default_factory=list)
+    started_at: datetime
+    submitted_at: datetime
+
+
+class VerificationSummary(Strict):
+    final_decision: str
+    rule: str
+    attempts: int
+    issue_codes: list[str]
+    stop_reason: str
+
+
+class GroundTruthRecord(Strict):
+    gt_id: str
+    doc_id: str
+    version: int = Field(ge=1)
+    supersedes: str | None = None
+    ground_truth_source: GroundTruthSource
+    ground_truth_classification: dict[str, Any]
+    primary_agent_classification: dict[str, Any] | None
+    production_classification: ProductionClassification | None = None
+    verification_summary: VerificationSummary
+    sme_review: SMEReview | None = None
+    policy_version: str
+    pdf_sha256: str
+    created_at: datetime
+    run_id: str | None = None

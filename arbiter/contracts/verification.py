@@ -1,0 +1,191 @@
+"""Issues, verifier results, arbiter decisions and the verification outcome (DESIGN §3.3–3.4)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Severity(StrEnum):
+    BLOCKER = "BLOCKER"
+    MAJOR = "MAJOR"
+    MINOR = "MINOR"
+
+
+SEVERITY_ORDER = {Severity.BLOCKER: 0, Severity.MAJOR: 1, Severity.MINOR: 2}
+
+
+class VerifierStatus(StrEnum):
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    ERRORED = "ERRORED"
+    SKIPPED = "SKIPPED"
+
+
+class PhaseStatus(StrEnum):
+    """State of a verifier's LLM phase; NOT_APPLICABLE for verifiers that have none."""
+
+    NOT_APPLICABLE = "NOT_APPLICABLE"
+    SKIPPED = "SKIPPED"
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    ERRORED = "ERRORED"
+
+
+class Decision(StrEnum):
+    AUTO_ACCEPT = "AUTO_ACCEPT"
+    AUTO_RETRY = "AUTO_RETRY"
+    ESCALATE_TO_SME = "ESCALATE_TO_SME"
+
+
+class FinalDecision(StrEnum):
+    AUTO_ACCEPT = "AUTO_ACCEPT"
+    ESCALATE_TO_SME = "ESCALATE_TO_SME"
+
+
+class IssueSource(StrEnum):
+    RULE = "rule"
+    LLM = "llm"
+
+
+class Location(Strict):
+    segment_index: int | None = None
+    document_type: str | None = None
+    page: int | None = None
+    path: str = Field(default="", description="JSON Pointer (RFC 6901) into the classification.")
+
+
+class Highlight(Strict):
+    """Where a piece of evidence was found: page, character span in page.text, boxes in PDF points."""
+
+    page: int
+    start: int
+    end: int
+    boxes: list[tuple[float, float, float, float]] = Field(default_factory=list)
+    score: float = 1.0
+
+
+class Issue(Strict):
+    issue_id: str = Field(description="e.g. V1-0001, unique within one verifier result.")
+    code: str = Field(description="Stable code, documented in verifiers/README.md.")
+    verifier: str
+    severity: Severity
+    message: str
+    auto_fixable: bool = False
+    fix: list[dict[str, Any]] | None = Field(default=None, description="RFC 6902 JSON Patch.")
+    location: Location = Field(default_factory=Location)
+    source: IssueSource = IssueSource.RULE
+    highlight: Highlight | None = None
+
+    @model_validator(mode="after")
+    def _fix_required_when_fixable(self) -> Issue:
+        if self.auto_fixable and not self.fix:
+            raise ValueError("an auto_fixable issue must carry a fix (JSON Patch)")
+        return self
+
+
+class TokenUsage(Strict):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class EvidenceCheck(Strict):
+    """V4's record of one evidence item: where it was claimed and where it was found."""
+
+    segment_index: int
+    document_type: str
+    claimed_page: int
+    path: str
+    status: str
+    found: Highlight | None = None
+
+
+class VerifierResult(Strict):
+    verifier: str
+    version: str
+    status: VerifierStatus
+    issues: list[Issue] = Field(default_factory=list)
+    score: float = Field(default=1.0, ge=0.0, le=1.0)
+    duration_ms: float = 0.0
+    llm_calls: int = 0
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    llm_phase: PhaseStatus = PhaseStatus.NOT_APPLICABLE
+    notes: list[str] = Field(default_factory=list)
+    evidence_checks: list[EvidenceCheck] = Field(default_factory=list)
+
+
+class Counts(Strict):
+    blocker: int = 0
+    major: int = 0
+    major_fixable: int = 0
+    major_non_fixable: int = 0
+    minor: int = 0
+    total: int = 0
+    errored: int = Field(default=0, description="Verifiers that raised or could not run.")
+    not_run: int = Field(default=0, description="Required verifiers that are ERRORED or SKIPPED.")
+
+
+class ArbiterDecision(Strict):
+    decision: Decision
+    rule: str
+    reason: str
+    counts: Counts
+    policy_version: str
+
+
+class FixRecord(Strict):
+    issue_id: str
+    code: str
+    patch: list[dict[str, Any]]
+    before: dict[str, Any] = Field(description="Values at each patched path before the fix, by path.")
+    after: dict[str, Any] = Field(description="Values at each patched path after the fix, by path.")
+
+
+class Attempt(Strict):
+    attempt: int
+    fingerprint: str
+    verifier_results: list[VerifierResult]
+    decision: ArbiterDecision
+    fixes_applied: list[FixRecord] = Field(
+        default_factory=list, description="Fixes applied after this attempt, producing the next one."
+    )
+
+
+class StopReason(StrEnum):
+    """Why the retry loop ended (DESIGN §6)."""
+
+    ACCEPTED = "accepted"
+    ESCALATED_BY_POLICY = "escalated_by_policy"
+    MAX_RETRIES = "max_retries"
+    REPEATED_FINGERPRINT = "repeated_fingerprint"
+    NO_PROGRESS = "no_progress"
+    CONFLICTING_PATCHES = "conflicting_patches"
+    PATCH_FAILED = "patch_failed"
+    NO_FIX_AVAILABLE = "no_fix_available"
+
+
+class VerificationOutcome(Strict):
+    doc_id: str
+    final_decision: FinalDecision
+    escalation_reason: str | None = Field(
+        default=None, description="Machine-readable reason (policy rule or governor stop); None when accepted."
+    )
+    escalation_message: str | None = Field(default=None, description="The same reason in plain English.")
+    stop_reason: StopReason
+    policy_version: str
+    attempts: list[Attempt] = Field(default_factory=list)
+    final_classification: dict[str, Any] | None = None
+    final_issues: list[Issue] = Field(default_factory=list)
+    llm_usage: TokenUsage = Field(default_factory=TokenUsage)
+    llm_calls: int = 0
+    timings: dict[str, float] = Field(default_factory=dict, description="Milliseconds by stage.")
+
+    @property
+    def accepted_after_fixes(self) -> bool:
+        return self.final_decision == FinalDecision.AUTO_ACCEPT and len(self.attempts) > 1

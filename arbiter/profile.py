@@ -1,0 +1,158 @@
+"""The profile: taxonomy, vendor and trap lists, tolerances, retry limit and arbiter rules as data.
+
+`load_profile(None)` returns the bundled medical profile; a site's own TOML file replaces it whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from arbiter.errors import ConfigError
+
+CountName = Literal[
+    "blocker", "major", "major_fixable", "major_non_fixable", "minor", "total", "errored", "not_run"
+]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Taxonomy(Strict):
+    document_types: list[str] = Field(min_length=1)
+    presence_levels: list[str] = Field(min_length=1)
+    no_evidence_level: str
+    administrative_type: str
+    genomic_type: str
+    report_types: list[str]
+
+    @model_validator(mode="after")
+    def _members_known(self) -> Taxonomy:
+        types = set(self.document_types)
+        if len(types) != len(self.document_types):
+            raise ValueError("document_types has duplicates")
+        for name in [self.administrative_type, self.genomic_type, *self.report_types]:
+            if name not in types:
+                raise ValueError(f"{name!r} is not one of document_types")
+        if self.no_evidence_level not in self.presence_levels:
+            raise ValueError(f"{self.no_evidence_level!r} is not one of presence_levels")
+        return self
+
+
+class Vendors(Strict):
+    routine_lab: list[str]
+    genomic: list[str]
+    genomic_content: list[str]
+
+
+class Traps(Strict):
+    administrative_titles: list[str]
+    title_region_paragraphs: int = Field(ge=1)
+    title_max_chars: int = Field(ge=10)
+    header_footer_patterns: list[str]
+    injection_phrases: list[str]
+
+    @field_validator("header_footer_patterns")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"header/footer pattern {pattern!r} is not a valid regular expression: {exc}")
+        return patterns
+
+
+class Tolerances(Strict):
+    share_sum: float = Field(gt=0, lt=0.5)
+    mixture_match: float = Field(gt=0, lt=0.5)
+    dominant_tie: float = Field(ge=0, lt=0.5)
+    min_snippet_chars: int = Field(ge=1)
+    fuzzy_match_threshold: float = Field(ge=50, le=100)
+
+
+class Retry(Strict):
+    max_retries: int = Field(ge=0, le=10)
+
+
+class Bound(Strict):
+    min: int | None = None
+    max: int | None = None
+
+    def holds(self, value: int) -> bool:
+        return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+
+
+class Rule(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    when: dict[CountName, Bound] = Field(default_factory=dict)
+    decision: Literal["AUTO_ACCEPT", "AUTO_RETRY", "ESCALATE_TO_SME"]
+    reason: str
+
+
+class ArbiterPolicy(Strict):
+    policy_version: str
+    required_verifiers: list[str]
+    rules: list[Rule] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _ends_with_escalating_fallback(self) -> ArbiterPolicy:
+        last = self.rules[-1]
+        if last.when or last.decision != "ESCALATE_TO_SME":
+            raise ValueError("the last arbiter rule must have no conditions and decide ESCALATE_TO_SME")
+        names = [rule.name for rule in self.rules]
+        if len(set(names)) != len(names):
+            raise ValueError("arbiter rule names must be unique")
+        return self
+
+
+class Profile(Strict):
+    name: str
+    version: str
+    taxonomy: Taxonomy
+    vendors: Vendors
+    traps: Traps
+    tolerances: Tolerances
+    retry: Retry
+    arbiter: ArbiterPolicy
+
+    @cached_property
+    def header_footer_regexes(self) -> list[re.Pattern[str]]:
+        return [re.compile(p, re.IGNORECASE) for p in self.traps.header_footer_patterns]
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 of the profile's canonical JSON: part of the key that decides whether a re-run can skip."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+
+
+def load_profile(path: Path | str | None = None) -> Profile:
+    """Load and validate a profile; None means the bundled medical profile."""
+    if path is None:
+        text = resources.files("arbiter.profiles").joinpath("medical.toml").read_text(encoding="utf-8")
+        source = "the bundled medical profile"
+    else:
+        file = Path(path)
+        if not file.is_file():
+            raise ConfigError(f"Profile file {file} does not exist.")
+        text = file.read_text(encoding="utf-8")
+        source = str(file)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Profile {source} is not valid TOML: {exc}") from exc
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"Profile {source} is invalid: {problems}") from exc
