@@ -168,6 +168,7 @@ class StopReason(StrEnum):
     CONFLICTING_PATCHES = "conflicting_patches"
     PATCH_FAILED = "patch_failed"
     NO_FIX_AVAILABLE = "no_fix_available"
+    INPUT_FAILED = "input_failed"  # the PDF could not be read or the classifier produced nothing
 
 
 class VerificationOutcome(Strict):

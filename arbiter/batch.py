@@ -1,0 +1,190 @@
+"""Batch runs: many PDFs, concurrently, resumable, with a summary an engineer reads at a glance."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from arbiter import __version__, atomic
+from arbiter.errors import InputError
+from arbiter.outputs import FileStore
+from arbiter.pipeline import DocResult, Pipeline
+
+PDF_SUFFIXES = {".pdf"}
+
+
+@dataclass(frozen=True)
+class InputDoc:
+    doc_id: str
+    path: Path
+
+
+def discover(inputs: Iterable[Path]) -> list[InputDoc]:
+    """PDFs named directly (any file) or found recursively in directories; doc_id is the file stem."""
+    found: list[Path] = []
+    for item in inputs:
+        if item.is_dir():
+            found.extend(sorted(p for p in item.rglob("*") if p.is_file() and p.suffix.lower() in PDF_SUFFIXES))
+        elif item.is_file():
+            found.append(item)
+        else:
+            raise InputError(f"Input {item} does not exist.")
+    docs: dict[str, InputDoc] = {}
+    clashes: list[str] = []
+    for path in found:
+        doc = InputDoc(doc_id=path.stem, path=path)
+        if doc.doc_id in docs and docs[doc.doc_id].path.resolve() != path.resolve():
+            clashes.append(f"{docs[doc.doc_id].path} and {path}")
+        docs.setdefault(doc.doc_id, doc)
+    if clashes:
+        raise InputError(
+            "Two inputs share a document id (the file name without .pdf): " + "; ".join(clashes[:5]) + ". Rename one."
+        )
+    if not docs:
+        raise InputError("No PDF files found in the inputs given.")
+    return list(docs.values())
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class Tally:
+    """Aggregates of a run, updated as documents finish; never holds per-document outcomes."""
+
+    total: int = 0
+    processed: int = 0
+    skipped: int = 0
+    accepted_first_time: int = 0
+    accepted_after_fixes: int = 0
+    escalated: int = 0
+    errors: int = 0
+    escalated_by_reason: Counter[str] = field(default_factory=Counter)
+    errors_by_reason: Counter[str] = field(default_factory=Counter)
+
+    def add(self, decision: str, reason: str | None, after_fixes: bool, error: str | None) -> None:
+        if error:
+            self.errors += 1
+            self.errors_by_reason[error] += 1
+        elif decision == "AUTO_ACCEPT":
+            if after_fixes:
+                self.accepted_after_fixes += 1
+            else:
+                self.accepted_first_time += 1
+        else:
+            self.escalated += 1
+            self.escalated_by_reason[reason or "unspecified"] += 1
+
+
+ProgressFn = Callable[[DocResult], None]
+
+
+class BatchRunner:
+    def __init__(self, pipeline: Pipeline, store: FileStore, *, workers: int, force: bool = False) -> None:
+        self.pipeline = pipeline
+        self.store = store
+        self.workers = max(1, workers)
+        self.force = force
+        self.lock = threading.Lock()
+
+    def run(self, docs: list[InputDoc], progress: ProgressFn | None = None) -> dict[str, Any]:
+        run_id = self.pipeline.run_id
+        run_dir = self.store.root / "runs" / run_id
+        run_dir.mkdir(parents=True, exist_ok=True)
+        started_at = datetime.now(UTC)
+        t0 = time.perf_counter()
+        tally = Tally(total=len(docs))
+        interrupted = False
+        with (run_dir / "results.jsonl").open("a", encoding="utf-8") as journal:
+            try:
+                for result in self._results(docs):
+                    self._record(result, tally, journal)
+                    if progress:
+                        progress(result)
+            except KeyboardInterrupt:
+                interrupted = True
+        summary = self._summary(run_id, started_at, time.perf_counter() - t0, tally, interrupted)
+        atomic.write_json(run_dir / "summary.json", summary)
+        if interrupted:
+            raise KeyboardInterrupt
+        return summary
+
+    def _results(self, docs: list[InputDoc]) -> Iterator[DocResult]:
+        """Process with a bounded number in flight, so memory stays flat however many documents there are."""
+        pending = iter(docs)
+        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="arbiter-doc") as pool:
+            in_flight: set[Future[DocResult]] = set()
+            try:
+                for doc in pending:
+                    in_flight.add(pool.submit(self.pipeline.process, doc.path, doc.doc_id, force=self.force))
+                    if len(in_flight) >= self.workers * 2:
+                        done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                        yield from (f.result() for f in done)
+                while in_flight:
+                    done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                    yield from (f.result() for f in done)
+            except BaseException:
+                for future in in_flight:
+                    future.cancel()
+                raise
+
+    def _record(self, result: DocResult, tally: Tally, journal: Any) -> None:
+        with self.lock:
+            if result.skipped:
+                tally.skipped += 1
+                previous = self.store.index_entry(result.doc_id) or {}
+                tally.add(
+                    str(previous.get("final_decision", "ESCALATE_TO_SME")),
+                    previous.get("escalation_reason"),
+                    bool(previous.get("accepted_after_fixes")),
+                    previous.get("error"),
+                )
+            else:
+                tally.processed += 1
+                tally.add(result.final_decision, result.escalation_reason, result.accepted_after_fixes, result.error)
+            journal.write(json.dumps(asdict(result)) + "\n")
+            journal.flush()
+
+    def _summary(
+        self, run_id: str, started_at: datetime, seconds: float, tally: Tally, interrupted: bool
+    ) -> dict[str, Any]:
+        profile = self.pipeline.profile
+        return {
+            "run_id": run_id,
+            "started_at": started_at.isoformat(),
+            "finished_at": datetime.now(UTC).isoformat(),
+            "duration_s": round(seconds, 3),
+            "interrupted": interrupted,
+            "code_version": __version__,
+            "classifier": self.pipeline.classifier.name,
+            "profile": {"name": profile.name, "version": profile.version, "policy": profile.arbiter.policy_version},
+            "workers": self.workers,
+            "documents": tally.total,
+            "processed": tally.processed,
+            "skipped_unchanged": tally.skipped,
+            "accepted_first_time": tally.accepted_first_time,
+            "accepted_after_fixes": tally.accepted_after_fixes,
+            "escalated": tally.escalated,
+            "escalated_by_reason": dict(tally.escalated_by_reason.most_common()),
+            "errors": tally.errors,
+            "errors_by_reason": dict(tally.errors_by_reason.most_common()),
+            "docs_per_second": round(tally.processed / seconds, 2) if seconds > 0 else None,
+            "output_dir": str(self.store.root),
+            "results": str(self.store.root / "runs" / run_id / "results.jsonl"),
+        }
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)

@@ -1,0 +1,103 @@
+"""SME packets (seed 003 §9): what a reviewer needs to judge an escalated document."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+from arbiter.contracts import (
+    SEVERITY_ORDER,
+    FinalDecision,
+    Issue,
+    ProductionClassification,
+    RetryLogEntry,
+    Severity,
+    SMEPacket,
+    VerificationOutcome,
+)
+
+
+def sort_issues(issues: list[Issue]) -> list[Issue]:
+    """BLOCKER → MAJOR → MINOR, then by verifier and issue id, so reviewers see the worst first."""
+    return sorted(issues, key=lambda i: (SEVERITY_ORDER[i.severity], i.verifier, i.issue_id))
+
+
+def priority_of(issues: list[Issue], input_failed: bool) -> int:
+    """0 when something critical is wrong (or the PDF could not be read), 1 for major problems, 2 otherwise."""
+    if input_failed or any(i.severity == Severity.BLOCKER for i in issues):
+        return 0
+    if any(i.severity == Severity.MAJOR for i in issues):
+        return 1
+    return 2
+
+
+def retry_log(outcome: VerificationOutcome) -> list[RetryLogEntry]:
+    return [
+        RetryLogEntry(
+            attempt=a.attempt,
+            fingerprint=a.fingerprint,
+            decision=str(a.decision.decision),
+            rule=a.decision.rule,
+            issue_codes=[i.code for r in a.verifier_results for i in r.issues],
+            fixes_applied=a.fixes_applied,
+        )
+        for a in outcome.attempts
+    ]
+
+
+def production_differs(
+    production: ProductionClassification | None, primary: dict[str, Any] | None
+) -> bool | None:
+    """Seed §9: compare production's dominant type with the primary's; None when either is unknown."""
+    if production is None or not isinstance(primary, dict):
+        return None
+    primary_type = primary.get("dominant_type")
+    if not isinstance(primary_type, str):
+        return None
+    return production.dominant_type != primary_type
+
+
+def build_packet(
+    outcome: VerificationOutcome,
+    *,
+    pdf_path: str,
+    pdf_sha256: str,
+    bundle_path: str | None,
+    total_pages: int,
+    primary: dict[str, Any] | None,
+    production: ProductionClassification | None,
+    run_id: str,
+    now: datetime | None = None,
+) -> SMEPacket:
+    """A PENDING packet for an escalated outcome; an accepted outcome has no packet (seed §9 ValueError)."""
+    if outcome.final_decision != FinalDecision.ESCALATE_TO_SME:
+        raise ValueError(f"{outcome.doc_id} was accepted; only escalations become SME packets")
+    stamp = now or datetime.now(UTC)
+    issues = sort_issues(outcome.final_issues)
+    last = outcome.attempts[-1].decision if outcome.attempts else None
+    packet_id = "pkt-" + hashlib.sha256(f"{outcome.doc_id}|{pdf_sha256}|{run_id}".encode()).hexdigest()[:16]
+    return SMEPacket(
+        packet_id=packet_id,
+        doc_id=outcome.doc_id,
+        pdf_filename=pdf_path.rsplit("/", 1)[-1],
+        pdf_path=pdf_path,
+        pdf_sha256=pdf_sha256,
+        document_bundle_path=bundle_path,
+        total_pages=total_pages,
+        primary_agent_classification=primary,
+        final_classification=outcome.final_classification,
+        v5_decision=last,
+        escalation_reason=outcome.escalation_reason or "unspecified",
+        escalation_message=outcome.escalation_message or "Escalated for review.",
+        total_issues=len(issues),
+        issues_summary=issues,
+        retry_log=retry_log(outcome),
+        production_classification=production,
+        production_differs=production_differs(production, primary),
+        priority=priority_of(issues, outcome.stop_reason == "input_failed"),
+        created_at=stamp,
+        updated_at=stamp,
+        run_id=run_id,
+        policy_version=outcome.policy_version,
+    )

@@ -1,0 +1,250 @@
+"""One document through the whole chain: ingest → classify → verify (+ fixes) → packet or ground truth.
+
+Whatever happens, the document gets a VerificationOutcome: an unreadable PDF, a classifier that
+produced nothing or an internal failure all end as an escalation with a plain-English reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arbiter import __version__
+from arbiter.bundle_cache import BundleCache
+from arbiter.classifiers.base import ClassificationError, Classifier
+from arbiter.contracts import (
+    DocumentBundle,
+    FinalDecision,
+    ProductionClassification,
+    StopReason,
+    VerificationOutcome,
+)
+from arbiter.governor import verify_with_retries
+from arbiter.ground_truth import auto_accept_record
+from arbiter.ingest import EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
+from arbiter.outputs import DocumentRecord, ResultStore
+from arbiter.packets import build_packet
+from arbiter.profile import Profile
+from verifiers.base import Verifier, VerifyContext
+
+log = logging.getLogger(__name__)
+
+IngestFn = Callable[[Path, str], IngestResult]
+
+
+@dataclass(frozen=True)
+class DocResult:
+    """The line a batch keeps per document (small: a 5,000-document run holds only these)."""
+
+    doc_id: str
+    pdf_path: str
+    final_decision: str
+    escalation_reason: str | None
+    accepted_after_fixes: bool
+    error: str | None
+    skipped: bool
+    duration_ms: float
+    attempts: int = 0
+    llm_calls: int = 0
+
+
+@dataclass
+class Pipeline:
+    profile: Profile
+    classifier: Classifier
+    store: ResultStore
+    run_id: str
+    ingest: IngestFn
+    cache: BundleCache | None = None
+    production: dict[str, ProductionClassification] = field(default_factory=dict)
+    context: VerifyContext = field(default_factory=VerifyContext)
+    verifiers: Sequence[Verifier] | None = None
+
+    def classifier_key(self, doc_id: str) -> str:
+        digest = getattr(self.classifier, "input_digest", None)
+        if callable(digest):
+            return f"{self.classifier.name}:{digest(doc_id)}"
+        return f"{self.classifier.name}:{getattr(self.classifier, 'version', '?')}"
+
+    def skip_key(self, doc_id: str, pdf_sha256: str) -> str:
+        """Changes when the PDF, the classifier's input, the production answer, the profile or the code change."""
+        production = self.production.get(doc_id)
+        parts = [
+            pdf_sha256,
+            self.classifier_key(doc_id),
+            production.model_dump_json() if production else "-",
+            self.profile.digest,
+            __version__,
+            EXTRACTOR_VERSION,
+        ]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+    def process(self, pdf: Path, doc_id: str, *, force: bool = False) -> DocResult:
+        started = time.perf_counter()
+        try:
+            pdf_sha = file_sha256(pdf)
+        except OSError as exc:
+            return self._failed(pdf, doc_id, "", "pdf_unreadable", f"The file could not be read ({exc.strerror}).", started)
+        key = self.skip_key(doc_id, pdf_sha)
+        if not force and self.store.completed_key(doc_id) == key:
+            return DocResult(doc_id, str(pdf), "SKIPPED", None, False, None, True, _ms(started))
+        try:
+            return self._run(pdf, doc_id, pdf_sha, key, started)
+        except Exception as exc:  # one document must never stop the batch
+            log.exception("internal error on document %s", doc_id)
+            return self._failed(
+                pdf,
+                doc_id,
+                pdf_sha,
+                "internal_error",
+                f"Arbiter failed on this document ({type(exc).__name__}); it needs a person to review it.",
+                started,
+                key=key,
+            )
+
+    def _bundle(self, pdf: Path, doc_id: str, pdf_sha: str) -> IngestResult:
+        if self.cache is not None:
+            cached = self.cache.get(pdf_sha, EXTRACTOR_VERSION)
+            if cached is not None:
+                return cached.model_copy(update={"doc_id": doc_id, "file_path": str(pdf)})
+        result = self.ingest(pdf, doc_id)
+        if isinstance(result, DocumentBundle) and self.cache is not None:
+            self.cache.put(result)
+        return result
+
+    def _run(self, pdf: Path, doc_id: str, pdf_sha: str, key: str, started: float) -> DocResult:
+        t0 = time.perf_counter()
+        bundle = self._bundle(pdf, doc_id, pdf_sha)
+        ingest_ms = _ms(t0)
+        if isinstance(bundle, IngestFailure):
+            return self._failed(pdf, doc_id, pdf_sha, f"pdf_{bundle.kind}", bundle.message, started, key=key)
+        t1 = time.perf_counter()
+        try:
+            produced = self.classifier.classify(bundle, self.profile)
+        except ClassificationError as exc:
+            return self._failed(
+                pdf, doc_id, pdf_sha, "classification_failed", str(exc), started, key=key, bundle=bundle
+            )
+        classify_ms = _ms(t1)
+        outcome = verify_with_retries(
+            produced.raw, bundle, self.profile, verifiers=self.verifiers, context=self.context
+        )
+        outcome = outcome.model_copy(
+            update={"timings": {**outcome.timings, "ingest_ms": ingest_ms, "classify_ms": classify_ms}}
+        )
+        primary = _primary_data(produced.raw)
+        production = self.production.get(doc_id)
+        packet = gt = None
+        if outcome.final_decision == FinalDecision.ESCALATE_TO_SME:
+            packet = build_packet(
+                outcome,
+                pdf_path=str(pdf),
+                pdf_sha256=pdf_sha,
+                bundle_path=self.store.bundle_path(doc_id),
+                total_pages=bundle.total_pages,
+                primary=primary,
+                production=production,
+                run_id=self.run_id,
+            )
+        else:
+            gt = auto_accept_record(
+                outcome,
+                self.store.latest_ground_truth(doc_id),
+                primary=primary,
+                production=production,
+                pdf_sha256=pdf_sha,
+                run_id=self.run_id,
+            )
+        self.store.save(
+            DocumentRecord(
+                doc_id=doc_id,
+                run_id=self.run_id,
+                skip_key=key,
+                pdf_path=str(pdf),
+                outcome=outcome,
+                primary_raw=produced.raw,
+                bundle=bundle,
+                packet=packet,
+                ground_truth=gt,
+            )
+        )
+        return DocResult(
+            doc_id,
+            str(pdf),
+            str(outcome.final_decision),
+            outcome.escalation_reason,
+            outcome.accepted_after_fixes,
+            None,
+            False,
+            _ms(started),
+            attempts=len(outcome.attempts),
+            llm_calls=outcome.llm_calls,
+        )
+
+    def _failed(
+        self,
+        pdf: Path,
+        doc_id: str,
+        pdf_sha: str,
+        reason: str,
+        message: str,
+        started: float,
+        *,
+        key: str = "",
+        bundle: DocumentBundle | None = None,
+    ) -> DocResult:
+        """Escalate a document that could not be verified at all; the reason says why in plain English."""
+        outcome = VerificationOutcome(
+            doc_id=doc_id,
+            final_decision=FinalDecision.ESCALATE_TO_SME,
+            escalation_reason=reason,
+            escalation_message=message,
+            stop_reason=StopReason.INPUT_FAILED,
+            policy_version=self.profile.arbiter.policy_version,
+        )
+        packet = build_packet(
+            outcome,
+            pdf_path=str(pdf),
+            pdf_sha256=pdf_sha,
+            bundle_path=self.store.bundle_path(doc_id) if bundle else None,
+            total_pages=bundle.total_pages if bundle else 0,
+            primary=None,
+            production=self.production.get(doc_id),
+            run_id=self.run_id,
+        )
+        try:
+            self.store.save(
+                DocumentRecord(
+                    doc_id=doc_id,
+                    run_id=self.run_id,
+                    skip_key=key,
+                    pdf_path=str(pdf),
+                    outcome=outcome,
+                    primary_raw=None,
+                    bundle=bundle,
+                    packet=packet,
+                    ground_truth=None,
+                    error=reason,
+                )
+            )
+        except OSError:
+            log.exception("could not write results for document %s", doc_id)
+        return DocResult(doc_id, str(pdf), str(outcome.final_decision), reason, False, reason, False, _ms(started))
+
+
+def _primary_data(raw: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)
