@@ -34,7 +34,9 @@ def discover(inputs: Iterable[Path]) -> list[InputDoc]:
     found: list[Path] = []
     for item in inputs:
         if item.is_dir():
-            found.extend(sorted(p for p in item.rglob("*") if p.is_file() and p.suffix.lower() in PDF_SUFFIXES))
+            found.extend(
+                sorted(p for p in item.rglob("*") if p.is_file() and p.suffix.lower() in PDF_SUFFIXES)
+            )
         elif item.is_file():
             found.append(item)
         else:
@@ -48,7 +50,9 @@ def discover(inputs: Iterable[Path]) -> list[InputDoc]:
         docs.setdefault(doc.doc_id, doc)
     if clashes:
         raise InputError(
-            "Two inputs share a document id (the file name without .pdf): " + "; ".join(clashes[:5]) + ". Rename one."
+            "Two inputs share a document id (the file name without .pdf): "
+            + "; ".join(clashes[:5])
+            + ". Rename one."
         )
     if not docs:
         raise InputError("No PDF files found in the inputs given.")
@@ -153,7 +157,9 @@ class BatchRunner:
                 )
             else:
                 tally.processed += 1
-                tally.add(result.final_decision, result.escalation_reason, result.accepted_after_fixes, result.error)
+                tally.add(
+                    result.final_decision, result.escalation_reason, result.accepted_after_fixes, result.error
+                )
             journal.write(json.dumps(asdict(result)) + "\n")
             journal.flush()
 
@@ -169,7 +175,11 @@ class BatchRunner:
             "interrupted": interrupted,
             "code_version": __version__,
             "classifier": self.pipeline.classifier.name,
-            "profile": {"name": profile.name, "version": profile.version, "policy": profile.arbiter.policy_version},
+            "profile": {
+                "name": profile.name,
+                "version": profile.version,
+                "policy": profile.arbiter.policy_version,
+            },
             "workers": self.workers,
             "documents": tally.total,
             "processed": tally.processed,

@@ -28,7 +28,9 @@ out = Console()
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures"
 
-ProfileOpt = Annotated[Path | None, typer.Option("--profile", help="Profile TOML replacing the medical default.")]
+ProfileOpt = Annotated[
+    Path | None, typer.Option("--profile", help="Profile TOML replacing the medical default.")
+]
 PasswordOpt = Annotated[
     str | None, typer.Option("--password", help="Password for encrypted PDFs (an empty one is always tried).")
 ]
@@ -43,14 +45,17 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 def run(
     inputs: Annotated[list[Path], typer.Argument(help="PDF files, or directories searched recursively.")],
     classifications: Annotated[
-        Path | None, typer.Option(help="Directory of pre-computed {doc_id}.json outputs (implies --classifier file).")
+        Path | None,
+        typer.Option(help="Directory of pre-computed {doc_id}.json outputs (implies --classifier file)."),
     ] = None,
     classifier: Annotated[str | None, typer.Option(help="baseline | file")] = None,
     production: Annotated[
         Path | None, typer.Option(help="CSV or JSONL of doc_id,dominant_type from the production classifier.")
     ] = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("output"),
-    workers: Annotated[int | None, typer.Option(min=1, help="Documents in flight (default: CPU count).")] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Documents in flight (default: CPU count).")
+    ] = None,
     profile: ProfileOpt = None,
     password: PasswordOpt = None,
     force: Annotated[bool, typer.Option(help="Redo documents even when nothing changed.")] = False,
@@ -60,12 +65,24 @@ def run(
     """Verify a batch of PDFs; write results under --out and a summary under OUT/runs/RUN_ID/."""
     try:
         summary = _run_batch(
-            inputs, classifications, classifier, production, out_dir, workers, profile, password, force, timeout, quiet
+            inputs,
+            classifications,
+            classifier,
+            production,
+            out_dir,
+            workers,
+            profile,
+            password,
+            force,
+            timeout,
+            quiet,
         )
     except ArbiterError as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
-        console.print("[yellow]Interrupted.[/] Finished documents are saved; run the same command again to resume.")
+        console.print(
+            "[yellow]Interrupted.[/] Finished documents are saved; run the same command again to resume."
+        )
         raise typer.Exit(130) from None
     _print_summary(summary)
 
@@ -153,7 +170,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
     table.add_row("total", str(summary["documents"]))
     out.print(table)
     skipped = summary["skipped_unchanged"]
-    extra = f"; {skipped} unchanged since an earlier run were skipped (use --force to redo)" if skipped else ""
+    extra = (
+        f"; {skipped} unchanged since an earlier run were skipped (use --force to redo)" if skipped else ""
+    )
     out.print(
         f"{summary['processed']} processed in {summary['duration_s']} s{extra}. "
         f"Summary: {Path(summary['output_dir']) / 'runs' / summary['run_id'] / 'summary.json'}"
@@ -163,7 +182,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @app.command()
 def verify(
     pdf: Annotated[Path, typer.Option("--pdf", help="The PDF.")],
-    classification: Annotated[Path, typer.Option("--classification", help="The classification JSON to verify.")],
+    classification: Annotated[
+        Path, typer.Option("--classification", help="The classification JSON to verify.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the VerificationOutcome as JSON.")] = False,
     profile: ProfileOpt = None,
     password: PasswordOpt = None,
@@ -209,7 +230,9 @@ def _print_outcome(outcome: Any) -> None:
     for attempt in outcome.attempts:
         d = attempt.decision
         fixes = f", {len(attempt.fixes_applied)} fix(es) applied" if attempt.fixes_applied else ""
-        out.print(f"attempt {attempt.attempt}: {d.decision} by rule {d.rule} (policy {d.policy_version}){fixes}")
+        out.print(
+            f"attempt {attempt.attempt}: {d.decision} by rule {d.rule} (policy {d.policy_version}){fixes}"
+        )
     if outcome.final_issues:
         table = Table(show_lines=False)
         for col in ("severity", "code", "where", "message"):
@@ -269,7 +292,9 @@ def demo(
         timeout=120.0,
         quiet=False,
     )
-    out.print(f"Packets for the SME queue: {out_dir / 'sme_packets'}; ground truth: {out_dir / 'ground_truth'}")
+    out.print(
+        f"Packets for the SME queue: {out_dir / 'sme_packets'}; ground truth: {out_dir / 'ground_truth'}"
+    )
 
 
 def main() -> None:

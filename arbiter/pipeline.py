@@ -90,7 +90,9 @@ class Pipeline:
         try:
             pdf_sha = file_sha256(pdf)
         except OSError as exc:
-            return self._failed(pdf, doc_id, "", "pdf_unreadable", f"The file could not be read ({exc.strerror}).", started)
+            return self._failed(
+                pdf, doc_id, "", "pdf_unreadable", f"The file could not be read ({exc.strerror}).", started
+            )
         key = self.skip_key(doc_id, pdf_sha)
         if not force and self.store.completed_key(doc_id) == key:
             return DocResult(doc_id, str(pdf), "SKIPPED", None, False, None, True, _ms(started))
@@ -235,7 +237,9 @@ class Pipeline:
             )
         except OSError:
             log.exception("could not write results for document %s", doc_id)
-        return DocResult(doc_id, str(pdf), str(outcome.final_decision), reason, False, reason, False, _ms(started))
+        return DocResult(
+            doc_id, str(pdf), str(outcome.final_decision), reason, False, reason, False, _ms(started)
+        )
 
 
 def _primary_data(raw: str) -> dict[str, Any] | None:

@@ -31,7 +31,9 @@ def load_production(path: Path) -> dict[str, ProductionClassification]:
         reader = csv.DictReader(text.splitlines())
         missing = {"doc_id", "dominant_type"} - set(reader.fieldnames or [])
         if missing:
-            raise InputError(f"{path} needs a header with doc_id,dominant_type (missing {', '.join(sorted(missing))}).")
+            raise InputError(
+                f"{path} needs a header with doc_id,dominant_type (missing {', '.join(sorted(missing))})."
+            )
         rows = [(number, dict(row)) for number, row in enumerate(reader, start=2)]
     result: dict[str, ProductionClassification] = {}
     for number, row in rows:
