@@ -67,7 +67,9 @@ class Traps(Strict):
             try:
                 re.compile(pattern)
             except re.error as exc:
-                raise ValueError(f"header/footer pattern {pattern!r} is not a valid regular expression: {exc}")
+                raise ValueError(
+                    f"header/footer pattern {pattern!r} is not a valid regular expression: {exc}"
+                )
         return patterns
 
 
@@ -114,6 +116,46 @@ class ArbiterPolicy(Strict):
         return self
 
 
+class Baseline(Strict):
+    """Settings of the offline baseline classifier: weighted cue phrases per type and its thresholds."""
+
+    cues: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="Document type -> cue phrase (lowercase) -> weight."
+    )
+    title_weight: float = Field(
+        default=3.0, ge=1.0, description="Multiplier for a cue in a page's title region."
+    )
+    strong_title_weight: float = Field(
+        default=3.0, gt=0, description="A title-region cue of at least this weight decides its page's type."
+    )
+    administrative_title_weight: float = Field(default=4.0, gt=0)
+    vendor_weight: float = Field(default=2.0, ge=0)
+    genomic_content_weight: float = Field(default=1.5, ge=0)
+    routine_lab_type: str | None = Field(default=None, description="The type routine lab vendors point to.")
+    min_page_score: float = Field(
+        default=1.0, gt=0, description="Below this a page takes its neighbour's type."
+    )
+    presence_min_share: dict[str, float] = Field(
+        default_factory=dict, description="Presence level -> the least share that earns it."
+    )
+    confidence_floor: float = Field(default=0.5, ge=0, le=1)
+    confidence_ceiling: float = Field(default=0.95, ge=0, le=1)
+    absent_confidence: float = Field(default=0.9, ge=0, le=1)
+    evidence_per_type: int = Field(default=2, ge=1, le=5)
+    max_snippet_chars: int = Field(default=160, ge=20)
+
+    @field_validator("cues")
+    @classmethod
+    def _weights_positive(cls, cues: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for doc_type, phrases in cues.items():
+            for phrase, weight in phrases.items():
+                if weight <= 0 or not phrase.strip():
+                    raise ValueError(
+                        f"cue {phrase!r} of {doc_type} needs a non-empty phrase and a positive weight"
+                    )
+        return cues
+
+
 class Profile(Strict):
     name: str
     version: str
@@ -123,6 +165,7 @@ class Profile(Strict):
     tolerances: Tolerances
     retry: Retry
     arbiter: ArbiterPolicy
+    baseline: Baseline | None = None
 
     @cached_property
     def header_footer_regexes(self) -> list[re.Pattern[str]]:
