@@ -1,8 +1,8 @@
 """Errors a user can cause. Expected outcomes (escalations, unreadable PDFs) are results, not exceptions.
 
-    ArbiterError
-     ├── ConfigError     bad profile, option or path: one line at the CLI, exit 2
-     └── InputError      an input the user named cannot be used at all (missing file, no PDFs found)
+ArbiterError
+ ├── ConfigError     bad profile, option or path: one line at the CLI, exit 2
+ └── InputError      an input the user named cannot be used at all (missing file, no PDFs found)
 """
 
 

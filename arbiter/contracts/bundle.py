@@ -25,7 +25,9 @@ class Paragraph(Strict):
     text: str
     block_type: BlockType = BlockType.PARAGRAPH
     start: int = Field(default=0, ge=0, description="Offset of the paragraph's first character in page.text.")
-    end: int = Field(default=0, ge=0, description="Offset one past the paragraph's last character in page.text.")
+    end: int = Field(
+        default=0, ge=0, description="Offset one past the paragraph's last character in page.text."
+    )
 
 
 class LineBox(Strict):

@@ -175,7 +175,8 @@ class VerificationOutcome(Strict):
     doc_id: str
     final_decision: FinalDecision
     escalation_reason: str | None = Field(
-        default=None, description="Machine-readable reason (policy rule or governor stop); None when accepted."
+        default=None,
+        description="Machine-readable reason (policy rule or governor stop); None when accepted.",
     )
     escalation_message: str | None = Field(default=None, description="The same reason in plain English.")
     stop_reason: StopReason
