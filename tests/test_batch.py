@@ -1,0 +1,181 @@
+"""Batch runs: discovery, every document gets a result, resume after a kill, skip when unchanged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arbiter.batch import BatchRunner, discover, new_run_id
+from arbiter.classifiers import get_classifier
+from arbiter.errors import InputError
+from arbiter.ingest import IngestResult, ingest_pdf
+from arbiter.outputs import DocumentRecord, FileStore
+from arbiter.pipeline import Pipeline
+from arbiter.profile import load_profile
+from tests.conftest import FIXTURES
+
+
+def fixture_pdfs(tmp_path: Path, n: int) -> Path:
+    """A directory with the first n fixture PDFs and their demo classifications."""
+    pdfs, cls = tmp_path / "in", tmp_path / "cls"
+    pdfs.mkdir()
+    cls.mkdir()
+    for pdf in sorted((FIXTURES / "pdfs").glob("*.pdf"))[:n]:
+        shutil.copy(pdf, pdfs / pdf.name)
+        shutil.copy(FIXTURES / "demo" / f"{pdf.stem}.json", cls / f"{pdf.stem}.json")
+    return tmp_path
+
+
+def make_pipeline(root: Path, store: FileStore, ingest=None) -> Pipeline:  # type: ignore[no-untyped-def]
+    return Pipeline(
+        profile=load_profile(),
+        classifier=get_classifier("file", classifications_dir=root / "cls"),
+        store=store,
+        run_id=new_run_id(),
+        ingest=ingest or (lambda path, doc_id: ingest_pdf(path, doc_id=doc_id)),
+    )
+
+
+def test_discover_recurses_and_uses_stems(tmp_path: Path) -> None:
+    """Directories are searched recursively for PDFs; doc_id is the file stem."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "one.pdf").write_bytes(b"%PDF")
+    (tmp_path / "a" / "b" / "two.PDF").write_bytes(b"%PDF")
+    (tmp_path / "a" / "notes.txt").write_text("x")
+    assert sorted(d.doc_id for d in discover([tmp_path / "a"])) == ["one", "two"]
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "does not exist"),
+        ("empty", "No PDF files"),
+        ("clash", "share a document id"),
+    ],
+)
+def test_discover_usage_errors(tmp_path: Path, setup: str, message: str) -> None:
+    """Missing inputs, no PDFs and two files with one doc_id are clear usage errors."""
+    if setup == "missing":
+        inputs = [tmp_path / "nope"]
+    elif setup == "empty":
+        inputs = [tmp_path]
+    else:
+        for sub in ("x", "y"):
+            (tmp_path / sub).mkdir()
+            (tmp_path / sub / "same.pdf").write_bytes(b"%PDF")
+        inputs = [tmp_path]
+    with pytest.raises(InputError, match=message):
+        discover(inputs)
+
+
+def test_every_document_gets_a_result_and_files(tmp_path: Path) -> None:
+    """A batch writes DESIGN §4's files for every document and a summary that adds up."""
+    root = fixture_pdfs(tmp_path, 6)
+    store = FileStore(tmp_path / "out")
+    summary = BatchRunner(make_pipeline(root, store), store, workers=2).run(discover([root / "in"]))
+    assert summary["documents"] == summary["processed"] == 6
+    assert summary["accepted_first_time"] + summary["accepted_after_fixes"] + summary["escalated"] + summary[
+        "errors"
+    ] == 6
+    for pdf in (root / "in").glob("*.pdf"):
+        agent = store.agent_dir(pdf.stem)
+        assert (agent / "arbiter_decision.json").is_file()
+        assert (agent / "classification.json").is_file()
+        for name in ("v1_schema_validation", "v2_consistency_check", "v3_trap_detection", "v4_evidence_quality"):
+            assert (agent / f"{name}.json").is_file(), name
+        decision = json.loads((agent / "arbiter_decision.json").read_text())
+        if decision["final_decision"] == "AUTO_ACCEPT":
+            gt = json.loads(store.ground_truth_path(pdf.stem).read_text())
+            assert gt["ground_truth_source"] == "PRIMARY_AGENT_AUTO_ACCEPT"
+        else:
+            packet = json.loads(store.packet_path(pdf.stem).read_text())
+            assert packet["review_status"] == "PENDING"
+    assert (store.root / "runs" / summary["run_id"] / "summary.json").is_file()
+
+
+def test_rerun_skips_unchanged_and_force_redoes(tmp_path: Path) -> None:
+    """A second run skips every unchanged document; --force redoes them without new ground-truth versions."""
+    root = fixture_pdfs(tmp_path, 4)
+    store = FileStore(tmp_path / "out")
+    docs = discover([root / "in"])
+    first = BatchRunner(make_pipeline(root, store), store, workers=2).run(docs)
+    second = BatchRunner(make_pipeline(root, store), store, workers=2).run(docs)
+    assert second["skipped_unchanged"] == 4
+    assert second["processed"] == 0
+    assert second["accepted_first_time"] == first["accepted_first_time"]
+    forced = BatchRunner(make_pipeline(root, store), store, workers=2, force=True).run(docs)
+    assert forced["processed"] == 4
+    for history in (store.root / "ground_truth" / "history").glob("*"):
+        assert [p.name for p in history.iterdir()] == ["v0001.json"]
+
+
+def test_changed_classification_is_redone(tmp_path: Path) -> None:
+    """Changing a document's classification input makes the next run redo that document only."""
+    root = fixture_pdfs(tmp_path, 3)
+    store = FileStore(tmp_path / "out")
+    docs = discover([root / "in"])
+    BatchRunner(make_pipeline(root, store), store, workers=1).run(docs)
+    target = sorted((root / "cls").glob("*.json"))[0]
+    target.write_text(target.read_text() + "\n")
+    again = BatchRunner(make_pipeline(root, store), store, workers=1).run(docs)
+    assert (again["processed"], again["skipped_unchanged"]) == (1, 2)
+
+
+def test_interrupted_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
+    """A run interrupted mid-way leaves finished documents intact; the next run does only the rest."""
+    root = fixture_pdfs(tmp_path, 6)
+    store = FileStore(tmp_path / "out")
+    docs = discover([root / "in"])
+    seen: list[str] = []
+
+    def flaky_ingest(path: Path, doc_id: str) -> IngestResult:
+        seen.append(doc_id)
+        if len(seen) >= 4:
+            raise KeyboardInterrupt
+        return ingest_pdf(path, doc_id=doc_id)
+
+    with pytest.raises(KeyboardInterrupt):
+        BatchRunner(make_pipeline(root, store, flaky_ingest), store, workers=1).run(docs)
+    done = {p.stem for p in (store.root / "index").glob("*.json")}
+    assert len(done) == 3
+    resumed = BatchRunner(make_pipeline(root, store), store, workers=1).run(docs)
+    assert resumed["skipped_unchanged"] == 3
+    assert resumed["processed"] == 3
+    assert {p.stem for p in (store.root / "index").glob("*.json")} == {d.doc_id for d in docs}
+
+
+def test_crash_while_saving_redoes_that_document(tmp_path: Path) -> None:
+    """A kill between a document's files and its index entry makes the next run redo it, not skip it."""
+    root = fixture_pdfs(tmp_path, 2)
+
+    class DyingStore(FileStore):
+        def save(self, record: DocumentRecord) -> None:
+            super().save(record)
+            self.index_path(record.doc_id).unlink()
+            raise KeyboardInterrupt
+
+    dying = DyingStore(tmp_path / "out")
+    with pytest.raises(KeyboardInterrupt):
+        BatchRunner(make_pipeline(root, dying), dying, workers=1).run(discover([root / "in"]))
+    store = FileStore(tmp_path / "out")
+    resumed = BatchRunner(make_pipeline(root, store), store, workers=1).run(discover([root / "in"]))
+    assert resumed["processed"] == 2
+
+
+def test_unreadable_pdf_escalates_and_batch_goes_on(tmp_path: Path) -> None:
+    """A broken PDF and a non-PDF escalate with a plain reason while the other documents finish."""
+    root = fixture_pdfs(tmp_path, 2)
+    (root / "in" / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj <<>>\ntrailer garbage")
+    (root / "in" / "notes.pdf").write_text("just text, not a PDF")
+    store = FileStore(tmp_path / "out")
+    summary = BatchRunner(make_pipeline(root, store), store, workers=2).run(discover([root / "in"]))
+    assert summary["documents"] == 4
+    assert summary["errors"] == 2
+    for doc in ("broken", "notes"):
+        packet = json.loads(store.packet_path(doc).read_text())
+        assert packet["escalation_reason"].startswith("pdf_")
+        assert packet["escalation_message"]
+        assert packet["priority"] == 0
