@@ -1,0 +1,90 @@
+"""V5, the arbiter: counts issues and applies the profile's rules; the first match wins (DESIGN §6).
+
+A guard in code, independent of the profile, never lets a document be accepted or retried while a
+check crashed, a required check did not run or a critical problem stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from arbiter.contracts import ArbiterDecision, Counts, Decision, Severity, VerifierResult, VerifierStatus
+from arbiter.profile import Profile
+
+GUARD_RULE = "fail_closed_guard"
+
+_NOT_RUN = (VerifierStatus.ERRORED, VerifierStatus.SKIPPED)
+
+
+def count_issues(results: Sequence[VerifierResult], required: Sequence[str]) -> Counts:
+    """Issues by severity and fixability, plus crashed verifiers and required checks that did not run."""
+    blocker = major = major_fixable = minor = total = 0
+    for result in results:
+        for issue in result.issues:
+            total += 1
+            if issue.severity == Severity.BLOCKER:
+                blocker += 1
+            elif issue.severity == Severity.MAJOR:
+                major += 1
+                major_fixable += int(issue.auto_fixable)
+            else:
+                minor += 1
+    errored = sum(result.status == VerifierStatus.ERRORED for result in results)
+    not_run = 0
+    for name in dict.fromkeys(required):
+        mine = [result for result in results if result.verifier == name]
+        if not mine or any(result.status in _NOT_RUN for result in mine):
+            not_run += 1
+    return Counts(
+        blocker=blocker,
+        major=major,
+        major_fixable=major_fixable,
+        major_non_fixable=major - major_fixable,
+        minor=minor,
+        total=total,
+        errored=errored,
+        not_run=not_run,
+    )
+
+
+def decide(results: Sequence[VerifierResult], profile: Profile) -> ArbiterDecision:
+    """The first rule whose every bound holds decides; the fail-closed guard may override it to escalate."""
+    policy = profile.arbiter
+    counts = count_issues(results, policy.required_verifiers)
+    values = counts.model_dump()
+    # The profile guarantees an unconditional last rule, so a rule always matches.
+    rule = next(r for r in policy.rules if all(bound.holds(values[name]) for name, bound in r.when.items()))
+    decision = Decision(rule.decision)
+    unsafe = _unsafe_because(decision, counts)
+    if unsafe:
+        verb = "accepted" if decision == Decision.AUTO_ACCEPT else "fixed automatically"
+        return ArbiterDecision(
+            decision=Decision.ESCALATE_TO_SME,
+            rule=GUARD_RULE,
+            reason=f"The policy rule '{rule.name}' would have {verb} this document although {unsafe}; "
+            "escalated to be safe.",
+            counts=counts,
+            policy_version=policy.policy_version,
+        )
+    return ArbiterDecision(
+        decision=decision,
+        rule=rule.name,
+        reason=rule.reason,
+        counts=counts,
+        policy_version=policy.policy_version,
+    )
+
+
+def _unsafe_because(decision: Decision, counts: Counts) -> str | None:
+    """Why this decision must not stand with these counts, or None when it may."""
+    if decision == Decision.ESCALATE_TO_SME:
+        return None
+    if counts.errored:
+        return "a check crashed"
+    if counts.not_run:
+        return "a required check did not run"
+    if counts.blocker:
+        return "a critical problem was found"
+    if decision == Decision.AUTO_ACCEPT and counts.major:
+        return "major problems remain"
+    return None

@@ -1,0 +1,133 @@
+"""Runs the verifiers V1–V4 concurrently and turns a crash into an ERRORED result (DESIGN §5).
+
+A crash message never repeats the exception's text: it may quote the document, i.e. patient data.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from pathlib import Path
+from time import perf_counter
+
+from arbiter.contracts import DocumentBundle, Issue, Location, Severity, VerifierResult, VerifierStatus
+from arbiter.profile import Profile
+from verifiers.base import Subject, Verifier, VerifyContext
+
+log = logging.getLogger(__name__)
+
+
+def run_verifiers(
+    subject: Subject,
+    bundle: DocumentBundle,
+    profile: Profile,
+    verifiers: Sequence[Verifier],
+    context: VerifyContext,
+    *,
+    executor: Executor | None = None,
+) -> list[VerifierResult]:
+    """Every verifier's result, in the verifiers' order; never raises for a verifier's fault."""
+    if not verifiers:
+        return []
+    if executor is None and len(verifiers) == 1:
+        return [_run_one(verifiers[0], subject, bundle, profile, context)]
+    if executor is not None:
+        return _run_on(executor, subject, bundle, profile, verifiers, context)
+    with ThreadPoolExecutor(max_workers=len(verifiers), thread_name_prefix="verifier") as pool:
+        return _run_on(pool, subject, bundle, profile, verifiers, context)
+
+
+def _run_on(
+    executor: Executor,
+    subject: Subject,
+    bundle: DocumentBundle,
+    profile: Profile,
+    verifiers: Sequence[Verifier],
+    context: VerifyContext,
+) -> list[VerifierResult]:
+    futures: list[Future[VerifierResult] | None] = []
+    for verifier in verifiers:
+        try:
+            futures.append(executor.submit(_run_one, verifier, subject, bundle, profile, context))
+        except RuntimeError:
+            # A pool that was shut down under us: still check the document, just not in parallel.
+            futures.append(None)
+    results = []
+    for verifier, future in zip(verifiers, futures, strict=True):
+        if future is None:
+            results.append(_run_one(verifier, subject, bundle, profile, context))
+            continue
+        try:
+            results.append(future.result())
+        except Exception as exc:  # _run_one catches everything; this is a cancelled or broken pool
+            results.append(errored_result(verifier, exc, 0.0))
+    return results
+
+
+def _run_one(
+    verifier: Verifier, subject: Subject, bundle: DocumentBundle, profile: Profile, context: VerifyContext
+) -> VerifierResult:
+    started = perf_counter()
+    try:
+        outcome = verifier.verify(subject, bundle, profile, context)
+    except Exception as exc:
+        return errored_result(verifier, exc, _ms_since(started))
+    elapsed = _ms_since(started)
+    name = verifier_name(verifier)
+    if not isinstance(outcome, VerifierResult):
+        return errored_result(
+            verifier, None, elapsed, note=f"returned {type(outcome).__name__}, not a result"
+        )
+    if outcome.verifier != name:
+        # A result filed under another name would make this check look as if it ran.
+        return errored_result(verifier, None, elapsed, note="returned a result under another verifier's name")
+    return outcome.model_copy(update={"duration_ms": elapsed})
+
+
+def errored_result(
+    verifier: Verifier, exc: BaseException | None, duration_ms: float, *, note: str | None = None
+) -> VerifierResult:
+    """ERRORED plus a `<name>.VERIFIER_ERROR` BLOCKER: the check could not run, which is never a pass."""
+    name = verifier_name(verifier)
+    kind = type(exc).__name__ if exc is not None else "bad result"
+    notes = [f"{name} raised {kind}" + (f" {where(exc)}" if exc is not None else "")]
+    if note:
+        notes.append(f"{name} {note}")
+    log.warning("verifier %s failed: %s", name, "; ".join(notes))
+    issue = Issue(
+        issue_id=f"{name}-0001",
+        code=f"{name}.VERIFIER_ERROR",
+        verifier=name,
+        severity=Severity.BLOCKER,
+        message=f"The {name} check crashed ({kind}) and could not check this document; "
+        "a person must review it.",
+        location=Location(path=""),
+    )
+    return VerifierResult(
+        verifier=name,
+        version=str(getattr(verifier, "version", "unknown")),
+        status=VerifierStatus.ERRORED,
+        issues=[issue],
+        score=0.0,
+        duration_ms=duration_ms,
+        notes=notes,
+    )
+
+
+def verifier_name(verifier: object) -> str:
+    return str(getattr(verifier, "name", None) or type(verifier).__name__)
+
+
+def where(exc: BaseException) -> str:
+    """Where it was raised (file, line, function) — a pointer for engineers without any of its text."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f"at {Path(last.filename).name}:{last.lineno} in {last.name}"
+
+
+def _ms_since(started: float) -> float:
+    return (perf_counter() - started) * 1000.0

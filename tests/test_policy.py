@@ -1,0 +1,160 @@
+"""V5: issue counting, the default rule table of the medical profile, and the fail-closed guard."""
+
+from __future__ import annotations
+
+import pytest
+
+from arbiter.contracts import Decision, Severity, VerifierResult, VerifierStatus
+from arbiter.policy import GUARD_RULE, count_issues, decide
+from arbiter.profile import load_profile
+from tests.governor_helpers import NAMES, issue, replace, result, rules_profile
+
+B, M, m = Severity.BLOCKER, Severity.MAJOR, Severity.MINOR
+ACCEPT, RETRY, ESCALATE = Decision.AUTO_ACCEPT, Decision.AUTO_RETRY, Decision.ESCALATE_TO_SME
+
+
+def results_for(
+    *,
+    blocker: int = 0,
+    fixable: int = 0,
+    non_fixable: int = 0,
+    minor: int = 0,
+    errored: tuple[str, ...] = (),
+    skipped: tuple[str, ...] = (),
+    missing: tuple[str, ...] = (),
+) -> list[VerifierResult]:
+    """Results of V1..V4 carrying these issues (spread over the verifiers) and statuses."""
+    made = (
+        [issue("V1", B) for _ in range(blocker)]
+        + [replace("V2", f"/x{n}", n) for n in range(fixable)]
+        + [issue("V4", M) for _ in range(non_fixable)]
+        + [issue("V3", m) for _ in range(minor)]
+    )
+    out = []
+    for name in NAMES:
+        if name in missing:
+            continue
+        mine = [i for i in made if i.verifier == name]
+        if name in errored:
+            out.append(result(name, [*mine, issue(name, B)], VerifierStatus.ERRORED))
+        elif name in skipped:
+            out.append(result(name, mine, VerifierStatus.SKIPPED))
+        else:
+            out.append(result(name, mine))
+    return out
+
+
+# Every rule of the default medical profile, including the edges of each bound.
+DEFAULT_TABLE = [
+    pytest.param({}, ACCEPT, "clean", id="none"),
+    pytest.param({"minor": 1}, ACCEPT, "minor_only", id="one-minor"),
+    pytest.param({"minor": 7}, ACCEPT, "minor_only", id="many-minor"),
+    pytest.param({"fixable": 1}, RETRY, "fixable_major", id="fixable-1"),
+    pytest.param({"fixable": 2}, RETRY, "fixable_major", id="fixable-2"),
+    pytest.param({"fixable": 3}, ESCALATE, "too_many_major", id="fixable-3"),
+    pytest.param({"fixable": 2, "minor": 3}, RETRY, "fixable_major", id="fixable-2-with-minor"),
+    pytest.param({"non_fixable": 1}, ESCALATE, "non_fixable_major", id="non-fixable-1"),
+    pytest.param({"non_fixable": 2}, ESCALATE, "several_non_fixable_major", id="non-fixable-2"),
+    pytest.param({"fixable": 1, "non_fixable": 1}, ESCALATE, "non_fixable_major", id="mixed-majors"),
+    pytest.param({"fixable": 2, "non_fixable": 1}, ESCALATE, "too_many_major", id="three-majors"),
+    pytest.param({"blocker": 1}, ESCALATE, "blocker_present", id="blocker"),
+    pytest.param({"blocker": 1, "minor": 2}, ESCALATE, "blocker_present", id="blocker-with-minor"),
+    pytest.param({"errored": ("V2",)}, ESCALATE, "verifier_errored", id="errored"),
+    pytest.param({"errored": ("V1",), "fixable": 1}, ESCALATE, "verifier_errored", id="errored-beats-retry"),
+    pytest.param({"skipped": ("V4",)}, ESCALATE, "check_not_run", id="skipped"),
+    pytest.param({"missing": ("V3",)}, ESCALATE, "check_not_run", id="missing"),
+    pytest.param(
+        {"skipped": ("V2",), "blocker": 1}, ESCALATE, "blocker_present", id="blocker-before-not-run"
+    ),
+    pytest.param({"skipped": ("V2",), "minor": 1}, ESCALATE, "check_not_run", id="not-run-beats-minor"),
+]
+
+
+@pytest.mark.parametrize(("counts", "expected", "rule"), DEFAULT_TABLE)
+def test_default_rules(counts: dict, expected: Decision, rule: str) -> None:
+    """The medical profile's rules decide as seed 003 §7 and DESIGN §6 say, naming the rule that fired."""
+    profile = load_profile()
+    decision = decide(results_for(**counts), profile)
+    assert (decision.decision, decision.rule) == (expected, rule)
+    assert decision.policy_version == profile.arbiter.policy_version
+    named = next(r for r in profile.arbiter.rules if r.name == rule)
+    assert decision.reason == named.reason
+
+
+def test_counts_by_severity_and_fixability() -> None:
+    """Counts cover every severity, split majors by fixability and total all issues."""
+    counts = count_issues(results_for(blocker=1, fixable=2, non_fixable=1, minor=3), NAMES)
+    assert counts.model_dump() == {
+        "blocker": 1,
+        "major": 3,
+        "major_fixable": 2,
+        "major_non_fixable": 1,
+        "minor": 3,
+        "total": 7,
+        "errored": 0,
+        "not_run": 0,
+    }
+
+
+def test_not_run_counts_errored_skipped_and_missing() -> None:
+    """A required verifier that crashed, was skipped or is absent has not run; an unrequired one is ignored."""
+    results = [*results_for(errored=("V1",), skipped=("V2",), missing=("V3",)), result("EXTRA", [])]
+    counts = count_issues(results, [*NAMES, "V1"])
+    assert (counts.errored, counts.not_run) == (1, 3)
+
+
+def test_safety_fallback_is_reached_when_no_rule_fits() -> None:
+    """A profile whose rules fit nothing ends in the unconditional escalating fallback."""
+    profile = rules_profile(
+        [{"name": "clean", "when": {"total": {"max": 0}}, "decision": "AUTO_ACCEPT", "reason": "ok"}]
+    )
+    decision = decide(results_for(minor=1), profile)
+    assert (decision.decision, decision.rule) == (ESCALATE, "safety_fallback")
+
+
+ACCEPT_ALL = {
+    "name": "accept_all",
+    "when": {"total": {"min": 0}},
+    "decision": "AUTO_ACCEPT",
+    "reason": "Anything goes.",
+}
+RETRY_ALL = {
+    "name": "retry_all",
+    "when": {"total": {"min": 0}},
+    "decision": "AUTO_RETRY",
+    "reason": "Always fix.",
+}
+
+
+@pytest.mark.parametrize(
+    ("rule", "counts"),
+    [
+        pytest.param(ACCEPT_ALL, {"errored": ("V2",)}, id="accept-errored"),
+        pytest.param(ACCEPT_ALL, {"skipped": ("V4",)}, id="accept-not-run"),
+        pytest.param(ACCEPT_ALL, {"missing": ("V1",)}, id="accept-missing"),
+        pytest.param(ACCEPT_ALL, {"blocker": 1}, id="accept-blocker"),
+        pytest.param(ACCEPT_ALL, {"fixable": 1}, id="accept-major"),
+        pytest.param(ACCEPT_ALL, {"non_fixable": 1}, id="accept-non-fixable-major"),
+        pytest.param(RETRY_ALL, {"errored": ("V3",)}, id="retry-errored"),
+        pytest.param(RETRY_ALL, {"skipped": ("V1",)}, id="retry-not-run"),
+        pytest.param(RETRY_ALL, {"blocker": 2}, id="retry-blocker"),
+    ],
+)
+def test_fail_closed_guard_overrides_a_bad_profile(rule: dict, counts: dict) -> None:
+    """Whatever the profile says, a crash, a check not run, a blocker (or a major, for accept) escalates."""
+    decision = decide(results_for(**counts), rules_profile([rule]))
+    assert (decision.decision, decision.rule) == (ESCALATE, GUARD_RULE)
+    assert rule["name"] in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("rule", "counts", "expected"),
+    [
+        pytest.param(ACCEPT_ALL, {"minor": 2}, ACCEPT, id="accept-minor"),
+        pytest.param(RETRY_ALL, {"non_fixable": 1}, RETRY, id="retry-major"),
+    ],
+)
+def test_fail_closed_guard_lets_safe_decisions_stand(rule: dict, counts: dict, expected: Decision) -> None:
+    """The guard does not interfere where the profile's decision is safe."""
+    decision = decide(results_for(**counts), rules_profile([rule]))
+    assert (decision.decision, decision.rule) == (expected, rule["name"])

@@ -1,0 +1,122 @@
+"""The verifier runner: concurrency, order, timing and the mapping of a crash to ERRORED."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from arbiter.contracts import Severity, VerifierStatus
+from arbiter.profile import load_profile
+from arbiter.runner import run_verifiers
+from tests.governor_helpers import CrashingVerifier, FakeVerifier, SleepyVerifier, bundle, issue, subject
+from verifiers.base import VerifyContext
+
+
+def run(verifiers, **kwargs):
+    return run_verifiers(subject(), bundle(), load_profile(), verifiers, VerifyContext(), **kwargs)
+
+
+def test_verifiers_run_concurrently() -> None:
+    """Two verifiers that must meet at a barrier both pass: they ran at the same time."""
+    barrier = threading.Barrier(2)
+    results = run([SleepyVerifier("V1", barrier=barrier), SleepyVerifier("V2", barrier=barrier)])
+    assert [r.status for r in results] == [VerifierStatus.PASSED, VerifierStatus.PASSED]
+
+
+def test_two_slow_verifiers_take_about_as_long_as_one() -> None:
+    """Two verifiers sleeping 0.3 s each finish well before 0.6 s, the serial time."""
+    started = time.perf_counter()
+    run([SleepyVerifier("V1", 0.3), SleepyVerifier("V2", 0.3)])
+    assert time.perf_counter() - started < 0.55
+
+
+def test_results_keep_the_verifiers_order() -> None:
+    """Results come back in the order of the verifiers, not the order they finish."""
+    results = run([SleepyVerifier("V1", 0.15), SleepyVerifier("V2", 0.0), SleepyVerifier("V3", 0.05)])
+    assert [r.verifier for r in results] == ["V1", "V2", "V3"]
+
+
+def test_duration_is_measured_by_the_runner() -> None:
+    """duration_ms is the runner's own measurement of each verifier."""
+    (slow,) = run([SleepyVerifier("V1", 0.05)])
+    assert slow.duration_ms >= 45
+
+
+def test_a_shared_executor_is_used_and_left_open() -> None:
+    """A caller's executor runs the verifiers and stays usable afterwards."""
+    first, second = SleepyVerifier("V1"), SleepyVerifier("V2")
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="shared") as pool:
+        run([first, second], executor=pool)
+        assert pool.submit(lambda: 1).result() == 1
+    assert first.threads[0].startswith("shared")
+
+
+def test_a_single_verifier_runs_inline() -> None:
+    """With one verifier and no executor, no thread is started."""
+    only = SleepyVerifier("V1")
+    run([only])
+    assert only.threads == [threading.current_thread().name]
+
+
+def test_no_verifiers_no_results() -> None:
+    """An empty list of verifiers gives an empty list of results."""
+    assert run([]) == []
+
+
+def test_a_crash_becomes_errored_with_a_blocker() -> None:
+    """A verifier that raises gives ERRORED, score 0 and one <name>.VERIFIER_ERROR BLOCKER."""
+    ok, crashed = run([FakeVerifier("V1", [[issue("V1")]]), CrashingVerifier("V3", error=ValueError)])
+    assert ok.status == VerifierStatus.FAILED
+    assert crashed.status == VerifierStatus.ERRORED
+    assert crashed.score == 0.0
+    (only,) = crashed.issues
+    assert (only.code, only.severity, only.verifier) == ("V3.VERIFIER_ERROR", Severity.BLOCKER, "V3")
+    assert only.message == (
+        "The V3 check crashed (ValueError) and could not check this document; a person must review it."
+    )
+
+
+def test_a_crash_never_repeats_the_exception_text() -> None:
+    """The exception's text (which may quote the patient) appears in neither message nor notes."""
+    (crashed,) = run([CrashingVerifier("V2")])
+    shown = " ".join([crashed.issues[0].message, *crashed.notes])
+    assert "Jane" not in shown
+    assert "1950" not in shown
+    assert any("KeyError" in note for note in crashed.notes)
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [None, {"verifier": "V1"}, "PASSED"],
+    ids=["none", "dict", "text"],
+)
+def test_a_result_of_the_wrong_type_is_errored(returned: object) -> None:
+    """A verifier returning something other than a VerifierResult did not check the document."""
+
+    class Odd(FakeVerifier):
+        def verify(self, *args, **kwargs):
+            return returned
+
+    (odd,) = run([Odd("V1")])
+    assert odd.status == VerifierStatus.ERRORED
+    assert odd.issues[0].code == "V1.VERIFIER_ERROR"
+
+
+def test_a_result_under_another_name_is_errored() -> None:
+    """A result filed under another verifier's name cannot stand in for this verifier."""
+    (res,) = run([_Renamed()])
+    assert res.status == VerifierStatus.ERRORED
+    assert res.verifier == "V2"
+
+
+class _Renamed(FakeVerifier):
+    """Claims to be V2 but files its result as V4."""
+
+    def __init__(self) -> None:
+        super().__init__("V2")
+
+    def verify(self, *args, **kwargs):
+        return FakeVerifier("V4").verify(*args, **kwargs)
