@@ -259,3 +259,10 @@ def test_odd_raw_inputs_escalate_with_a_blocking_v1(raw: str | bytes) -> None:
     outcome = verify_with_retries(raw, bundle(), load_profile(), verifiers=ALWAYS_BLOCKED)
     assert outcome.final_decision == FinalDecision.ESCALATE_TO_SME
     assert outcome.escalation_reason == "blocker_present"
+
+
+@given(raw=st.text(max_size=200))
+def test_any_text_with_the_real_verifiers_never_raises_or_accepts(raw: str) -> None:
+    """With the real V1–V4 and loader, arbitrary text ends in an escalation, never an exception."""
+    outcome = verify_with_retries(raw, bundle(), load_profile())
+    assert outcome.final_decision == FinalDecision.ESCALATE_TO_SME
