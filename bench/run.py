@@ -1,0 +1,162 @@
+"""The one benchmark command: runs (a) verification throughput, (b) ingestion speed and (c) batch memory,
+prints one JSON object with every figure, its target and whether it was met, and saves it.
+
+    .venv/bin/python bench/run.py [--quick] [--only a,b,c] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import batch_memory, corpus, ingest_speed, verify_throughput
+
+LATEST = corpus.REPO / "output" / "bench" / "latest.json"
+
+# Sizes per mode. "tiny" exists for the smoke test: it checks the JSON's shape, not performance.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "full": {
+        "a": {"docs": 2000, "repeats": 3},
+        "b": {"pdfs": 100, "pages": 10, "repeats": 3},
+        "c": {"docs": 5000, "workers": 2},
+    },
+    "quick": {
+        "a": {"docs": 200, "repeats": 3},
+        "b": {"pdfs": 20, "pages": 10, "repeats": 3},
+        "c": {"docs": 300, "workers": 2},
+    },
+    "tiny": {
+        "a": {"docs": 5, "repeats": 1, "warmup": 1},
+        "b": {"pdfs": 2, "pages": 2, "repeats": 1, "include_fixtures": False, "profile_if_missed": False},
+        "c": {"docs": 5, "workers": 2},
+    },
+}
+NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory"}
+TARGETS: dict[str, dict[str, Any]] = {
+    "a": {"figure": "verify_throughput.ratio", "rule": "<=", "value": 3.0,
+          "meaning": "time to verify (rules only) / time to only parse the same inputs with pydantic"},
+    "b": {"figure": "ingest_speed.ratio", "rule": ">=", "value": 4.0,
+          "meaning": "arbiter ingestion pages/s / pypdf pages/s on the same PDFs"},
+    "c": {"figure": "batch_memory.peak_tree_rss_mb", "rule": "<", "value": 500.0,
+          "meaning": "peak summed RSS of `arbiter run` and its workers over a 5,000-document batch (MB)"},
+}  # fmt: skip
+
+
+def machine() -> dict[str, Any]:
+    def version(dist: str) -> str | None:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=corpus.REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = None
+    return {
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "git_commit": commit,
+        "packages": {d: version(d) for d in ("pydantic", "pypdfium2", "pypdf", "jsonschema", "reportlab")},
+    }
+
+
+def _met(key: str, result: dict[str, Any]) -> bool:
+    target = TARGETS[key]
+    figure = target["figure"].split(".", 1)[1]
+    value = result.get(figure)
+    if not isinstance(value, int | float) or result.get("exit_code", 0) != 0:
+        return False
+    bound = float(target["value"])
+    return {"<=": value <= bound, ">=": value >= bound, "<": value < bound}[str(target["rule"])]
+
+
+def run(
+    only: list[str], mode: str, data_dir: Path | None = None, log: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Every selected benchmark's figures, targets and whether each target was met."""
+    say = log or (lambda _msg: None)
+    runners: dict[str, Callable[..., dict[str, Any]]] = {
+        "a": verify_throughput.run,
+        "b": ingest_speed.run,
+        "c": batch_memory.run,
+    }
+    started = time.perf_counter()
+    results: dict[str, Any] = {}
+    met: dict[str, bool] = {}
+    for key in only:
+        kwargs = dict(PRESETS[mode][key])
+        if data_dir is not None and key in ("b", "c"):
+            kwargs["data_dir"] = data_dir
+        say(f"bench: ({key}) {NAMES[key]} {kwargs}")
+        t0 = time.perf_counter()
+        try:
+            result = runners[key](**kwargs)
+        except Exception as exc:  # one broken benchmark must still let the others report
+            result = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        result["duration_s"] = round(time.perf_counter() - t0, 1)
+        results[NAMES[key]] = result
+        met[NAMES[key]] = _met(key, result)
+        say(f"bench: ({key}) done in {result['duration_s']} s")
+    return {
+        "benchmark": "arbiter",
+        "mode": mode,
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "duration_s": round(time.perf_counter() - started, 1),
+        "machine": machine(),
+        "targets": {NAMES[k]: TARGETS[k] for k in only},
+        "met": met,
+        "all_met": all(met.values()),
+        "results": results,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Arbiter benchmarks: one JSON object with every figure.")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (a minute or two)")
+    parser.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # the smoke test's size
+    parser.add_argument("--only", default="a,b,c", help="comma-separated subset of a,b,c")
+    parser.add_argument("--out", type=Path, help=f"also write the JSON here (it always goes to {LATEST})")
+    parser.add_argument("--data-dir", type=Path, help=f"where generated PDFs go (default {corpus.DATA_DIR})")
+    args = parser.parse_args(argv)
+    only = [k.strip() for k in args.only.split(",") if k.strip()]
+    unknown = [k for k in only if k not in NAMES]
+    if unknown or not only:
+        parser.error(f"--only takes letters from a,b,c; got {args.only!r}")
+    mode = "tiny" if args.tiny else "quick" if args.quick else "full"
+    report = run(only, mode, args.data_dir, log=lambda msg: print(msg, file=sys.stderr, flush=True))
+    text = json.dumps(report, indent=2)
+    print(text)
+    # A smoke run's figures mean nothing: it never replaces the latest real result.
+    paths = {p.resolve() for p in (args.out, None if args.tiny else LATEST) if p is not None}
+    for path in sorted(paths):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n", encoding="utf-8")
+    return 1 if any("error" in r for r in report["results"].values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

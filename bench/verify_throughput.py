@@ -1,0 +1,161 @@
+"""Benchmark (a): rules-only verification throughput against the floor of only parsing the inputs.
+
+Floor: DocumentBundle.model_validate_json + ClassificationOutput.model_validate_json per document.
+Measured: DocumentBundle.model_validate_json + governor.verify_with_retries (V1–V4 rules, V5, fixes),
+as shipped (a thread pool per document), with one shared pool, and the seed's serial design.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import corpus
+
+Pair = tuple[str, str]
+
+
+class InlineExecutor(Executor):
+    """Runs each submitted call at once on the caller's thread: the seed's V1→V2→V3→V4 in sequence."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+
+def make_inputs(
+    docs: int, *, pages: int = 10, segments: int = 3, defect_rate: float = 0.1, seed: int = 0
+) -> list[Pair]:
+    """(bundle JSON, classification JSON) per document; about `defect_rate` carry one fixable fault."""
+    return [
+        corpus.json_pair(
+            corpus.make_doc(f"bench-{i:05d}", pages=pages, segments=segments, seed=seed),
+            corpus.defect_for(i, defect_rate),
+        )
+        for i in range(docs)
+    ]
+
+
+def _time(fn: Callable[[Pair], object], inputs: list[Pair]) -> float:
+    started = time.perf_counter()
+    for pair in inputs:
+        fn(pair)
+    return time.perf_counter() - started
+
+
+def run(
+    *,
+    docs: int = 2000,
+    pages: int = 10,
+    repeats: int = 3,
+    defect_rate: float = 0.1,
+    seed: int = 0,
+    warmup: int = 50,
+) -> dict[str, Any]:
+    from arbiter.contracts import ClassificationOutput, DocumentBundle, VerificationOutcome
+    from arbiter.governor import verify_with_retries
+    from arbiter.profile import load_profile
+    from arbiter.schemas import load_subject
+    from verifiers import default_verifiers
+
+    profile = load_profile()
+    checks = default_verifiers()
+    t0 = time.perf_counter()
+    inputs = make_inputs(docs, pages=pages, defect_rate=defect_rate, seed=seed)
+    generate_s = time.perf_counter() - t0
+    shared = ThreadPoolExecutor(max_workers=len(checks), thread_name_prefix="bench-verifier")
+    inline = InlineExecutor()
+
+    def floor(pair: Pair) -> object:
+        DocumentBundle.model_validate_json(pair[0])
+        return ClassificationOutput.model_validate_json(pair[1])
+
+    def check(pair: Pair, executor: Executor | None) -> VerificationOutcome:
+        bundle = DocumentBundle.model_validate_json(pair[0])
+        return verify_with_retries(pair[1], bundle, profile, verifiers=checks, executor=executor)
+
+    def verify(executor: Executor | None) -> Callable[[Pair], object]:
+        return lambda pair: check(pair, executor)
+
+    variants: dict[str, Callable[[Pair], object]] = {
+        "floor_parse_only": floor,
+        "arbiter_default": verify(None),
+        "arbiter_shared_pool": verify(shared),
+        "seed_serial": verify(inline),
+    }
+    try:
+        for fn in variants.values():
+            _time(fn, inputs[: max(1, min(warmup, docs))])
+        seconds: dict[str, list[float]] = {name: [] for name in variants}
+        names = list(variants)
+        for r in range(repeats):
+            # Rotate the order each repeat so no variant always runs first (cache, allocator state).
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                seconds[name].append(_time(variants[name], inputs))
+        outcomes = [check(pair, inline) for pair in inputs]
+        load_s = _time(lambda pair: load_subject(pair[1]), inputs)
+    finally:
+        shared.shutdown()
+
+    rates = {name: round(docs / statistics.median(s), 1) for name, s in seconds.items()}
+    floor_rate = rates["floor_parse_only"]
+    decisions: Counter[str] = Counter()
+    per_verifier: dict[str, float] = defaultdict(float)
+    issues: Counter[str] = Counter()
+    for outcome in outcomes:
+        after = " after fixes" if len(outcome.attempts) > 1 else ""
+        decisions[f"{outcome.final_decision}{after}"] += 1
+        for attempt in outcome.attempts:
+            for result in attempt.verifier_results:
+                per_verifier[result.verifier] += result.duration_ms
+                issues.update(issue.code for issue in result.issues)
+    return {
+        "docs": docs,
+        "pages_per_doc": pages,
+        "defect_rate": defect_rate,
+        "repeats": repeats,
+        "generate_s": round(generate_s, 2),
+        "mean_bundle_bytes": round(statistics.fmean(len(b) for b, _ in inputs)),
+        "mean_classification_bytes": round(statistics.fmean(len(c) for _, c in inputs)),
+        "docs_per_s": rates,
+        "ratio_to_floor": {
+            name: round(floor_rate / rate, 2) for name, rate in rates.items() if name != "floor_parse_only"
+        },
+        "ratio": round(floor_rate / rates["arbiter_default"], 2),
+        "target_ratio_max": 3.0,
+        "accepted": sum(n for d, n in decisions.items() if d.startswith("AUTO_ACCEPT")),
+        "decisions": dict(decisions.most_common()),
+        "issue_codes": dict(issues.most_common()),
+        # Where the time goes (serial pass, all attempts): the loader (json + jsonschema + model), V1–V4.
+        "load_subject_ms_per_doc": round(load_s * 1000 / docs, 3),
+        "verifier_ms_per_doc": {name: round(ms / docs, 3) for name, ms in sorted(per_verifier.items())},
+        "seconds": {name: [round(x, 3) for x in s] for name, s in seconds.items()},
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--docs", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--defect-rate", type=float, default=0.1)
+    args = parser.parse_args(argv)
+    print(json.dumps(run(docs=args.docs, repeats=args.repeats, defect_rate=args.defect_rate), indent=2))
+
+
+if __name__ == "__main__":
+    main()
