@@ -1,0 +1,444 @@
+"""The primary classifiers: the offline baseline (page scoring, verbatim evidence) and pre-computed files."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arbiter.classifiers import (
+    BaselineClassifier,
+    ClassificationError,
+    FileClassifier,
+    get_classifier,
+)
+from arbiter.contracts import (
+    BlockType,
+    ClassificationOutput,
+    DocumentBundle,
+    Extractor,
+    LineBox,
+    Page,
+    Paragraph,
+)
+from arbiter.errors import ConfigError
+from arbiter.profile import Profile, load_profile
+
+PROFILE = load_profile()
+TYPES = PROFILE.taxonomy.document_types
+
+
+def make_page(
+    num: int,
+    lines: list[str],
+    *,
+    header: str | None = None,
+    footer: str | None = None,
+    text_layer: bool = True,
+) -> Page:
+    """A page as ingestion builds it: first line a heading, optional running header/footer, offsets set."""
+    if not text_layer:
+        return Page(page_num=num, text="", has_text_layer=False)
+    items = [(header, BlockType.HEADER)] if header else []
+    items += [(line, BlockType.HEADING if i == 0 else BlockType.PARAGRAPH) for i, line in enumerate(lines)]
+    items += [(footer, BlockType.FOOTER)] if footer else []
+    text = ""
+    paragraphs, boxes = [], []
+    for line, block in items:
+        start = len(text)
+        text += line + "\n"
+        paragraphs.append(Paragraph(text=line, block_type=block, start=start, end=start + len(line)))
+        boxes.append(LineBox(start=start, end=start + len(line), box=(72.0, 700.0, 540.0, 712.0)))
+    return Page(page_num=num, text=text, paragraphs=paragraphs, lines=boxes)
+
+
+def make_bundle(pages: list[Page], doc_id: str = "packet-7") -> DocumentBundle:
+    return DocumentBundle(
+        doc_id=doc_id,
+        file_path=f"/data/{doc_id}.pdf",
+        file_sha256="0" * 64,
+        total_pages=len(pages),
+        pages=pages,
+        extractor=Extractor(name="test", version="1"),
+        processing_timestamp=datetime(2026, 11, 1, tzinfo=UTC),
+    )
+
+
+FAX = ["FAX COVER SHEET", "To: Oncology Clinic", "Number of pages: 5 including cover"]
+FAX_NOTICE = "CONFIDENTIALITY NOTICE: This facsimile is intended only for the named recipient."
+GENOMIC = [
+    [
+        "FoundationOne CDx",
+        "Comprehensive Genomic Profiling Report",
+        "Genomic Alterations Identified: KRAS G12D",
+    ],
+    ["Tumor Mutational Burden: 12 Muts/Mb", "Microsatellite status: MS-Stable", "TP53 R273H"],
+    ["Variant allele frequency by gene", "Methods: next-generation sequencing of 324 genes"],
+]
+REQUISITION = [
+    "Test Requisition Form",
+    "Ordering physician: Dr. A. Smith",
+    "Insurance information: see attached",
+]
+CBC = [
+    "Quest Diagnostics",
+    "COMPLETE BLOOD COUNT (CBC) WITH DIFFERENTIAL",
+    "Specimen collected: 10/02/2026 08:15",
+    "Test Name  Result  Flag  Reference Range  Units",
+    "Hemoglobin  11.2  L  13.2-17.1  g/dL",
+    "Hematocrit  34.1  L  38.5-50.0  %",
+    "Platelet count  250  150-400  Thousand/uL",
+]
+
+
+def faxed_genomic_packet() -> DocumentBundle:
+    pages = [make_page(1, [*FAX, FAX_NOTICE], footer="Fax: (617) 555-0142")]
+    pages += [
+        make_page(i, lines, header="Foundation Medicine, Inc.", footer=f"Page {i - 1} of 3")
+        for i, lines in enumerate(GENOMIC, start=2)
+    ]
+    pages.append(make_page(5, REQUISITION))
+    return make_bundle(pages)
+
+
+def quest_cbc() -> DocumentBundle:
+    return make_bundle([make_page(1, CBC, footer="Page 1 of 1")], doc_id="quest-cbc")
+
+
+def genomic_with_scan() -> DocumentBundle:
+    """A genomic report whose middle page is an image with no text layer."""
+    pages = [make_page(1, GENOMIC[0]), make_page(2, [], text_layer=False), make_page(3, GENOMIC[2])]
+    return make_bundle(pages, doc_id="with-scan")
+
+
+def classify(bundle: DocumentBundle, profile: Profile = PROFILE) -> ClassificationOutput:
+    raw = BaselineClassifier().classify(bundle, profile).raw
+    return ClassificationOutput.model_validate_json(raw)
+
+
+def assert_complete(out: ClassificationOutput, bundle: DocumentBundle) -> None:
+    """Every structural promise of the baseline: what V1/V2 check, and verbatim evidence."""
+    assert out.doc_id == bundle.doc_id
+    assert out.number_of_segments == len(out.segments)
+    expected_start = 1
+    weighted = dict.fromkeys(TYPES, 0.0)
+    for index, seg in enumerate(out.segments, start=1):
+        assert seg.segment_index == index
+        assert seg.start_page == expected_start
+        assert seg.segment_page_count == seg.end_page - seg.start_page + 1
+        expected_start = seg.end_page + 1
+        assert [t.document_type for t in seg.types] == TYPES
+        shares = {t.document_type: t.share for t in seg.types}
+        assert sum(round(s * 10_000) for s in shares.values()) == 10_000
+        assert shares[seg.dominant_type] == max(shares.values())
+        for t in seg.types:
+            assert (t.presence_level == PROFILE.taxonomy.no_evidence_level) == (t.share == 0.0)
+            assert 0.0 <= t.confidence <= 1.0
+            if t.share > 0 and seg.start_page <= seg.end_page:
+                assert t.evidence or not any(t.evidence for t in seg.types)
+            for ev in t.evidence:
+                assert seg.start_page <= ev.page <= seg.end_page
+                page = bundle.page(ev.page)
+                assert page is not None
+                assert page.has_text_layer
+                assert ev.snippet in page.text
+                assert ev.anchor is not None
+                assert ev.anchor in ev.snippet
+                assert len(ev.snippet) <= 160
+            weighted[t.document_type] += t.share * seg.segment_page_count / len(bundle.pages)
+    assert expected_start == len(bundle.pages) + 1
+    assert [m.document_type for m in out.document_mixture] == TYPES
+    mixture = {m.document_type: m.share for m in out.document_mixture}
+    assert sum(round(s * 10_000) for s in mixture.values()) == 10_000
+    for doc_type in TYPES:
+        assert mixture[doc_type] == pytest.approx(weighted[doc_type], abs=2e-4)
+    assert mixture[out.dominant_type] == max(mixture.values())
+
+
+def test_faxed_genomic_packet_has_three_segments() -> None:
+    """A fax cover, a 3-page genomic report and a requisition become three segments of the right types."""
+    out = classify(faxed_genomic_packet())
+    assert [(s.start_page, s.end_page, s.dominant_type) for s in out.segments] == [
+        (1, 1, "ADMINISTRATIVE"),
+        (2, 4, "GENOMIC_REPORT"),
+        (5, 5, "ADMINISTRATIVE"),
+    ]
+    assert out.dominant_type == "GENOMIC_REPORT"
+    assert out.vendor_signals == ["Foundation Medicine", "FoundationOne"]
+
+
+def test_evidence_is_verbatim_and_on_the_segments_pages() -> None:
+    """Every snippet is copied from its page's text, its anchor is the cue as written there."""
+    bundle = faxed_genomic_packet()
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    fax = out.segments[0].types[TYPES.index("ADMINISTRATIVE")].evidence
+    assert fax[0].snippet == "FAX COVER SHEET"
+    assert fax[0].anchor == "FAX COVER SHEET"
+    genomic = out.segments[1].types[TYPES.index("GENOMIC_REPORT")]
+    assert genomic.presence_level == "PRIMARY"
+    assert 1 <= len(genomic.evidence) <= 2
+
+
+def test_header_and_footer_text_is_never_evidence() -> None:
+    """Running headers/footers are not scored and no snippet contains a page number or fax number."""
+    out = classify(faxed_genomic_packet())
+    snippets = [ev.snippet for seg in out.segments for t in seg.types for ev in t.evidence]
+    assert snippets
+    assert not any("555-0142" in s or "Page " in s or "Foundation Medicine, Inc." in s for s in snippets)
+
+
+def test_quest_cbc_is_a_lab_report() -> None:
+    """A Quest CBC scores as a lab report, with Quest as a vendor signal."""
+    bundle = quest_cbc()
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    assert [s.dominant_type for s in out.segments] == ["LAB_REPORT"]
+    assert out.dominant_type == "LAB_REPORT"
+    assert out.vendor_signals == ["Quest Diagnostics"]
+    lab = out.segments[0].types[TYPES.index("LAB_REPORT")]
+    assert lab.presence_level == "PRIMARY"
+    assert "COMPLETE BLOOD COUNT" in lab.evidence[0].snippet
+
+
+def test_page_without_text_layer_inherits_its_neighbours_type() -> None:
+    """A scanned page inside a report joins the report's segment and provides no evidence."""
+    bundle = genomic_with_scan()
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    assert [(s.start_page, s.end_page, s.dominant_type) for s in out.segments] == [(1, 3, "GENOMIC_REPORT")]
+    assert all(ev.page != 2 for t in out.segments[0].types for ev in t.evidence)
+    assert "Page 2 has no readable text" in out.segments[0].classification_reasoning
+
+
+def test_leading_page_without_text_takes_the_next_type() -> None:
+    """A first page with no text layer takes the type of the page after it."""
+    bundle = make_bundle([make_page(1, [], text_layer=False), make_page(2, CBC)])
+    out = classify(bundle)
+    assert [(s.start_page, s.end_page, s.dominant_type) for s in out.segments] == [(1, 2, "LAB_REPORT")]
+
+
+def test_fax_cover_title_wins_over_report_wording() -> None:
+    """A page titled as a fax cover is administrative even when its body talks about the genomic report."""
+    body = "Re: genomic alterations, tumor mutational burden and microsatellite instability results attached."
+    bundle = make_bundle([make_page(1, ["Fax Cover Sheet", body]), make_page(2, GENOMIC[0])])
+    out = classify(bundle)
+    assert [s.dominant_type for s in out.segments] == ["ADMINISTRATIVE", "GENOMIC_REPORT"]
+
+
+@pytest.mark.parametrize(
+    ("pages", "message"),
+    [
+        ([], "has no pages"),
+        ([make_page(1, [], text_layer=False), make_page(2, [], text_layer=False)], "has readable text"),
+        ([make_page(1, ["Hello", "Nothing here to see."])], "recognises"),
+    ],
+)
+def test_unclassifiable_document_is_a_classification_error(pages: list[Page], message: str) -> None:
+    """A blank, scanned or unrecognisable document fails in plain English instead of guessing."""
+    with pytest.raises(ClassificationError, match=message):
+        BaselineClassifier().classify(make_bundle(pages), PROFILE)
+
+
+def test_output_is_deterministic() -> None:
+    """The same bundle gives byte-identical JSON, from the same or a new classifier."""
+    bundle = faxed_genomic_packet()
+    first = BaselineClassifier().classify(bundle, PROFILE)
+    assert BaselineClassifier().classify(bundle, PROFILE) == first
+    assert BaselineClassifier().classify(faxed_genomic_packet(), PROFILE).raw == first.raw
+    assert first.producer == "baseline/1.0.0"
+
+
+def test_normalised_cues_keep_their_original_spelling_as_anchor() -> None:
+    """Ligatures, dashes and case are normalised for matching; the anchor is the text as printed."""
+    lines = [
+        "SURGICAL PATHOLOGY REPORT",
+        "ﬁnal diagnosis: adenocarcinoma",
+        "Next‑generation sequencing pending",
+    ]
+    bundle = make_bundle([make_page(1, lines)])
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    anchors = {ev.anchor for t in out.segments[0].types for ev in t.evidence}
+    assert "SURGICAL PATHOLOGY REPORT" in {ev.snippet for t in out.segments[0].types for ev in t.evidence}
+    assert "Next‑generation sequencing" in anchors
+
+
+def test_long_line_is_trimmed_around_the_cue() -> None:
+    """A long line is cut at spaces to at most 160 characters and still holds the cue verbatim."""
+    filler = "lorem ipsum dolor sit amet " * 12
+    line = f"{filler}the final diagnosis is invasive ductal carcinoma {filler}"
+    bundle = make_bundle([make_page(1, ["Surgical Pathology Report", line])])
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    snippets = [ev.snippet for ev in out.segments[0].types[TYPES.index("PATHOLOGY_REPORT")].evidence]
+    long = next(s for s in snippets if "final diagnosis" in s)
+    assert len(long) <= 160
+    assert long == long.strip()
+
+
+def test_header_footer_text_inside_a_line_is_cut_out_of_the_snippet() -> None:
+    """On a page without paragraphs, page numbers on a cue's line are left out of its snippet."""
+    text = "Page 1 of 2   Comprehensive Metabolic Panel\nGlucose 98 mg/dL\n"
+    bundle = make_bundle([Page(page_num=1, text=text)])
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    evidence = out.segments[0].types[TYPES.index("LAB_REPORT")].evidence
+    assert evidence[0].snippet == "Comprehensive Metabolic Panel"
+
+
+def test_type_without_quotable_line_is_not_claimed() -> None:
+    """A cue split over two lines cannot be quoted, so its type stays NO_EVIDENCE with share 0."""
+    page = make_page(1, ["Complete Blood Count", "Hemoglobin 13.1 g/dL"])
+    split = "Surgical\npathology"
+    page = page.model_copy(
+        update={
+            "text": page.text + split,
+            "paragraphs": [
+                *page.paragraphs,
+                Paragraph(text=split, start=len(page.text), end=len(page.text) + 18),
+            ],
+        }
+    )
+    out = classify(make_bundle([page]))
+    pathology = out.segments[0].types[TYPES.index("PATHOLOGY_REPORT")]
+    assert (pathology.presence_level, pathology.share) == ("NO_EVIDENCE", 0.0)
+    assert "No line could be quoted for PATHOLOGY_REPORT" in out.segments[0].classification_reasoning
+
+
+def test_profile_without_baseline_section_is_a_config_error() -> None:
+    """A site profile without [baseline] cannot run the baseline; the message says what to add."""
+    profile = PROFILE.model_copy(update={"baseline": None, "name": "site"})
+    with pytest.raises(ConfigError, match=r"\[baseline\]"):
+        BaselineClassifier().classify(quest_cbc(), profile)
+
+
+def test_baseline_cue_of_unknown_type_is_a_config_error() -> None:
+    """Cues for a type outside the taxonomy are a profile mistake, not silently ignored."""
+    assert PROFILE.baseline is not None
+    settings = PROFILE.baseline.model_copy(update={"cues": {"RADIOLOGY": {"impression": 1.0}}})
+    profile = PROFILE.model_copy(update={"baseline": settings, "name": "site-2"})
+    with pytest.raises(ConfigError, match="RADIOLOGY"):
+        BaselineClassifier().classify(quest_cbc(), profile)
+
+
+# Lines that each hold a cue strong enough to type a page on its own.
+CUE_LINES = [
+    "FAX COVER SHEET",
+    *REQUISITION,
+    *CBC,
+    *(line for page in GENOMIC for line in page),
+    "Surgical Pathology",
+    "Chief complaint: cough",
+]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.one_of(st.text(max_size=60), st.sampled_from(CUE_LINES)), max_size=6),
+            st.booleans(),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_arbitrary_pages_never_crash_the_baseline(specs: list[tuple[list[str], bool, bool]]) -> None:
+    """Any page texts give a complete, schema-valid output, or a ClassificationError when nothing is recognised."""
+    pages = []
+    for num, (lines, text_layer, with_paragraphs) in enumerate(specs, start=1):
+        if with_paragraphs:
+            pages.append(make_page(num, [ln.replace("\n", " ") for ln in lines], text_layer=text_layer))
+        else:
+            pages.append(Page(page_num=num, text="\n".join(lines), has_text_layer=text_layer))
+    bundle = make_bundle(pages)
+    try:
+        out = classify(bundle)
+    except ClassificationError:
+        assert not any(line in CUE_LINES for (lines, layer, _) in specs if layer for line in lines)
+        return
+    assert_complete(out, bundle)
+
+
+# --- the file classifier -------------------------------------------------------------------------------
+
+
+def test_file_classifier_reads_text_verbatim(tmp_path: Path) -> None:
+    """The file's text is passed on untouched, even when it is not valid JSON (V1 reports that)."""
+    (tmp_path / "packet-7.json").write_text('{"doc_id": "packet-7", broken', encoding="utf-8")
+    out = FileClassifier(tmp_path).classify(faxed_genomic_packet(), PROFILE)
+    assert out.raw == '{"doc_id": "packet-7", broken'
+    assert out.producer == f"file:{tmp_path / 'packet-7.json'}"
+
+
+def test_file_classifier_passes_garbled_bytes_on_as_replacement_characters(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 reach V1 as text with replacement characters; a BOM is dropped."""
+    (tmp_path / "packet-7.json").write_bytes(b'{"a": "\xff\xfe"}')
+    assert FileClassifier(tmp_path).classify(faxed_genomic_packet(), PROFILE).raw == '{"a": "\ufffd\ufffd"}'
+    (tmp_path / "packet-7.json").write_bytes(b'\xef\xbb\xbf{"a": 1}')
+    assert FileClassifier(tmp_path).classify(faxed_genomic_packet(), PROFILE).raw == '{"a": 1}'
+
+
+def test_file_classifier_missing_file_is_a_classification_error(tmp_path: Path) -> None:
+    """A document without a classification file fails with the file name and directory."""
+    with pytest.raises(ClassificationError, match=f"No classification file packet-7.json in {tmp_path}"):
+        FileClassifier(tmp_path).classify(faxed_genomic_packet(), PROFILE)
+
+
+@pytest.mark.parametrize("doc_id", ["../secret", "a/b", "..", ".", "", "  ", "/etc/passwd", "a\\b", "x\x00y"])
+def test_file_classifier_refuses_ids_that_leave_the_directory(tmp_path: Path, doc_id: str) -> None:
+    """A doc_id that names another directory is refused, and has no input digest."""
+    inside = tmp_path / "dir"
+    inside.mkdir()
+    (tmp_path / "secret.json").write_text("{}", encoding="utf-8")
+    classifier = FileClassifier(inside)
+    with pytest.raises(ClassificationError, match="cannot be used"):
+        classifier.classify(make_bundle([make_page(1, CBC)], doc_id=doc_id), PROFILE)
+    assert classifier.input_digest(doc_id) is None
+
+
+def test_file_classifier_input_digest(tmp_path: Path) -> None:
+    """input_digest is the sha256 of the file's bytes, None when the file is missing."""
+    data = b'{"doc_id": "packet-7"}'
+    (tmp_path / "packet-7.json").write_bytes(data)
+    classifier = FileClassifier(tmp_path)
+    assert classifier.input_digest("packet-7") == hashlib.sha256(data).hexdigest()
+    assert classifier.input_digest("packet-8") is None
+
+
+def test_file_classifier_needs_an_existing_directory(tmp_path: Path) -> None:
+    """Pointing the file classifier at a missing directory is a configuration error."""
+    with pytest.raises(ConfigError, match="does not exist"):
+        FileClassifier(tmp_path / "nope")
+
+
+# --- the registry ----------------------------------------------------------------------------------------
+
+
+def test_get_classifier_returns_the_named_classifier(tmp_path: Path) -> None:
+    """`baseline` and `file` are available by name."""
+    assert isinstance(get_classifier("baseline"), BaselineClassifier)
+    file = get_classifier("file", classifications_dir=tmp_path)
+    assert isinstance(file, FileClassifier)
+    assert file.name == "file"
+
+
+@pytest.mark.parametrize(
+    ("name", "directory", "message"),
+    [("gpt", None, "Unknown classifier 'gpt'"), ("file", None, "needs a directory")],
+)
+def test_get_classifier_errors(name: str, directory: Path | None, message: str) -> None:
+    """An unknown name, or `file` without a directory, is a configuration error."""
+    with pytest.raises(ConfigError, match=message):
+        get_classifier(name, classifications_dir=directory)
+
+
+def test_baseline_rerun_key_is_its_version() -> None:
+    """The baseline has no input file, so re-runs key on its version (the pipeline checks input_digest)."""
+    assert not hasattr(BaselineClassifier(), "input_digest")
+    assert BaselineClassifier.version == "1.0.0"
