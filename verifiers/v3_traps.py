@@ -1,0 +1,198 @@
+"""V3 trap detection (DESIGN §5, seed 003 §5): known ways a classification goes wrong, found by rules.
+
+Each segment is judged on its own pages; trap words come from the profile, matched on normalised text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from arbiter.contracts import BlockType, DocumentBundle, Page, PhaseStatus, Segment, VerifierResult
+from arbiter.profile import Profile
+from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, result, skipped
+from verifiers.textmatch import PageIndex, normalize_plain
+
+NO_LLM_NOTE = "No LLM backend configured; contextual trap analysis not run."
+LLM_NOT_AVAILABLE_NOTE = "Contextual trap analysis (LLM) is not available in this version; rules only."
+
+# A title phrase followed by a number sign, "no." or a colon and a number labels a field on a
+# report ("Test Requisition #: 123"), not the document's title.
+_FIELD_LABEL_AFTER = re.compile(r"\s*(?:#|no\.?\s*\d|number\b|id\b|:\s*[#\d])")
+
+
+@lru_cache(maxsize=1024)
+def phrase_pattern(phrase: str) -> tuple[str, re.Pattern[str]]:
+    """A phrase as a regex over normalised text (whole words; spaces/hyphens between words optional),
+    with its longest word: a cheap `in` test that rules most texts out before the regex runs."""
+    words = [w for w in re.split(r"[\s\-]+", normalize_plain(phrase)) if w]
+    if not words:
+        return "", re.compile(r"(?!)")
+    body = r"[\s\-]*".join(re.escape(w) for w in words)
+    return max(words, key=len), re.compile(r"(?<!\w)" + body + r"(?!\w)")
+
+
+def find_phrase(text: str, phrase: str) -> re.Match[str] | None:
+    """Where a profile phrase occurs in normalised text, at word boundaries."""
+    key, pattern = phrase_pattern(phrase)
+    return pattern.search(text) if key in text else None
+
+
+def first_phrase(text: str, phrases: Iterable[str]) -> tuple[str, re.Match[str]] | None:
+    """The first profile phrase (in profile order) found in normalised text, with its match."""
+    for phrase in phrases:
+        found = find_phrase(text, phrase)
+        if found:
+            return phrase, found
+    return None
+
+
+def page_span(first: int, last: int) -> str:
+    return f"page {first}" if first == last else f"pages {first}–{last}"
+
+
+def title_region(page: Page, profile: Profile) -> list[str]:
+    """The short leading blocks of a page that could be its title, excluding running headers/footers."""
+    traps = profile.traps
+    if page.paragraphs:
+        blocks = [p.text for p in page.paragraphs if p.block_type not in (BlockType.HEADER, BlockType.FOOTER)]
+    else:
+        blocks = [line for line in page.text.splitlines() if line.strip()]
+    leading = blocks[: traps.title_region_paragraphs]
+    return [b for b in leading if len(b.strip()) <= traps.title_max_chars]
+
+
+@dataclass
+class V3Traps:
+    name: str = "V3"
+    version: str = "1.0.0"
+    output_file: str = "v3_trap_detection.json"
+
+    def verify(
+        self, subject: Subject, bundle: DocumentBundle, profile: Profile, context: VerifyContext
+    ) -> VerifierResult:
+        model = subject.model
+        if model is None:
+            return skipped(
+                self, "The classification did not pass the schema check, so traps were not checked."
+            )
+        index = PageIndex.shared(bundle, profile.tolerances.fuzzy_match_threshold)
+        issues = IssueList(self.name)
+        for i, segment in enumerate(model.segments):
+            pages = [p for p in index.page_numbers if segment.start_page <= p <= segment.end_page]
+            self._routine_vendor(issues, index, profile, segment, pages, i)
+            self._admin_title(issues, index, profile, segment, pages, i)
+        self._header_footer_evidence(issues, profile, model.segments)
+        self._prompt_injection(issues, index, profile)
+        note = NO_LLM_NOTE if context.llm is None else LLM_NOT_AVAILABLE_NOTE
+        return result(
+            self, issues, score=penalty_score(issues.items), notes=[note], llm_phase=PhaseStatus.SKIPPED
+        )
+
+    def _routine_vendor(
+        self,
+        issues: IssueList,
+        index: PageIndex,
+        profile: Profile,
+        segment: Segment,
+        pages: list[int],
+        i: int,
+    ) -> None:
+        if segment.dominant_type != profile.taxonomy.genomic_type or not pages:
+            return
+        texts = [index.text_of(p).text for p in pages]
+        vendors = profile.vendors
+        routine = None
+        for page, text in zip(pages, texts, strict=True):
+            hit = first_phrase(text, vendors.routine_lab)
+            if hit is not None:
+                routine = (hit[0], page)
+                break
+        if routine is None:
+            return
+        if any(first_phrase(text, [*vendors.genomic, *vendors.genomic_content]) for text in texts):
+            return
+        vendor, page = routine
+        span = page_span(segment.start_page, segment.end_page)
+        issues.add(
+            "V3.ROUTINE_VENDOR_GENOMIC",
+            f"Segment {segment.segment_index} ({span}) is classified as {segment.dominant_type}, but page {page} "
+            f"names the routine laboratory {vendor} and no genomic testing company or genomic findings appear "
+            "in the segment; it is more likely a routine lab report.",
+            path=f"/segments/{i}/dominant_type",
+            segment_index=segment.segment_index,
+            document_type=segment.dominant_type,
+            page=page,
+        )
+
+    def _admin_title(
+        self,
+        issues: IssueList,
+        index: PageIndex,
+        profile: Profile,
+        segment: Segment,
+        pages: list[int],
+        i: int,
+    ) -> None:
+        if segment.dominant_type not in profile.taxonomy.report_types or not pages:
+            return
+        first = index.page(pages[0])
+        if first is None or first.page_num != segment.start_page:
+            return
+        for block in title_region(first, profile):
+            text = normalize_plain(block)
+            for phrase in profile.traps.administrative_titles:
+                found = find_phrase(text, phrase)
+                if found is None or _FIELD_LABEL_AFTER.match(text, found.end()):
+                    continue
+                span = page_span(segment.start_page, segment.end_page)
+                issues.add(
+                    "V3.ADMIN_TITLE_AS_REPORT",
+                    f"Segment {segment.segment_index} ({span}) is classified as {segment.dominant_type}, but "
+                    f'page {first.page_num} is titled "{block.strip()}", which marks an administrative '
+                    f"document ({phrase}), not a report.",
+                    path=f"/segments/{i}/dominant_type",
+                    segment_index=segment.segment_index,
+                    document_type=segment.dominant_type,
+                    page=first.page_num,
+                )
+                return
+
+    def _header_footer_evidence(self, issues: IssueList, profile: Profile, segments: list[Segment]) -> None:
+        regexes = profile.header_footer_regexes
+        for i, segment in enumerate(segments):
+            for j, assessment in enumerate(segment.types):
+                for k, evidence in enumerate(assessment.evidence):
+                    text = normalize_plain(evidence.snippet)
+                    found = next((m for rx in regexes if (m := rx.search(text))), None)
+                    if found is None:
+                        continue
+                    issues.add(
+                        "V3.HEADER_FOOTER_EVIDENCE",
+                        f'The evidence "{_clip(evidence.snippet)}" for {assessment.document_type} in segment '
+                        f'{segment.segment_index} contains page header/footer text ("{found.group()}"), '
+                        "which appears on many documents and does not show what this one is.",
+                        path=f"/segments/{i}/types/{j}/evidence/{k}",
+                        segment_index=segment.segment_index,
+                        document_type=assessment.document_type,
+                        page=evidence.page,
+                    )
+
+    def _prompt_injection(self, issues: IssueList, index: PageIndex, profile: Profile) -> None:
+        for page_num in index.page_numbers:
+            hit = first_phrase(index.text_of(page_num).text, profile.traps.injection_phrases)
+            if hit is None:
+                continue
+            issues.add(
+                "V3.PROMPT_INJECTION",
+                f'Page {page_num} contains text addressed to an AI system ("{hit[1].group()}"); it may be an '
+                "attempt to manipulate the classification.",
+                page=page_num,
+            )
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
