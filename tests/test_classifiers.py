@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +30,8 @@ from arbiter.contracts import (
 )
 from arbiter.errors import ConfigError
 from arbiter.profile import Profile, load_profile
+
+REPO = Path(__file__).resolve().parents[1]
 
 PROFILE = load_profile()
 TYPES = PROFILE.taxonomy.document_types
@@ -144,7 +149,7 @@ def assert_complete(out: ClassificationOutput, bundle: DocumentBundle) -> None:
                 assert seg.start_page <= ev.page <= seg.end_page
                 page = bundle.page(ev.page)
                 assert page is not None
-                assert page.has_text_layer
+                assert page.has_text_layer or page.ocr_applied
                 assert ev.snippet in page.text
                 assert ev.anchor is not None
                 assert ev.anchor in ev.snippet
@@ -222,6 +227,15 @@ def test_leading_page_without_text_takes_the_next_type() -> None:
     assert [(s.start_page, s.end_page, s.dominant_type) for s in out.segments] == [(1, 2, "LAB_REPORT")]
 
 
+def test_ocr_page_provides_evidence() -> None:
+    """A scanned page whose text came from OCR is scored and quoted like any other."""
+    page = make_page(1, CBC).model_copy(update={"has_text_layer": False, "ocr_applied": True})
+    out = classify(make_bundle([page]))
+    lab = out.segments[0].types[TYPES.index("LAB_REPORT")]
+    assert lab.presence_level == "PRIMARY"
+    assert lab.evidence[0].page == 1
+
+
 def test_fax_cover_title_wins_over_report_wording() -> None:
     """A page titled as a fax cover is administrative even when its body talks about the genomic report."""
     body = "Re: genomic alterations, tumor mutational burden and microsatellite instability results attached."
@@ -251,6 +265,37 @@ def test_output_is_deterministic() -> None:
     assert BaselineClassifier().classify(bundle, PROFILE) == first
     assert BaselineClassifier().classify(faxed_genomic_packet(), PROFILE).raw == first.raw
     assert first.producer == "baseline/1.0.0"
+
+
+def test_output_is_identical_across_processes() -> None:
+    """Hash randomisation does not change the output: two interpreters write the same bytes."""
+    script = (
+        "import sys, hashlib; sys.path.insert(0, 'tests'); import test_classifiers as t; "
+        "raw = t.BaselineClassifier().classify(t.faxed_genomic_packet(), t.PROFILE).raw; "
+        "print(hashlib.sha256(raw.encode()).hexdigest())"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1
+
+
+def test_baseline_output_is_accepted_by_the_verifiers() -> None:
+    """On clean documents the baseline's answer passes V1-V4 with no issue and is auto-accepted."""
+    governor = pytest.importorskip("arbiter.governor")
+    for bundle in (faxed_genomic_packet(), quest_cbc(), genomic_with_scan()):
+        raw = BaselineClassifier().classify(bundle, PROFILE).raw
+        outcome = governor.verify_with_retries(raw, bundle, PROFILE)
+        assert [i.code for i in outcome.final_issues] == []
+        assert outcome.final_decision == "AUTO_ACCEPT"
 
 
 def test_normalised_cues_keep_their_original_spelling_as_anchor() -> None:

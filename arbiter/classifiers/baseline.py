@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from arbiter.classifiers.base import ClassificationError, ClassifierOutput
 from arbiter.classifiers.cues import (
     CueMatcher,
+    PageLines,
     Snippet,
     find_snippet,
     matcher_for,
     normalise_many,
-    page_lines,
+    words_of,
 )
 from arbiter.contracts import BlockType, DocumentBundle, Page
 from arbiter.profile import Profile
@@ -33,6 +34,7 @@ class _PageScore:
     # Per type, the cues found on the page as (effective weight, phrase, found in the title region).
     hits: dict[str, list[tuple[float, str, bool]]] = field(default_factory=dict)
     page_type: str | None = None
+    vendor_keys: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -78,9 +80,7 @@ class BaselineClassifier:
             "producer": {"name": self.name, "version": self.version},
             "number_of_segments": len(out_segments),
             "dominant_type": dominant,
-            "vendor_signals": matcher.vendors_in(
-                p.text for p, s in zip(pages, scored, strict=True) if s.readable
-            ),
+            "vendor_signals": matcher.vendor_names({key for s in scored for key in s.vendor_keys}),
             "segments": out_segments,
             "document_mixture": [{"document_type": t, "share": mixture_units[t] / UNITS} for t in types],
         }
@@ -119,8 +119,15 @@ def _score_page(page: Page, matcher: CueMatcher, profile: Profile) -> _PageScore
         return score
     settings = matcher.settings
     body, titles = _body_and_titles(page, matcher, profile)
+    body_text = "\n".join(body)
+    words = words_of(body_text)
     in_title = set(matcher.phrases_in("\n".join(titles)))
-    found = in_title | set(matcher.phrases_in("\n".join(body)))
+    found = in_title | set(matcher.phrases_in(body_text, words))
+    # Vendor names count wherever they are printed, letterheads included.
+    score.vendor_keys.update(matcher.vendor_keys_in(body_text, words))
+    running = [p.text for p in page.paragraphs if p.block_type in _HEADER_FOOTER]
+    if running:
+        score.vendor_keys.update(matcher.vendor_keys_in("\n".join(normalise_many(running))))
     strong: list[tuple[float, int, str]] = []
     order = {t: i for i, t in enumerate(profile.taxonomy.document_types)}
     for phrase in sorted(found):
@@ -164,7 +171,7 @@ def _evidence(
     doc_type: str,
     matcher: CueMatcher,
     profile: Profile,
-    lines: dict[int, list[tuple[int, int, str]]],
+    lines: dict[int, PageLines],
 ) -> list[Snippet]:
     """Up to `evidence_per_type` verbatim lines quoting this type's strongest cues on the segment's pages."""
     settings = matcher.settings
@@ -177,8 +184,8 @@ def _evidence(
     short: list[Snippet] = []
     for *_, phrase, page in candidates[:12]:
         if page.page_num not in lines:
-            lines[page.page_num] = page_lines(page)
-        snippet = find_snippet(page, lines[page.page_num], phrase, matcher)
+            lines[page.page_num] = PageLines(page)
+        snippet = find_snippet(lines[page.page_num], phrase, matcher)
         if snippet is None or any(snippet.text == g.text and snippet.page == g.page for g in good + short):
             continue
         (good if len(snippet.text) >= profile.tolerances.min_snippet_chars else short).append(snippet)
@@ -197,7 +204,7 @@ def _segment_output(
     for s in seg.pages:
         for doc_type, value in s.scores.items():
             totals[doc_type] = totals.get(doc_type, 0.0) + value
-    lines: dict[int, list[tuple[int, int, str]]] = {}
+    lines: dict[int, PageLines] = {}
     evidence = {t: _evidence(seg, t, matcher, profile, lines) for t in types if totals.get(t, 0.0) > 0}
     unquoted = [t for t, found in evidence.items() if not found]
     present = {t: totals[t] for t, found in evidence.items() if found}

@@ -4,6 +4,7 @@ one regular expression, and verbatim snippets quoted from a page's lines.
 
 from __future__ import annotations
 
+import bisect
 import re
 import string
 import unicodedata
@@ -42,7 +43,9 @@ def normalise(text: str) -> str:
 
 def normalise_many(texts: list[str]) -> list[str]:
     """`normalise` of each text, in one pass over the joined texts (a page's paragraphs or lines)."""
-    joined = "\n".join(t.replace("\n", " ") for t in texts)
+    joined = "\n".join(texts)
+    if joined.count("\n") != len(texts) - 1:
+        joined = "\n".join(t.replace("\n", " ") for t in texts)
     normalised = unicodedata.normalize("NFKC", joined).lower().translate(_TABLE_KEEP_LINES)
     parts = _RUNS.sub(" ", normalised).split("\n")
     if len(parts) != len(texts):  # normalisation made or ate a line break: go one by one
@@ -83,31 +86,42 @@ def whole_word_spans(text: str, phrase: str) -> Iterator[tuple[int, int]]:
         start = text.find(phrase, start + 1)
 
 
+def words_of(normalised: str) -> set[str]:
+    """The distinct words of a normalised text (ASCII punctuation separates words)."""
+    return set(normalised.translate(_PUNCTUATION).split())
+
+
 class _PhraseIndex:
     """Phrases keyed by their first word: a page's word set picks the few worth searching for."""
 
     def __init__(self, phrases: Iterable[str]) -> None:
+        phrases = sorted(phrases)
         self.by_first: dict[str, list[str]] = {}
-        for phrase in sorted(phrases):
+        for phrase in phrases:
             words = phrase.translate(_PUNCTUATION).split()
             if words:
                 self.by_first.setdefault(words[0], []).append(phrase)
+        # A phrase inside a longer one ("fax cover" in "fax cover sheet") is not counted twice.
+        self.inside: dict[str, set[str]] = {}
+        for short in phrases:
+            for long in phrases:
+                if long != short and short in long and next(whole_word_spans(long, short), None):
+                    self.inside.setdefault(short, set()).add(long)
 
-    def find(self, normalised: str) -> list[str]:
-        words = set(normalised.translate(_PUNCTUATION).split())
+    def find(self, normalised: str, words: set[str] | None = None) -> list[str]:
+        if words is None:
+            words = words_of(normalised)
         found = []
         for word in sorted(words.intersection(self.by_first)):
             for phrase in self.by_first[word]:
                 if phrase == word or next(whole_word_spans(normalised, phrase), None) is not None:
                     found.append(phrase)
-        # A phrase inside a longer one found here ("fax cover" in "fax cover sheet") is not counted twice.
+        if not self.inside:
+            return found
         return [
-            short
-            for short in found
-            if not any(
-                long != short and short in long and next(whole_word_spans(long, short), None)
-                for long in found
-            )
+            phrase
+            for phrase in found
+            if phrase not in self.inside or not self.inside[phrase].intersection(found)
         ]
 
 
@@ -135,16 +149,16 @@ class CueMatcher:
         self._cue_index = _PhraseIndex(self.cues)
         self._vendor_index = _PhraseIndex(self.vendors)
 
-    def phrases_in(self, normalised: str) -> list[str]:
+    def phrases_in(self, normalised: str, words: set[str] | None = None) -> list[str]:
         """The cue phrases that occur in this normalised text as whole words, sorted."""
-        return self._cue_index.find(normalised)
+        return self._cue_index.find(normalised, words)
 
-    def vendors_in(self, texts: Iterable[str]) -> list[str]:
-        """The profile's vendor names found anywhere in these texts, in profile order."""
-        found: set[str] = set()
-        for text in texts:
-            found.update(self._vendor_index.find(normalise(text)))
-        return [name for key, name in self.vendors.items() if key in found]
+    def vendor_keys_in(self, normalised: str, words: set[str] | None = None) -> list[str]:
+        return self._vendor_index.find(normalised, words)
+
+    def vendor_names(self, keys: set[str]) -> list[str]:
+        """The profile's spelling of these vendors, in profile order."""
+        return [name for key, name in self.vendors.items() if key in keys]
 
     def is_header_footer(self, normalised: str) -> bool:
         return any(r.search(normalised) for r in self.header_footer)
@@ -239,27 +253,53 @@ def _build(profile: Profile) -> CueMatcher:
     )
 
 
-def page_lines(page: Page) -> list[tuple[int, int, str]]:
-    """The page's text lines as (start, end, normalised text); from Page.lines when the extractor gave them."""
-    spans = [
-        (ln.start, min(ln.end, len(page.text))) for ln in page.lines if ln.start < min(ln.end, len(page.text))
-    ]
-    if not spans:
-        spans = [m.span() for m in _LINE.finditer(page.text)]
-    normalised = normalise_many([page.text[a:b] for a, b in spans])
-    return [(a, b, n) for (a, b), n in zip(spans, normalised, strict=True)]
+class PageLines:
+    """A page's text lines (from Page.lines when the extractor gave them), normalised only when needed."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        text = page.text
+        self.spans = [
+            (ln.start, min(ln.end, len(text))) for ln in page.lines if ln.start < min(ln.end, len(text))
+        ]
+        if not self.spans:
+            self.spans = [m.span() for m in _LINE.finditer(text)]
+        self._normalised: dict[int, str] = {}
+        self._lower = text.lower()
+        self.header_footer = [normalise(p.text) for p in page.paragraphs if p.block_type in _HEADER_FOOTER]
+
+    def normalised(self, index: int) -> str:
+        if index not in self._normalised:
+            a, b = self.spans[index]
+            self._normalised[index] = normalise(self.page.text[a:b])
+        return self._normalised[index]
+
+    def candidates(self, phrase: str) -> Iterator[int]:
+        """Line indices to try for `phrase`: those where plain lowercase finds it first, then all others."""
+        first: list[int] = []
+        if len(self._lower) == len(self.page.text):  # lowercasing kept every offset
+            starts = [a for a, _ in self.spans]
+            hit = self._lower.find(phrase)
+            while hit != -1:
+                index = bisect.bisect_right(starts, hit) - 1
+                if index >= 0 and hit < self.spans[index][1] and (not first or first[-1] != index):
+                    first.append(index)
+                hit = self._lower.find(phrase, hit + 1)
+        yield from first
+        tried = set(first)
+        yield from (i for i in range(len(self.spans)) if i not in tried)
 
 
-def find_snippet(
-    page: Page, lines: list[tuple[int, int, str]], phrase: str, matcher: CueMatcher
-) -> Snippet | None:
-    """A verbatim line of `page` holding `phrase`, trimmed to fit, avoiding header/footer text."""
-    header_footer = [normalise(p.text) for p in page.paragraphs if p.block_type in _HEADER_FOOTER]
-    for start, end, quick in lines:
-        if phrase not in quick or any(quick in h for h in header_footer):
+def find_snippet(lines: PageLines, phrase: str, matcher: CueMatcher) -> Snippet | None:
+    """A verbatim line of the page holding `phrase`, trimmed to fit, avoiding header/footer text."""
+    page = lines.page
+    for index in lines.candidates(phrase):
+        quick = lines.normalised(index)
+        if phrase not in quick or any(quick in h for h in lines.header_footer):
             continue
         if any(bad in quick for bad in matcher.injection):
             continue
+        start, end = lines.spans[index]
         line = page.text[start:end]
         norm, origin = normalise_mapped(line)
         # Spans of running header/footer text (page numbers, fax numbers, MRN, DOB) inside the line.
