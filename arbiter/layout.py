@@ -103,16 +103,24 @@ def read_text_page(textpage: Any, page_num: int, width: float, height: float) ->
     body_samples = 0
 
     lines: list[RawLine] = []
-    pos = raw_pos = 0
-    for line_text in text.split("\n"):
-        start, end = pos, pos + len(line_text)
-        raw_start = raw_pos
-        raw_pos += len(line_text)
-        raw_pos += 2 if raw.startswith("\r\n", raw_pos) else 1
-        pos = end + 1
+    # Where each line starts in `raw`; with only CRLF breaks, each earlier line adds one "\r".
+    line_texts = text.split("\n")
+    raw_starts: list[int] | None = None
+    if raw.count("\n") != raw.count("\r\n"):
+        raw_starts, raw_pos = [], 0
+        for line_text in line_texts:
+            raw_starts.append(raw_pos)
+            raw_pos += len(line_text)
+            raw_pos += 2 if raw.startswith("\r\n", raw_pos) else 1
+    pos = 0
+    for index, line_text in enumerate(line_texts):
+        start = pos
+        end = pos = start + len(line_text)
+        pos += 1
         stripped = line_text.lstrip()
         if not stripped:
             continue
+        raw_start = start + index if raw_starts is None else raw_starts[index]
         first = raw_start + len(line_text) - len(stripped)
         last = raw_start + len(line_text) - 1
         if not identity:
@@ -205,37 +213,32 @@ def _body_font_size(lines: Sequence[RawLine]) -> float:
 
 def _looks_like_heading(text: str, font_size: float, body_size: float) -> bool:
     stripped = text.strip()
-    if (
-        not stripped
-        or len(stripped) > HEADING_MAX_CHARS
-        or stripped[-1] in ",;"
-        or len(stripped.split()) > 12
-    ):
+    if not stripped or len(stripped) > HEADING_MAX_CHARS or stripped[-1] in ",;":
+        return False
+    larger = body_size > 0 and font_size >= 1.2 * body_size
+    if not (larger or stripped.isupper()) or len(stripped.split()) > 12:
         return False
     if stripped.isupper():
         letters = len(_NON_LETTERS.sub("", stripped))
         if letters >= 3 and letters >= 0.6 * len(_SPACES.sub("", stripped)):
             return True
-    return (
-        body_size > 0
-        and font_size >= 1.2 * body_size
-        and stripped[-1] != "."
-        and stripped.upper() != stripped.lower()
-    )
+    return larger and stripped[-1] != "." and stripped.upper() != stripped.lower()
 
 
 def classify_line(
     line: RawLine, height: float | None, repeated: set[tuple[str, str]], body: float
 ) -> BlockType:
     """The block type of one line, by position first (running headers/footers), then by content."""
-    if line.box is not None and height:
-        if line.box[1] >= height * (1 - MARGIN_SHARE):
+    box = line.box
+    if box is not None and height:
+        if box[1] >= height * (1 - MARGIN_SHARE):
             return BlockType.HEADER
-        if line.box[3] <= height * MARGIN_SHARE:
+        if box[3] <= height * MARGIN_SHARE:
             return BlockType.FOOTER
-        key = _repeat_key(line, height)
-        if key is not None and key in repeated:
-            return BlockType.HEADER if key[1] == "top" else BlockType.FOOTER
+        if repeated and (box[1] >= height * (1 - REPEAT_BAND_SHARE) or box[3] <= height * REPEAT_BAND_SHARE):
+            key = _repeat_key(line, height)
+            if key is not None and key in repeated:
+                return BlockType.HEADER if key[1] == "top" else BlockType.FOOTER
     if line.wide_gaps >= 2:
         return BlockType.TABLE
     if _BULLET.match(line.text):
