@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -265,6 +266,23 @@ def test_output_is_deterministic() -> None:
     assert BaselineClassifier().classify(bundle, PROFILE) == first
     assert BaselineClassifier().classify(faxed_genomic_packet(), PROFILE).raw == first.raw
     assert first.producer == "baseline/1.0.0"
+
+
+@pytest.mark.parametrize(
+    "bundle", [faxed_genomic_packet(), quest_cbc(), genomic_with_scan()], ids=["fax-genomic", "cbc", "scan"]
+)
+def test_raw_json_is_standard_indented_json(bundle: DocumentBundle) -> None:
+    """The raw text is exactly what json.dumps(indent=2, ensure_ascii=False) writes for the same data."""
+    raw = BaselineClassifier().classify(bundle, PROFILE).raw
+    assert raw == json.dumps(json.loads(raw), indent=2, ensure_ascii=False)
+
+
+def test_lone_surrogate_in_text_still_gives_utf8_json() -> None:
+    """A broken text layer (a lone surrogate) is escaped, so the JSON can be written as UTF-8."""
+    bundle = make_bundle([make_page(1, ["Complete Blood Count \ud800 panel", "Hemoglobin 13.1"])])
+    raw = BaselineClassifier().classify(bundle, PROFILE).raw
+    raw.encode("utf-8")
+    assert "\\ud800" in raw
 
 
 def test_output_is_identical_across_processes() -> None:

@@ -22,6 +22,7 @@ from arbiter.classifiers.cues import (
 from arbiter.contracts import BlockType, DocumentBundle, Page
 from arbiter.profile import Profile
 
+_encode_string = json.encoder.encode_basestring
 UNITS = 10_000  # shares are written with 4 decimals: whole numbers of 1/10,000 sum exactly
 _HEADER_FOOTER = {BlockType.HEADER, BlockType.FOOTER}
 
@@ -88,12 +89,47 @@ class BaselineClassifier:
 
 
 def _dump(data: dict[str, object]) -> str:
-    text = json.dumps(data, indent=2, ensure_ascii=False)
+    """json.dumps(data, indent=2, ensure_ascii=False), byte for byte, several times faster."""
+    out: list[str] = []
+    _write(data, out, "\n")
+    text = "".join(out)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates from a broken text layer: keep the file writable
         text = json.dumps(data, indent=2, ensure_ascii=True)
     return text
+
+
+def _write(value: object, out: list[str], newline: str) -> None:
+    # The standard encoder's indent mode is pure Python and was a third of the classifier's time.
+    if isinstance(value, str):
+        out.append(_encode_string(value))
+    elif value is None or isinstance(value, bool):
+        out.append({None: "null", True: "true", False: "false"}[value])
+    elif isinstance(value, int | float):
+        out.append(repr(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        out.append("{")
+        for i, (key, item) in enumerate(value.items()):
+            out.append(("," if i else "") + inner + _encode_string(str(key)) + ": ")
+            _write(item, out, inner)
+        out.append(newline + "}")
+    elif isinstance(value, list):
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        out.append("[")
+        for i, item in enumerate(value):
+            out.append(("," if i else "") + inner)
+            _write(item, out, inner)
+        out.append(newline + "]")
+    else:
+        raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def _readable(page: Page) -> bool:
@@ -175,10 +211,14 @@ def _evidence(
 ) -> list[Snippet]:
     """Up to `evidence_per_type` verbatim lines quoting this type's strongest cues on the segment's pages."""
     settings = matcher.settings
+    # Strongest cue first, then earliest page, then the longest phrase (the most specific quote).
     candidates = sorted(
-        (-weight, s.page.page_num, -len(phrase), phrase, s.page)
-        for s in seg.pages
-        for weight, phrase, _ in s.hits.get(doc_type, [])
+        (
+            (-weight, s.page.page_num, -len(phrase), phrase, s.page)
+            for s in seg.pages
+            for weight, phrase, _ in s.hits.get(doc_type, [])
+        ),
+        key=lambda c: c[:4],
     )
     good: list[Snippet] = []
     short: list[Snippet] = []

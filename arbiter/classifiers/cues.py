@@ -8,7 +8,7 @@ import bisect
 import re
 import string
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from arbiter.contracts import BlockType, Page
@@ -53,8 +53,10 @@ def normalise_many(texts: list[str]) -> list[str]:
     return [part.strip() for part in parts]
 
 
-def normalise_mapped(text: str) -> tuple[str, list[int]]:
+def normalise_mapped(text: str) -> tuple[str, Sequence[int]]:
     """`normalise` character by character, with origin[i] = index in `text` of normalised character i."""
+    if text.isascii() and " ".join(text.split()) == text:  # plain single-spaced ASCII: offsets unchanged
+        return text.lower(), range(len(text))
     out: list[str] = []
     origin: list[int] = []
     for i, ch in enumerate(text):
@@ -259,8 +261,9 @@ class PageLines:
     def __init__(self, page: Page) -> None:
         self.page = page
         text = page.text
+        size = len(text)
         self.spans = [
-            (ln.start, min(ln.end, len(text))) for ln in page.lines if ln.start < min(ln.end, len(text))
+            (ln.start, min(ln.end, size)) for ln in page.lines if ln.start < ln.end and ln.start < size
         ]
         if not self.spans:
             self.spans = [m.span() for m in _LINE.finditer(text)]
