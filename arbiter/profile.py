@@ -132,6 +132,12 @@ class Baseline(Strict):
     vendor_weight: float = Field(default=2.0, ge=0)
     genomic_content_weight: float = Field(default=1.5, ge=0)
     routine_lab_type: str | None = Field(default=None, description="The type routine lab vendors point to.")
+    continuation_min_share: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description="An untitled page keeps the previous type if it scores this share.",
+    )
     min_page_score: float = Field(
         default=1.0, gt=0, description="Below this a page takes its neighbour's type."
     )

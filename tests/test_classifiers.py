@@ -208,7 +208,7 @@ def test_quest_cbc_is_a_lab_report() -> None:
     assert out.vendor_signals == ["Quest Diagnostics"]
     lab = out.segments[0].types[TYPES.index("LAB_REPORT")]
     assert lab.presence_level == "PRIMARY"
-    assert "COMPLETE BLOOD COUNT" in lab.evidence[0].snippet
+    assert any("COMPLETE BLOOD COUNT" in ev.snippet for ev in lab.evidence)
 
 
 def test_page_without_text_layer_inherits_its_neighbours_type() -> None:
@@ -243,6 +243,42 @@ def test_fax_cover_title_wins_over_report_wording() -> None:
     bundle = make_bundle([make_page(1, ["Fax Cover Sheet", body]), make_page(2, GENOMIC[0])])
     out = classify(bundle)
     assert [s.dominant_type for s in out.segments] == ["ADMINISTRATIVE", "GENOMIC_REPORT"]
+
+
+def test_untitled_continuation_page_stays_with_its_document() -> None:
+    """A discharge summary's second page listing labs continues the note instead of starting a lab report."""
+    note = ["DISCHARGE SUMMARY", "History of present illness: fatigue.", "Review of systems: negative."]
+    labs = [
+        "LABORATORY DATA",
+        "Hemoglobin 11.7 L, potassium 4.1, creatinine 0.9 (reference range on file)",
+        "Assessment and plan: continue current regimen.",
+    ]
+    out = classify(make_bundle([make_page(1, note), make_page(2, labs)]))
+    assert [(s.start_page, s.end_page, s.dominant_type) for s in out.segments] == [(1, 2, "CLINICAL_NOTE")]
+    assert "Page 2 has no title of its own" in out.segments[0].classification_reasoning
+
+
+def test_titled_page_starts_a_new_document() -> None:
+    """A page with its own strong title starts a new segment even right after a related report."""
+    note = ["PROGRESS NOTE", "Assessment and plan: order CBC."]
+    out = classify(make_bundle([make_page(1, note), make_page(2, CBC[1:])]))
+    assert [s.dominant_type for s in out.segments] == ["CLINICAL_NOTE", "LAB_REPORT"]
+
+
+def test_fixture_pdfs_are_segmented_like_their_truth() -> None:
+    """On the generated fixture PDFs the baseline finds the true segments and dominant types."""
+    ingest = pytest.importorskip("arbiter.ingest")
+    pdfs = sorted((REPO / "fixtures" / "pdfs").glob("*.pdf"))
+    if not pdfs:
+        pytest.skip("no fixture PDFs")
+    wrong = []
+    for pdf in pdfs:
+        truth = json.loads((REPO / "fixtures" / "classifications" / f"{pdf.stem}.json").read_text())
+        out = classify(ingest.ingest_pdf(pdf))
+        got = [(s.start_page, s.end_page, s.dominant_type) for s in out.segments]
+        if got != [(s["start_page"], s["end_page"], s["dominant_type"]) for s in truth["segments"]]:
+            wrong.append(pdf.stem)
+    assert len(wrong) <= len(pdfs) // 10, wrong
 
 
 @pytest.mark.parametrize(

@@ -32,9 +32,11 @@ class _PageScore:
     page: Page
     readable: bool
     scores: dict[str, float] = field(default_factory=dict)
-    # Per type, the cues found on the page as (effective weight, phrase, found in the title region).
+    # Per type, the cues found on the page as (effective weight, phrase, found in a title).
     hits: dict[str, list[tuple[float, str, bool]]] = field(default_factory=dict)
+    title_type: str | None = None  # the type a strong title on the page names
     page_type: str | None = None
+    continued: bool = False  # kept the previous page's type although another type scored higher
     vendor_keys: set[str] = field(default_factory=set)
 
 
@@ -57,6 +59,7 @@ class BaselineClassifier:
         if not pages:
             raise ClassificationError("The document has no pages, so there is nothing to classify.")
         scored = [_score_page(page, matcher, profile) for page in pages]
+        _assign_types(scored, matcher, types)
         if all(s.page_type is None for s in scored):
             if not any(s.readable for s in scored):
                 raise ClassificationError(
@@ -136,17 +139,26 @@ def _readable(page: Page) -> bool:
     return (page.has_text_layer or page.ocr_applied) and bool(page.text.strip())
 
 
-def _body_and_titles(page: Page, matcher: CueMatcher, profile: Profile) -> tuple[list[str], list[str]]:
-    """The page's normalised body paragraphs (headers/footers left out) and those in its title region."""
+def _body_and_titles(
+    page: Page, matcher: CueMatcher, profile: Profile
+) -> tuple[list[str], list[str], list[str]]:
+    """The page's normalised body paragraphs (headers/footers left out), its title region (as V3 reads
+    it: the first few short paragraphs) and its headings (title-region headings and the first paragraph).
+    """
     if page.paragraphs:
-        body = normalise_many([p.text for p in page.paragraphs if p.block_type not in _HEADER_FOOTER])
+        kept = [p for p in page.paragraphs if p.block_type not in _HEADER_FOOTER]
+        texts = normalise_many([p.text for p in kept])
+        heading = [p.block_type == BlockType.HEADING for p in kept]
     else:
         # No layout: running header/footer text (page numbers, fax numbers) is cut out of each line.
-        body = [matcher.strip_header_footer(n).strip() for n in normalise_many(page.text.split("\n"))]
-    body = [n for n in body if n]
+        texts = [matcher.strip_header_footer(n).strip() for n in normalise_many(page.text.split("\n"))]
+        heading = [False] * len(texts)
+    body = [(text, is_heading) for text, is_heading in zip(texts, heading, strict=True) if text]
     traps = profile.traps
-    titles = [p for p in body[: traps.title_region_paragraphs] if len(p) <= traps.title_max_chars]
-    return body, titles
+    region = [(t, h) for t, h in body[: traps.title_region_paragraphs] if len(t) <= traps.title_max_chars]
+    titles = [t for t, _ in region]
+    headings = [t for i, (t, h) in enumerate(region) if h or (i == 0 and t == body[0][0])]
+    return [t for t, _ in body], titles, headings
 
 
 def _score_page(page: Page, matcher: CueMatcher, profile: Profile) -> _PageScore:
@@ -154,11 +166,13 @@ def _score_page(page: Page, matcher: CueMatcher, profile: Profile) -> _PageScore
     if not score.readable:
         return score
     settings = matcher.settings
-    body, titles = _body_and_titles(page, matcher, profile)
+    body, titles, headings = _body_and_titles(page, matcher, profile)
     body_text = "\n".join(body)
     words = words_of(body_text)
-    in_title = set(matcher.phrases_in("\n".join(titles)))
-    found = in_title | set(matcher.phrases_in(body_text, words))
+    in_heading = set(matcher.phrases_in("\n".join(headings), words))
+    # Administrative titles count anywhere in the title region, as V3's trap check reads them.
+    admin_titles = {p for p in matcher.phrases_in("\n".join(titles), words) if p in matcher.admin_titles}
+    found = in_heading | admin_titles | set(matcher.phrases_in(body_text, words))
     # Vendor names count wherever they are printed, letterheads included.
     score.vendor_keys.update(matcher.vendor_keys_in(body_text, words))
     running = [p.text for p in page.paragraphs if p.block_type in _HEADER_FOOTER]
@@ -167,7 +181,7 @@ def _score_page(page: Page, matcher: CueMatcher, profile: Profile) -> _PageScore
     strong: list[tuple[float, int, str]] = []
     order = {t: i for i, t in enumerate(profile.taxonomy.document_types)}
     for phrase in sorted(found):
-        title = phrase in in_title
+        title = phrase in in_heading or phrase in admin_titles
         for doc_type, weight in matcher.cues[phrase].items():
             effective = weight * (settings.title_weight if title else 1.0)
             score.scores[doc_type] = score.scores.get(doc_type, 0.0) + effective
@@ -176,12 +190,30 @@ def _score_page(page: Page, matcher: CueMatcher, profile: Profile) -> _PageScore
                 strong.append((-weight, order[doc_type], doc_type))
     if strong:
         # A strong title (a fax cover sheet, "Surgical Pathology Report") names its page's type.
-        score.page_type = min(strong)[2]
-    elif score.scores:
-        best = _arg_max(score.scores, profile.taxonomy.document_types)
-        if score.scores[best] >= settings.min_page_score:
-            score.page_type = best
+        score.title_type = min(strong)[2]
     return score
+
+
+def _assign_types(scored: list[_PageScore], matcher: CueMatcher, types: list[str]) -> None:
+    """Each page's own type: its strong title's, else the previous document's when that still scores
+    well on the page (a continuation page), else its best-scoring type; None when nothing scores enough.
+    """
+    settings = matcher.settings
+    previous: str | None = None
+    for s in scored:
+        if s.title_type is not None:
+            s.page_type = s.title_type
+        elif s.scores:
+            best = _arg_max(s.scores, types)
+            total = sum(s.scores.values())
+            if (
+                previous is not None
+                and s.scores.get(previous, 0.0) >= settings.continuation_min_share * total
+            ):
+                s.page_type, s.continued = previous, previous != best
+            elif s.scores[best] >= settings.min_page_score:
+                s.page_type = best
+        previous = s.page_type or previous
 
 
 def _segments(scored: list[_PageScore]) -> list[_Segment]:
@@ -309,6 +341,10 @@ def _reasoning(seg: _Segment, present: dict[str, float], unquoted: list[str], ty
         if s.page_type is None:
             why = "has no readable text" if not s.readable else "has no recognisable wording"
             parts.append(f"Page {s.page.page_num} {why}; it takes its neighbours' type.")
+        elif s.continued:
+            parts.append(
+                f"Page {s.page.page_num} has no title of its own and continues the document before it."
+            )
     if unquoted:
         parts.append(f"No line could be quoted for {', '.join(unquoted)}, so it is not claimed.")
     return " ".join(parts)

@@ -111,12 +111,17 @@ class _PhraseIndex:
                     self.inside.setdefault(short, set()).add(long)
 
     def find(self, normalised: str, words: set[str] | None = None) -> list[str]:
+        """The phrases in `normalised`; `words` may be the word set of a larger text that contains it."""
+        own_words = words is None
         if words is None:
             words = words_of(normalised)
         found = []
         for word in sorted(words.intersection(self.by_first)):
             for phrase in self.by_first[word]:
-                if phrase == word or next(whole_word_spans(normalised, phrase), None) is not None:
+                # A one-word phrase is found by the word set alone when that set is this text's own.
+                if (own_words and phrase == word) or next(
+                    whole_word_spans(normalised, phrase), None
+                ) is not None:
                     found.append(phrase)
         if not self.inside:
             return found
@@ -144,6 +149,7 @@ class CueMatcher:
     header_footer: list[re.Pattern[str]]
     injection: list[str]
     levels: list[tuple[float, str]]  # (least share, presence level), highest first
+    admin_titles: frozenset[str]  # normalised [traps].administrative_titles
     _cue_index: _PhraseIndex = field(init=False)
     _vendor_index: _PhraseIndex = field(init=False)
 
@@ -252,6 +258,7 @@ def _build(profile: Profile) -> CueMatcher:
         header_footer=profile.header_footer_regexes,
         injection=[n for n in (normalise(p) for p in profile.traps.injection_phrases) if n],
         levels=ranked,
+        admin_titles=frozenset(n for n in (normalise(t) for t in profile.traps.administrative_titles) if n),
     )
 
 
