@@ -367,6 +367,13 @@ def test_normalised_cues_keep_their_original_spelling_as_anchor() -> None:
     assert "Next‑generation sequencing" in anchors
 
 
+def test_cue_glued_to_a_bullet_is_found() -> None:
+    """A list bullet printed without a space does not hide the cue after it."""
+    bundle = make_bundle([make_page(1, ["Laboratory Report", "•Hemoglobin 13.1 g/dL", "•Glucose 98 mg/dL"])])
+    hits = {ev.anchor for t in classify(bundle).segments[0].types for ev in t.evidence}
+    assert "Hemoglobin" in hits
+
+
 def test_long_line_is_trimmed_around_the_cue() -> None:
     """A long line is cut at spaces to at most 160 characters and still holds the cue verbatim."""
     filler = "lorem ipsum dolor sit amet " * 12

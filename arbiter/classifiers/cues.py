@@ -30,8 +30,10 @@ _WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2
 _TABLE = str.maketrans({**_CHARS, **dict.fromkeys(_WHITESPACE, " ")})
 _TABLE_KEEP_LINES = str.maketrans({**_CHARS, **dict.fromkeys(_WHITESPACE.replace("\n", ""), " ")})
 _RUNS = re.compile("  +")
-# ASCII punctuation splits words ("_" is a word character, as in regular expressions).
-_PUNCTUATION = str.maketrans(dict.fromkeys(string.punctuation.replace("_", ""), " "))
+# Punctuation and list symbols split words ("_" is a word character, as in regular expressions).
+_PUNCTUATION = str.maketrans(
+    dict.fromkeys(string.punctuation.replace("_", "") + "•◦▪▫‣∙·●○■□➢➤✓✔°±×÷§©®™…¶†‡", " ")
+)
 _LINE = re.compile(r"[^\n]+")
 _HEADER_FOOTER = {BlockType.HEADER, BlockType.FOOTER}
 
