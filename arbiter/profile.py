@@ -69,7 +69,7 @@ class Traps(Strict):
             except re.error as exc:
                 raise ValueError(
                     f"header/footer pattern {pattern!r} is not a valid regular expression: {exc}"
-                )
+                ) from exc
         return patterns
 
 

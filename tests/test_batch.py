@@ -77,14 +77,23 @@ def test_every_document_gets_a_result_and_files(tmp_path: Path) -> None:
     store = FileStore(tmp_path / "out")
     summary = BatchRunner(make_pipeline(root, store), store, workers=2).run(discover([root / "in"]))
     assert summary["documents"] == summary["processed"] == 6
-    assert summary["accepted_first_time"] + summary["accepted_after_fixes"] + summary["escalated"] + summary[
-        "errors"
-    ] == 6
+    assert (
+        summary["accepted_first_time"]
+        + summary["accepted_after_fixes"]
+        + summary["escalated"]
+        + summary["errors"]
+        == 6
+    )
     for pdf in (root / "in").glob("*.pdf"):
         agent = store.agent_dir(pdf.stem)
         assert (agent / "arbiter_decision.json").is_file()
         assert (agent / "classification.json").is_file()
-        for name in ("v1_schema_validation", "v2_consistency_check", "v3_trap_detection", "v4_evidence_quality"):
+        for name in (
+            "v1_schema_validation",
+            "v2_consistency_check",
+            "v3_trap_detection",
+            "v4_evidence_quality",
+        ):
             assert (agent / f"{name}.json").is_file(), name
         decision = json.loads((agent / "arbiter_decision.json").read_text())
         if decision["final_decision"] == "AUTO_ACCEPT":

@@ -73,8 +73,18 @@ def test_run_with_classifications_writes_summary(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = runner.invoke(
         app,
-        ["run", str(indir), "--classifications", str(FIXTURES / "demo"), "--out", str(out), "--workers", "2",
-         "--production", str(FIXTURES / "production.csv")],
+        [
+            "run",
+            str(indir),
+            "--classifications",
+            str(FIXTURES / "demo"),
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+            "--production",
+            str(FIXTURES / "production.csv"),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "accepted first time" in result.output
@@ -100,8 +110,15 @@ def test_verify_json_prints_outcome() -> None:
     """`arbiter verify --json` prints a VerificationOutcome for the document."""
     pdf = sorted((FIXTURES / "pdfs").glob("*.pdf"))[0]
     result = runner.invoke(
-        app, ["verify", "--pdf", str(pdf), "--classification", str(FIXTURES / "classifications" / f"{pdf.stem}.json"),
-              "--json"]
+        app,
+        [
+            "verify",
+            "--pdf",
+            str(pdf),
+            "--classification",
+            str(FIXTURES / "classifications" / f"{pdf.stem}.json"),
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     outcome = VerificationOutcome.model_validate_json(result.stdout)
@@ -113,7 +130,14 @@ def test_verify_human_output_names_rule() -> None:
     """`arbiter verify` without --json prints the decision and the rule that fired."""
     pdf = sorted((FIXTURES / "pdfs").glob("*.pdf"))[0]
     result = runner.invoke(
-        app, ["verify", "--pdf", str(pdf), "--classification", str(FIXTURES / "classifications" / f"{pdf.stem}.json")]
+        app,
+        [
+            "verify",
+            "--pdf",
+            str(pdf),
+            "--classification",
+            str(FIXTURES / "classifications" / f"{pdf.stem}.json"),
+        ],
     )
     assert result.exit_code == 0
     assert "AUTO_ACCEPT" in result.output

@@ -7,7 +7,9 @@ import re
 from tests.conftest import REPO
 from verifiers.codes import CODES
 
-ROW = re.compile(r"^\| `(?P<code>V\d\.[A-Z_]+)` \| (?P<severity>\w+) \| (?P<fixable>yes|no) \| (?P<meaning>.+) \|$")
+ROW = re.compile(
+    r"^\| `(?P<code>V\d\.[A-Z_]+)` \| (?P<severity>\w+) \| (?P<fixable>yes|no) \| (?P<meaning>.+) \|$"
+)
 
 
 def documented() -> dict[str, tuple[str, bool, str]]:

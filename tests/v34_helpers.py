@@ -86,7 +86,11 @@ def evidence(item: Ev) -> dict[str, Any]:
 
 
 def segment(
-    start: int, end: int, dominant: str, evidence_by_type: Mapping[str, Sequence[Ev]] | None = None, index: int = 1
+    start: int,
+    end: int,
+    dominant: str,
+    evidence_by_type: Mapping[str, Sequence[Ev]] | None = None,
+    index: int = 1,
 ) -> dict[str, Any]:
     """A segment whose dominant type has share 1.0; every other profile type is NO_EVIDENCE/0.0."""
     evidence_by_type = evidence_by_type or {}

@@ -114,7 +114,12 @@ def penalty_score(issues: list[Issue], weights: dict[str, float] = SEVERITY_PENA
 
 
 def result(
-    verifier: Verifier, issues: IssueList, *, score: float | None = None, notes: list[str] | None = None, **extra: Any
+    verifier: Verifier,
+    issues: IssueList,
+    *,
+    score: float | None = None,
+    notes: list[str] | None = None,
+    **extra: Any,
 ) -> VerifierResult:
     """A finished result: FAILED when there are issues, PASSED otherwise."""
     return VerifierResult(
@@ -131,5 +136,9 @@ def result(
 def skipped(verifier: Verifier, note: str) -> VerifierResult:
     """A verifier that did not run (e.g. the classification failed the schema). Never a pass."""
     return VerifierResult(
-        verifier=verifier.name, version=verifier.version, status=VerifierStatus.SKIPPED, score=0.0, notes=[note]
+        verifier=verifier.name,
+        version=verifier.version,
+        status=VerifierStatus.SKIPPED,
+        score=0.0,
+        notes=[note],
     )

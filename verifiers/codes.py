@@ -48,7 +48,9 @@ _SPECS = [
     CodeSpec("V2.UNCOVERED_PAGES", M, False, "Pages with text belong to no segment."),
     CodeSpec("V2.VERIFIER_ERROR", B, False, "V2 crashed; consistency was not checked."),
     # V3 traps (seed 003 §5, plus ours)
-    CodeSpec("V3.ROUTINE_VENDOR_GENOMIC", B, False, "A routine lab vendor's report is classified as genomic."),
+    CodeSpec(
+        "V3.ROUTINE_VENDOR_GENOMIC", B, False, "A routine lab vendor's report is classified as genomic."
+    ),
     CodeSpec("V3.ADMIN_TITLE_AS_REPORT", B, False, "An administrative document is classified as a report."),
     CodeSpec("V3.HEADER_FOOTER_EVIDENCE", m, False, "An evidence snippet is header/footer text."),
     CodeSpec("V3.PROMPT_INJECTION", M, False, "The document contains text addressed to an AI model."),
