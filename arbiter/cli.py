@@ -277,10 +277,11 @@ def demo(
 ) -> None:
     """Verify the bundled synthetic fixtures offline: the Quickstart's main job."""
     pdfs, demo_dir, production = FIXTURES / "pdfs", FIXTURES / "demo", FIXTURES / "production.csv"
+    damaged = FIXTURES / "damaged"
     if not pdfs.is_dir() or not demo_dir.is_dir():
         raise _fail(f"The fixtures are missing under {FIXTURES}; run `python fixtures/generate.py`.")
     run(
-        inputs=[pdfs],
+        inputs=[pdfs, damaged] if damaged.is_dir() else [pdfs],
         classifications=demo_dir,
         classifier=None,
         production=production,
