@@ -165,4 +165,9 @@ def test_demo_runs_on_fixtures(tmp_path: Path) -> None:
     assert summary["accepted_first_time"] > 0
     assert summary["accepted_after_fixes"] > 0
     assert summary["escalated"] > 0
-    assert summary["errors_by_reason"] == {"pdf_encrypted": 1, "pdf_broken": 1, "pdf_not_pdf": 1, "pdf_empty": 1}
+    assert summary["errors_by_reason"] == {
+        "pdf_encrypted": 1,
+        "pdf_broken": 1,
+        "pdf_not_pdf": 1,
+        "pdf_empty": 1,
+    }
