@@ -29,6 +29,14 @@ class InputDoc:
     path: Path
 
 
+def doc_id_for(path: Path) -> str:
+    """The file stem, made safe to use as a file name under the output root (no leading dots, no separators)."""
+    stem = path.stem.replace("/", "_").replace("\\", "_").strip()
+    if not stem or stem.startswith("."):
+        stem = "doc_" + stem.lstrip(".")
+    return stem
+
+
 def discover(inputs: Iterable[Path]) -> list[InputDoc]:
     """PDFs named directly (any file) or found recursively in directories; doc_id is the file stem."""
     found: list[Path] = []
@@ -44,7 +52,7 @@ def discover(inputs: Iterable[Path]) -> list[InputDoc]:
     docs: dict[str, InputDoc] = {}
     clashes: list[str] = []
     for path in found:
-        doc = InputDoc(doc_id=path.stem, path=path)
+        doc = InputDoc(doc_id=doc_id_for(path), path=path)
         if doc.doc_id in docs and docs[doc.doc_id].path.resolve() != path.resolve():
             clashes.append(f"{docs[doc.doc_id].path} and {path}")
         docs.setdefault(doc.doc_id, doc)

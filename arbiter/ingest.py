@@ -24,6 +24,7 @@ import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, ConfigDict
 
 from arbiter.contracts.bundle import DocumentBundle, Extractor
+from arbiter.diagnostics import describe
 from arbiter.layout import (
     RawPage,
     build_page,
@@ -232,9 +233,9 @@ def ingest_pdf(
         return IngestFailure(
             doc_id=doc_id, file_path=str(path), file_sha256=sha, kind="too_large", message=message
         )
-    except Exception:
-        # A bug or an engine surprise must cost this document only; the trace goes to the log.
-        log.exception("unexpected error while ingesting %s", path)
+    except Exception as exc:
+        # A bug or an engine surprise must cost this document only; the log says where, never what.
+        log.error("unexpected error while ingesting %s: %s", doc_id, describe(exc))
         message = "The PDF could not be read because of an unexpected problem in the PDF reader."
         return IngestFailure(
             doc_id=doc_id, file_path=str(path), file_sha256=sha, kind="unreadable", message=message
@@ -262,8 +263,8 @@ def _worker_main(conn: Connection, target: IngestTarget, memory_limit_mb: int | 
         path, kwargs = job
         try:
             result = target(path, **kwargs)
-        except BaseException:
-            log.exception("ingestion worker failed on %s", path)
+        except BaseException as exc:
+            log.error("ingestion worker failed on %s: %s", Path(path).name, describe(exc))
             result = IngestFailure(
                 doc_id=kwargs.get("doc_id") or Path(path).stem,
                 file_path=str(path),

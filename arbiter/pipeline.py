@@ -25,6 +25,7 @@ from arbiter.contracts import (
     StopReason,
     VerificationOutcome,
 )
+from arbiter.diagnostics import describe
 from arbiter.governor import verify_with_retries
 from arbiter.ground_truth import auto_accept_record
 from arbiter.ingest import EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
@@ -99,7 +100,7 @@ class Pipeline:
         try:
             return self._run(pdf, doc_id, pdf_sha, key, started)
         except Exception as exc:  # one document must never stop the batch
-            log.exception("internal error on document %s", doc_id)
+            log.error("internal error on document %s: %s", doc_id, describe(exc))
             return self._failed(
                 pdf,
                 doc_id,
@@ -235,8 +236,8 @@ class Pipeline:
                     error=reason,
                 )
             )
-        except OSError:
-            log.exception("could not write results for document %s", doc_id)
+        except OSError as exc:
+            log.error("could not write results for document %s: %s", doc_id, describe(exc))
         return DocResult(
             doc_id, str(pdf), str(outcome.final_decision), reason, False, reason, False, _ms(started)
         )

@@ -6,13 +6,12 @@ A crash message never repeats the exception's text: it may quote the document, i
 from __future__ import annotations
 
 import logging
-import traceback
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from pathlib import Path
 from time import perf_counter
 
 from arbiter.contracts import DocumentBundle, Issue, Location, Severity, VerifierResult, VerifierStatus
+from arbiter.diagnostics import where
 from arbiter.profile import Profile
 from verifiers.base import Subject, Verifier, VerifyContext
 
@@ -118,15 +117,6 @@ def errored_result(
 
 def verifier_name(verifier: object) -> str:
     return str(getattr(verifier, "name", None) or type(verifier).__name__)
-
-
-def where(exc: BaseException) -> str:
-    """Where it was raised (file, line, function) — a pointer for engineers without any of its text."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return ""
-    last = frames[-1]
-    return f"at {Path(last.filename).name}:{last.lineno} in {last.name}"
 
 
 def _ms_since(started: float) -> float:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arbiter.batch import BatchRunner, discover, new_run_id
+from arbiter.batch import BatchRunner, discover, doc_id_for, new_run_id
 from arbiter.classifiers import get_classifier
 from arbiter.errors import InputError
 from arbiter.ingest import IngestResult, ingest_pdf
@@ -46,6 +46,15 @@ def test_discover_recurses_and_uses_stems(tmp_path: Path) -> None:
     (tmp_path / "a" / "b" / "two.PDF").write_bytes(b"%PDF")
     (tmp_path / "a" / "notes.txt").write_text("x")
     assert sorted(d.doc_id for d in discover([tmp_path / "a"])) == ["one", "two"]
+
+
+@pytest.mark.parametrize(
+    ("name", "doc_id"),
+    [("report.pdf", "report"), ("...pdf", "doc_"), (".hidden.pdf", "doc_hidden"), ("a b.pdf", "a b")],
+)
+def test_doc_ids_stay_inside_the_output_root(name: str, doc_id: str) -> None:
+    """A doc_id never starts with a dot, so no output path can climb out of its folder."""
+    assert doc_id_for(Path("/in") / name) == doc_id
 
 
 @pytest.mark.parametrize(
