@@ -1,8 +1,8 @@
 """Benchmark (c): peak memory of a large batch through the real CLI (`arbiter run`), as a subprocess.
 
 The process tree (the CLI and its ingestion workers) is sampled every 100 ms from /proc: the peak of
-the summed VmRSS is the tree's peak; VmHWM gives each process's own peak. wait4's ru_maxrss (the largest
-single process of the tree, kernel-measured) cross-checks the sampling.
+the summed VmRSS is the tree's peak; VmHWM gives each process's own peak. ru_maxrss of the CLI's
+process tree (the largest single process, kernel-measured) cross-checks the sampling.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -64,13 +65,13 @@ def _descendants(root: int) -> list[int]:
 
 @dataclass
 class TreeSampler:
-    """Samples a process tree's memory on a background thread until stopped."""
+    """Samples the memory of a process's descendants on a background thread until stopped."""
 
     root: int
     interval_s: float = 0.1
     tree_peak_kb: int = 0
-    parent_hwm_kb: int = 0
-    child_hwm_kb: dict[int, int] = field(default_factory=dict)
+    hwm_kb: dict[int, int] = field(default_factory=dict)
+    first_child: int | None = None
     samples: int = 0
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -91,64 +92,69 @@ class TreeSampler:
 
     def sample(self) -> None:
         total = 0
-        root = _status_kb(self.root)
-        if root:
-            total += root.get("VmRSS", 0)
-            self.parent_hwm_kb = max(self.parent_hwm_kb, root.get("VmHWM", 0))
         for pid in _descendants(self.root):
             status = _status_kb(pid)
             if status:
+                self.first_child = self.first_child or pid
                 total += status.get("VmRSS", 0)
-                self.child_hwm_kb[pid] = max(self.child_hwm_kb.get(pid, 0), status.get("VmHWM", 0))
+                self.hwm_kb[pid] = max(self.hwm_kb.get(pid, 0), status.get("VmHWM", 0))
         self.tree_peak_kb = max(self.tree_peak_kb, total)
         self.samples += 1
 
 
+# Runs the CLI and reports its ru_maxrss. The wrapper is small when it starts the CLI; measured from
+# this (large) process instead, ru_maxrss would include our own pages, which a vfork'ed child inherits.
+WRAPPER = """
+import json, resource, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+with open(sys.argv[1], "w") as fh:
+    json.dump({"exit_code": code, "ru_maxrss_kb": peak}, fh)
+sys.exit(code)
+"""
+
+
 def run_cli(pdf_dir: Path, out_dir: Path, *, workers: int = 2, timeout_s: float = 3600) -> dict[str, Any]:
     """`arbiter run PDF_DIR --out OUT_DIR --workers N --quiet --force`, with its memory sampled."""
-    command = [
+    cli = [
         sys.executable, "-m", "arbiter.cli", "run", str(pdf_dir),
         "--out", str(out_dir), "--workers", str(workers), "--quiet", "--force",
     ]  # fmt: skip
+    report = out_dir / "bench-wrapper.json"
     started = time.perf_counter()
     proc = subprocess.Popen(
-        command, cwd=corpus.REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [sys.executable, "-c", WRAPPER, str(report), *cli],
+        cwd=corpus.REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group, so a timeout can stop the CLI and its workers
     )
     sampler = TreeSampler(proc.pid)
     sampler.start()
-    deadline = started + timeout_s
-    output: list[str] = []
-    reader = threading.Thread(target=lambda: output.extend(proc.stdout or []), daemon=True)
-    reader.start()
     try:
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.05)
+        output, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
     finally:
         sampler.stop()
-    proc.returncode = os.waitstatus_to_exitcode(status)  # we reaped it; tell Popen so
-    reader.join(5)
-    if proc.stdout is not None:
-        proc.stdout.close()
     seconds = time.perf_counter() - started
+    wrapped = json.loads(report.read_text()) if report.exists() else {}
+    cli_pid = sampler.first_child
+    workers_hwm = [kb for pid, kb in sampler.hwm_kb.items() if pid != cli_pid]
     return {
-        "command": " ".join(["arbiter", *command[3:]]),
+        "command": " ".join(["arbiter", *cli[3:]]),
         "exit_code": proc.returncode,
         "wall_s": round(seconds, 2),
-        "peak_parent_rss_mb": round(sampler.parent_hwm_kb / 1024, 1),
-        "peak_child_rss_mb": round(max(sampler.child_hwm_kb.values(), default=0) / 1024, 1),
-        "child_processes": len(sampler.child_hwm_kb),
+        "peak_parent_rss_mb": round(sampler.hwm_kb.get(cli_pid or -1, 0) / 1024, 1),
+        "peak_child_rss_mb": round(max(workers_hwm, default=0) / 1024, 1),
+        "child_processes": len(workers_hwm),
         "peak_tree_rss_mb": round(sampler.tree_peak_kb / 1024, 1),
-        # ru_maxrss is in kB on Linux: the largest single process among the CLI and its reaped children.
-        "ru_maxrss_mb": round(usage.ru_maxrss / 1024, 1),
+        # ru_maxrss is in kB on Linux: the largest single process among the CLI and its children.
+        "ru_maxrss_mb": round(wrapped.get("ru_maxrss_kb", 0) / 1024, 1),
         "rss_samples": sampler.samples,
-        "output_tail": "".join(output)[-2000:] if proc.returncode else "",
+        "output_tail": (output or "")[-2000:] if proc.returncode else "",
     }
 
 
