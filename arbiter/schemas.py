@@ -182,9 +182,8 @@ def _describe(error: jsonschema.ValidationError) -> list[SchemaProblem]:
     instance = error.instance
     schema = error.schema if isinstance(error.schema, dict) else {}
     if keyword == "required":
-        missing = [
-            name for name in error.validator_value if isinstance(instance, dict) and name not in instance
-        ]
+        required: list[Any] = list(error.validator_value) if isinstance(error.validator_value, list) else []
+        missing = [name for name in required if isinstance(instance, dict) and name not in instance]
         suffix = f" in {where}" if parts else ""
         return [
             SchemaProblem(pointer([*parts, name]), f'missing required field "{name}"{suffix}', keyword)
@@ -224,7 +223,8 @@ def _expected_types(error: jsonschema.ValidationError) -> str:
     if error.validator == "type":
         names = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
     else:
-        names = [sub.get("type") for sub in error.validator_value if isinstance(sub, dict)]
+        options: list[Any] = list(error.validator_value) if isinstance(error.validator_value, list) else []
+        names = [sub.get("type") for sub in options if isinstance(sub, dict)]
     words = [_TYPE_WORDS.get(str(name), str(name)) for name in names if name]
     if not words:
         return "of a different form"
