@@ -207,9 +207,9 @@ def _with_findings(message: str, issues: Sequence[Issue]) -> str:
     """The stop reason plus the first few findings, most severe first, so the SME sees why at a glance."""
     if not issues:
         return message
-    shown = "; ".join(f"[{i.severity}] {i.message}" for i in issues[:TOP_ISSUES])
-    more = f" (and {len(issues) - TOP_ISSUES} more)" if len(issues) > TOP_ISSUES else ""
-    return f"{message} Main findings: {shown}{more}."
+    shown = " ".join(f"[{i.severity}] {i.message.rstrip('.')}." for i in issues[:TOP_ISSUES])
+    more = f" And {len(issues) - TOP_ISSUES} more." if len(issues) > TOP_ISSUES else ""
+    return f"{message} Main findings: {shown}{more}"
 
 
 def _usage(results: Sequence[VerifierResult]) -> TokenUsage:
