@@ -1,0 +1,1 @@
+"""The LLM port: one small interface for every model Arbiter talks to (DESIGN §7)."""

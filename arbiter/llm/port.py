@@ -1,0 +1,118 @@
+"""Requests, responses, errors and the backend protocol of the LLM port.
+
+    LLMError(kind=...)            every way a call can fail; verifiers turn it into ERRORED (never a pass)
+     └── BudgetExhausted          a token budget ran out: the document escalates with `budget_exhausted`
+
+A backend answers one request with raw text and usage; the client (arbiter/llm/client.py) adds the
+disk cache, JSON and schema validation, budgets, the rate limiter and the concurrency bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from arbiter.contracts import TokenUsage
+
+ErrorKind = Literal[
+    "config",  # backend misconfigured (no key, unknown model)
+    "network_disabled",  # tests switched real calls off
+    "timeout",
+    "rate_limited",  # 429 after the transport retries gave up
+    "transport",  # connection errors, 5xx after retries
+    "blocked",  # safety or policy block, or a prompt refusal
+    "truncated",  # finish reason MAX_TOKENS or JSON cut short
+    "invalid_json",
+    "off_schema",  # valid JSON that does not match the response schema
+    "replay_miss",  # the replay backend has no recording for this request
+    "budget_exhausted",
+    "deferred",  # batch mode: the request was queued for a batch job, no answer yet
+]
+
+
+class LLMError(Exception):
+    """A call that produced no usable answer. `message` is plain English and never quotes the prompt."""
+
+    def __init__(self, kind: ErrorKind, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.retryable = retryable
+
+
+class BudgetExhausted(LLMError):
+    def __init__(self, message: str) -> None:
+        super().__init__("budget_exhausted", message)
+
+
+Purpose = Literal["classify", "V2", "V3", "V4"]
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One structured request. Document text belongs in `prompt`, inside the delimiters the prompt files use."""
+
+    purpose: Purpose
+    model: str
+    system: str
+    prompt: str
+    response_schema: dict[str, Any]
+    temperature: float = 0.0
+    max_output_tokens: int = 8192
+    doc_id: str | None = None  # for budgets, batch keys and logs; deliberately not part of the cache key
+
+    def key(self) -> str:
+        """sha256 of everything that determines the answer: equal keys may share a cached response."""
+        canonical = json.dumps(
+            {
+                "model": self.model,
+                "system": self.system,
+                "prompt": self.prompt,
+                "schema": self.response_schema,
+                "temperature": self.temperature,
+                "max_output_tokens": self.max_output_tokens,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class RawCompletion:
+    """What a backend returns: the model's text and what it cost. The client parses and validates it."""
+
+    text: str
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    model: str = ""
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """A validated answer: `data` is the parsed JSON and matches the request's response schema."""
+
+    data: Any
+    text: str
+    usage: TokenUsage
+    latency_ms: float
+    cached: bool
+    model: str
+    finish_reason: str | None = None
+
+
+class LLMBackend(Protocol):
+    name: str
+
+    def complete(self, request: LLMRequest) -> RawCompletion:
+        """Answer one request or raise LLMError; never return text that was blocked or cut short."""
+        ...
+
+
+class LLM(Protocol):
+    """What verifiers and classifiers receive (VerifyContext.llm): the client, or a fake in tests."""
+
+    def complete(self, request: LLMRequest) -> LLMResponse: ...
