@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from arbiter.contracts import ArbiterDecision, Counts, Decision, Severity, VerifierResult, VerifierStatus
+from arbiter.contracts import (
+    ArbiterDecision,
+    Counts,
+    Decision,
+    PhaseStatus,
+    Severity,
+    VerifierResult,
+    VerifierStatus,
+)
 from arbiter.profile import Profile
 
 GUARD_RULE = "fail_closed_guard"
@@ -30,6 +38,7 @@ def count_issues(results: Sequence[VerifierResult], required: Sequence[str]) -> 
             else:
                 minor += 1
     errored = sum(result.status == VerifierStatus.ERRORED for result in results)
+    budget = sum(result.llm_phase == PhaseStatus.BUDGET_EXHAUSTED for result in results)
     not_run = 0
     for name in dict.fromkeys(required):
         mine = [result for result in results if result.verifier == name]
@@ -44,6 +53,7 @@ def count_issues(results: Sequence[VerifierResult], required: Sequence[str]) -> 
         total=total,
         errored=errored,
         not_run=not_run,
+        budget_exhausted=budget,
     )
 
 
@@ -79,6 +89,8 @@ def _unsafe_because(decision: Decision, counts: Counts) -> str | None:
     """Why this decision must not stand with these counts, or None when it may."""
     if decision == Decision.ESCALATE_TO_SME:
         return None
+    if counts.budget_exhausted:
+        return "the token budget ran out before every check could run"
     if counts.errored:
         return "a check crashed"
     if counts.not_run:

@@ -18,7 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from arbiter.errors import ConfigError
 
 CountName = Literal[
-    "blocker", "major", "major_fixable", "major_non_fixable", "minor", "total", "errored", "not_run"
+    "blocker",
+    "major",
+    "major_fixable",
+    "major_non_fixable",
+    "minor",
+    "total",
+    "errored",
+    "not_run",
+    "budget_exhausted",
 ]
 
 

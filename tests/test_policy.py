@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arbiter.contracts import Decision, Severity, VerifierResult, VerifierStatus
+from arbiter.contracts import Decision, PhaseStatus, Severity, VerifierResult, VerifierStatus
 from arbiter.policy import GUARD_RULE, count_issues, decide
 from arbiter.profile import load_profile
 from tests.governor_helpers import NAMES, issue, replace, result, rules_profile
@@ -93,7 +93,18 @@ def test_counts_by_severity_and_fixability() -> None:
         "total": 7,
         "errored": 0,
         "not_run": 0,
+        "budget_exhausted": 0,
     }
+
+
+def test_budget_exhausted_escalates_with_its_own_rule() -> None:
+    """A verifier whose LLM phase ran out of budget escalates with rule budget_exhausted, even with no issues."""
+    results = results_for()
+    results[1] = results[1].model_copy(update={"llm_phase": PhaseStatus.BUDGET_EXHAUSTED})
+    decision = decide(results, load_profile())
+    assert decision.decision == Decision.ESCALATE_TO_SME
+    assert decision.rule == "budget_exhausted"
+    assert decision.counts.budget_exhausted == 1
 
 
 def test_not_run_counts_errored_skipped_and_missing() -> None:

@@ -46,6 +46,13 @@ _SPECS = [
     CodeSpec("V2.MIXTURE_MISMATCH", M, True, "The mixture differs from the page-weighted segment shares."),
     CodeSpec("V2.DOMINANT_TYPE_MISMATCH", M, True, "A dominant type is not the type with the largest share."),
     CodeSpec("V2.UNCOVERED_PAGES", M, False, "Pages with text belong to no segment."),
+    CodeSpec(
+        "V2.LLM_INCONSISTENCY", M, False, "The language model found the answer inconsistent with the text."
+    ),
+    CodeSpec("V2.LLM_NOTE", m, False, "The language model noted a minor inconsistency."),
+    CodeSpec(
+        "V2.LLM_ERROR", B, False, "The semantic consistency check could not run or gave no usable answer."
+    ),
     CodeSpec("V2.VERIFIER_ERROR", B, False, "V2 crashed; consistency was not checked."),
     # V3 traps (seed 003 §5, plus ours)
     CodeSpec(
@@ -54,6 +61,9 @@ _SPECS = [
     CodeSpec("V3.ADMIN_TITLE_AS_REPORT", B, False, "An administrative document is classified as a report."),
     CodeSpec("V3.HEADER_FOOTER_EVIDENCE", m, False, "An evidence snippet is header/footer text."),
     CodeSpec("V3.PROMPT_INJECTION", M, False, "The document contains text addressed to an AI model."),
+    CodeSpec("V3.LLM_TRAP", M, False, "The language model found a misleading pattern the rules missed."),
+    CodeSpec("V3.LLM_NOTE", m, False, "The language model noted a minor trap risk."),
+    CodeSpec("V3.LLM_ERROR", B, False, "The contextual trap check could not run or gave no usable answer."),
     CodeSpec("V3.VERIFIER_ERROR", B, False, "V3 crashed; traps were not checked."),
     # V4 evidence quality (seed 003 §6)
     CodeSpec("V4.SNIPPET_WRONG_PAGE", M, True, "A snippet is on another page of the same segment."),
@@ -62,6 +72,11 @@ _SPECS = [
     CodeSpec("V4.PAGE_NO_TEXT_LAYER", M, False, "The claimed page has no text to check the snippet against."),
     CodeSpec("V4.ANCHOR_NOT_FOUND", m, False, "An anchor does not appear on its page."),
     CodeSpec("V4.SNIPPET_TOO_SHORT", m, False, "A snippet is too short to prove anything."),
+    CodeSpec(
+        "V4.LLM_WEAK_EVIDENCE", M, False, "The language model judged a snippet not to support its type."
+    ),
+    CodeSpec("V4.LLM_NOTE", m, False, "The language model noted weak but acceptable evidence."),
+    CodeSpec("V4.LLM_ERROR", B, False, "The semantic evidence check could not run or gave no usable answer."),
     CodeSpec("V4.VERIFIER_ERROR", B, False, "V4 crashed; evidence was not checked."),
 ]
 

@@ -36,6 +36,7 @@ class PhaseStatus(StrEnum):
     PASSED = "PASSED"
     FAILED = "FAILED"
     ERRORED = "ERRORED"
+    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"  # a token budget ran out before the phase could run
 
 
 class Decision(StrEnum):
@@ -129,6 +130,7 @@ class Counts(Strict):
     total: int = 0
     errored: int = Field(default=0, description="Verifiers that raised or could not run.")
     not_run: int = Field(default=0, description="Required verifiers that are ERRORED or SKIPPED.")
+    budget_exhausted: int = Field(default=0, description="Verifiers whose LLM phase ran out of token budget.")
 
 
 class ArbiterDecision(Strict):
@@ -186,6 +188,9 @@ class VerificationOutcome(Strict):
     final_issues: list[Issue] = Field(default_factory=list)
     llm_usage: TokenUsage = Field(default_factory=TokenUsage)
     llm_calls: int = 0
+    llm_cost_usd: float = Field(
+        default=0.0, description="Estimated from the configured prices; cached calls cost 0."
+    )
     timings: dict[str, float] = Field(default_factory=dict, description="Milliseconds by stage.")
 
     @property
