@@ -35,11 +35,15 @@ ErrorKind = Literal[
 class LLMError(Exception):
     """A call that produced no usable answer. `message` is plain English and never quotes the prompt."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, retryable: bool = False) -> None:
+    def __init__(
+        self, kind: ErrorKind, message: str, *, retryable: bool = False, retry_after_s: float | None = None
+    ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
         self.retryable = retryable
+        # the server's own retry delay on a 429 (seconds): the client pauses every caller until then
+        self.retry_after_s = retry_after_s
 
 
 class BudgetExhausted(LLMError):

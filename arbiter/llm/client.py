@@ -1,0 +1,308 @@
+"""The LLM client: cache, budgets, concurrency bound and rate limit around a backend; parses and validates answers.
+
+complete(): cache lookup by request hash (a hit costs no call and no budget) -> per-document and per-run
+budget reservation -> concurrency semaphore + rate limiter -> backend -> JSON parse -> schema validation ->
+cache write (+ replay recording) -> usage charged. Logs carry doc_id, key, kind, latency, tokens; never text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from jsonschema import SchemaError
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
+
+from arbiter.contracts import TokenUsage
+from arbiter.llm.budget import Reservation, TokenBudget
+from arbiter.llm.cache import DiskCache
+from arbiter.llm.config import LLMSettings
+from arbiter.llm.limiter import RateLimiter
+from arbiter.llm.port import LLMBackend, LLMError, LLMRequest, LLMResponse, RawCompletion
+from arbiter.llm.replay import write_replay
+
+log = logging.getLogger(__name__)
+
+# when a 429 carries no retry delay, pause 2, 4, 8 ... seconds
+_FALLBACK_BACKOFF_S = 2.0
+
+
+def estimate_tokens(request: LLMRequest) -> int:
+    """What a request may cost at most: ~4 characters a token for the input plus the whole output allowance."""
+    return (len(request.system) + len(request.prompt)) // 4 + request.max_output_tokens
+
+
+def parse_answer(text: str, schema: dict[str, Any]) -> Any:
+    """Parse the model's text as JSON and validate it; raise LLMError invalid_json / off_schema otherwise."""
+    try:
+        data = json.loads(_strip_fence(text))
+    except ValueError:
+        raise LLMError(
+            "invalid_json", "The model's answer is not valid JSON (it may have been cut short)."
+        ) from None
+    try:
+        validator = validator_for(schema)(schema)
+        error = best_match(validator.iter_errors(data))
+    except SchemaError:
+        raise LLMError("config", "The response schema for this request is itself invalid.") from None
+    if error is not None:
+        where = "/" + "/".join(str(part) for part in error.absolute_path)
+        raise LLMError(
+            "off_schema",
+            f"The model's answer does not match the expected format at {where} (failed check: {error.validator}).",
+        )
+    return data
+
+
+def _strip_fence(text: str) -> str:
+    """Accept one ```json fenced block, which some on-premises models add despite JSON mode."""
+    stripped = text.strip()
+    if stripped.startswith("```") and stripped.endswith("```") and stripped.count("```") == 2:
+        body = stripped[3:-3]
+        first_line, _, rest = body.partition("\n")
+        return rest if first_line.strip().lower() in {"", "json"} else body
+    return text
+
+
+@dataclass
+class Usage:
+    """Counters for one document or the whole run. Calls are backend requests; cache hits cost nothing."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    rate_limit_retries: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "rate_limit_retries": self.rate_limit_retries,
+            "errors": dict(sorted(self.errors.items())),
+        }
+
+
+class LLMClient:
+    """Thread-safe; one per run. Use for_document(doc_id) for the `LLM` each document's verifiers receive.
+
+    complete() on the client itself applies only the run budget. With settings.use_cache False (--no-cache)
+    cached answers are not read, but fresh answers are still written so the next run can reuse them.
+    """
+
+    def __init__(
+        self,
+        backend: LLMBackend,
+        settings: LLMSettings,
+        cache: DiskCache | None = None,
+        *,
+        limiter: RateLimiter | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.cache = cache
+        self.limiter = limiter or RateLimiter(settings.rpm, burst=settings.concurrency)
+        self.run_budget = TokenBudget(settings.run_token_budget, scope="run")
+        self._slots = threading.BoundedSemaphore(settings.concurrency)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._usage = Usage()
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    def for_document(self, doc_id: str, *, token_budget: int | None = None) -> DocumentLLM:
+        """An `LLM` for one document with its own budget (settings.doc_token_budget unless given)."""
+        limit = self.settings.doc_token_budget if token_budget is None else token_budget
+        return DocumentLLM(self, doc_id, TokenBudget(limit, scope="document"))
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        return self._complete(request, None, None)
+
+    def totals(self) -> dict[str, Any]:
+        """Run totals: backend, model, calls, cache_hits, input/output tokens, cost_usd, errors by kind."""
+        with self._lock:
+            return {"backend": self.name, "model": self.settings.model, **self._usage.as_dict()}
+
+    def _complete(self, request: LLMRequest, budget: TokenBudget | None, usage: Usage | None) -> LLMResponse:
+        started = self._clock()
+        key = request.key()
+        try:
+            cached = self._from_cache(request, key)
+            if cached is not None:
+                self._count(usage, cache_hits=1)
+                log.debug("llm cache hit doc=%s purpose=%s key=%s", request.doc_id, request.purpose, key[:12])
+                return LLMResponse(
+                    data=cached[0],
+                    text=cached[1].text,
+                    usage=TokenUsage(),
+                    latency_ms=(self._clock() - started) * 1000,
+                    cached=True,
+                    model=cached[1].model or request.model,
+                    finish_reason=cached[1].finish_reason,
+                )
+            estimate = estimate_tokens(request)
+            held = self._reserve(budget, estimate)
+            raw: RawCompletion | None = None
+            try:
+                raw = self._call(request, usage)
+                data = parse_answer(raw.text, request.response_schema)
+            finally:
+                spent = _spent(raw, estimate)
+                self.run_budget.settle(held[0], spent)
+                if budget is not None and held[1] is not None:
+                    budget.settle(held[1], spent)
+                if raw is not None:
+                    self._charge(usage, raw.usage)
+        except LLMError as error:
+            self._count(usage, error=error.kind)
+            log.warning(
+                "llm call failed doc=%s purpose=%s key=%s kind=%s",
+                request.doc_id,
+                request.purpose,
+                key[:12],
+                error.kind,
+            )
+            raise
+        self._store(request, key, raw)
+        latency_ms = (self._clock() - started) * 1000
+        log.info(
+            "llm call doc=%s purpose=%s key=%s latency_ms=%.0f input_tokens=%d output_tokens=%d",
+            request.doc_id,
+            request.purpose,
+            key[:12],
+            latency_ms,
+            raw.usage.input_tokens,
+            raw.usage.output_tokens,
+        )
+        return LLMResponse(
+            data=data,
+            text=raw.text,
+            usage=raw.usage,
+            latency_ms=latency_ms,
+            cached=False,
+            model=raw.model or request.model,
+            finish_reason=raw.finish_reason,
+        )
+
+    def _from_cache(self, request: LLMRequest, key: str) -> tuple[Any, RawCompletion] | None:
+        if self.cache is None or not self.settings.use_cache:
+            return None
+        raw = self.cache.get(key)
+        if raw is None:
+            return None
+        try:
+            return parse_answer(raw.text, request.response_schema), raw
+        except LLMError:
+            log.warning("llm cache entry %s no longer validates; asking the model again", key[:12])
+            return None
+
+    def _reserve(self, budget: TokenBudget | None, estimate: int) -> tuple[Reservation, Reservation | None]:
+        document = budget.reserve(estimate) if budget is not None else None
+        try:
+            return self.run_budget.reserve(estimate), document
+        except LLMError:
+            if budget is not None and document is not None:
+                budget.release(document)
+            raise
+
+    def _call(self, request: LLMRequest, usage: Usage | None) -> RawCompletion:
+        """One backend answer inside the concurrency bound; a 429 pauses every caller, then retries."""
+        attempt = 0
+        with self._slots:
+            while True:
+                self.limiter.acquire()
+                self._count(usage, calls=1)
+                try:
+                    return self.backend.complete(request)
+                except LLMError as error:
+                    if error.kind != "rate_limited" or attempt >= self.settings.rate_limit_retries:
+                        raise
+                    delay = error.retry_after_s
+                    if delay is None:
+                        delay = _FALLBACK_BACKOFF_S * 2**attempt
+                    log.info("llm rate limited key=%s; pausing all callers %.1fs", request.key()[:12], delay)
+                    self.limiter.penalise(delay)
+                    self._count(usage, retries=1)
+                    attempt += 1
+
+    def _store(self, request: LLMRequest, key: str, raw: RawCompletion) -> None:
+        if self.cache is not None:
+            self.cache.put(key, raw, request.model)
+        if self.settings.record_dir is not None:
+            write_replay(self.settings.record_dir, request, raw, note="recorded from a live run")
+
+    def _charge(self, usage: Usage | None, tokens: TokenUsage) -> None:
+        cost = self.settings.cost_usd(tokens.input_tokens, tokens.output_tokens)
+        with self._lock:
+            for counter in (self._usage, usage):
+                if counter is not None:
+                    counter.input_tokens += tokens.input_tokens
+                    counter.output_tokens += tokens.output_tokens
+                    counter.cost_usd += cost
+
+    def _count(
+        self,
+        usage: Usage | None,
+        *,
+        calls: int = 0,
+        cache_hits: int = 0,
+        retries: int = 0,
+        error: str | None = None,
+    ) -> None:
+        with self._lock:
+            for counter in (self._usage, usage):
+                if counter is not None:
+                    counter.calls += calls
+                    counter.cache_hits += cache_hits
+                    counter.rate_limit_retries += retries
+                    if error is not None:
+                        counter.errors[error] += 1
+
+
+def _spent(raw: RawCompletion | None, estimate: int) -> int:
+    """Tokens to charge: the reported usage; the estimate when a backend answered but reported none."""
+    if raw is None:
+        return 0
+    total = raw.usage.input_tokens + raw.usage.output_tokens
+    return total if total > 0 else estimate
+
+
+class DocumentLLM:
+    """The `LLM` one document's classifier and verifiers share: its own budget, plus the run's."""
+
+    def __init__(self, client: LLMClient, doc_id: str, budget: TokenBudget) -> None:
+        self.client = client
+        self.doc_id = doc_id
+        self.budget = budget
+        self._usage = Usage()
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        if request.doc_id is None:
+            request = replace(request, doc_id=self.doc_id)
+        return self.client._complete(request, self.budget, self._usage)
+
+    def usage(self) -> tuple[int, TokenUsage, float]:
+        """(backend calls, tokens, estimated cost in USD) for this document so far."""
+        with self.client._lock:
+            u = self._usage
+            return u.calls, TokenUsage(input_tokens=u.input_tokens, output_tokens=u.output_tokens), u.cost_usd
+
+    def stats(self) -> dict[str, Any]:
+        """The same counters as LLMClient.totals(), for this document."""
+        with self.client._lock:
+            return {"doc_id": self.doc_id, **self._usage.as_dict()}

@@ -1,0 +1,74 @@
+"""The replay backend: recorded answers stored as files named by request hash, for demos and tests.
+
+A file replay_dir/<request.key()>.json holds {"key", "purpose", "model", "text", "usage", "finish_reason", "note"};
+recordings are made by any real run with ARBITER_LLM_RECORD_DIR set (see LLMSettings.record_dir).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from arbiter.atomic import write_json
+from arbiter.contracts import TokenUsage
+from arbiter.llm.port import LLMError, LLMRequest, RawCompletion
+
+
+def replay_path(replay_dir: Path, request: LLMRequest) -> Path:
+    return Path(replay_dir) / f"{request.key()}.json"
+
+
+def write_replay(replay_dir: Path, request: LLMRequest, completion: RawCompletion, note: str = "") -> Path:
+    """Store one answer for `request`; the prompt itself is not written (only its hash, as the file name)."""
+    path = replay_path(replay_dir, request)
+    write_json(
+        path,
+        {
+            "key": request.key(),
+            "purpose": request.purpose,
+            "model": completion.model or request.model,
+            "text": completion.text,
+            "usage": completion.usage.model_dump(),
+            "finish_reason": completion.finish_reason,
+            "note": note,
+        },
+    )
+    return path
+
+
+def read_replay(path: Path) -> RawCompletion:
+    """Load one recording; raise LLMError("replay_miss") when it cannot be used."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if path.stem != data["key"]:
+            raise ValueError("file name and key differ")
+        return RawCompletion(
+            text=str(data["text"]),
+            usage=TokenUsage.model_validate(data.get("usage") or {}),
+            model=str(data.get("model") or ""),
+            finish_reason=data.get("finish_reason"),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise LLMError(
+            "replay_miss", f"The recorded response {path} cannot be used ({type(exc).__name__})."
+        ) from None
+
+
+class ReplayBackend:
+    """Answers from files only: never touches the network, and a missing recording is an LLMError."""
+
+    name = "replay"
+
+    def __init__(self, replay_dir: Path) -> None:
+        self.replay_dir = Path(replay_dir)
+
+    def complete(self, request: LLMRequest) -> RawCompletion:
+        path = replay_path(self.replay_dir, request)
+        if not path.is_file():
+            raise LLMError(
+                "replay_miss",
+                f"No recorded response for this {request.purpose} request (key {request.key()[:12]}…) in"
+                f" {self.replay_dir}. Record one by running the same command with ARBITER_LLM=gemini (or"
+                f" openai) and ARBITER_LLM_RECORD_DIR={self.replay_dir}.",
+            )
+        return read_replay(path)
