@@ -1,0 +1,359 @@
+"""The `openai` backend: any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server) over httpx,
+for on-premises models when patient data may not leave the site. Transport retries live here; JSON and
+schema checks are the client's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, Literal
+
+import httpx
+
+from arbiter.contracts import TokenUsage
+from arbiter.llm.config import LLMSettings
+from arbiter.llm.network import require_network
+from arbiter.llm.port import LLMError, LLMRequest, RawCompletion
+
+log = logging.getLogger(__name__)
+
+ResponseFormat = Literal["json_schema", "json_object"]
+RESPONSE_FORMAT_ENV = "ARBITER_OPENAI_RESPONSE_FORMAT"
+_SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Transport retries: exponential backoff with full jitter; a 429's Retry-After wins when given."""
+
+    attempts: int = 4  # the first try plus three retries (5xx, timeouts, connection errors)
+    # 429s get fewer: the client then pauses every caller for the server's delay (LLMClient._call),
+    # which beats each thread sleeping on its own.
+    rate_limit_attempts: int = 2
+    base_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+    max_retry_after_s: float = 60.0  # a server asking for a longer pause ends the call (rate_limited)
+
+    def backoff(self, attempt: int, rng: random.Random) -> float:
+        """Delay before retry number `attempt` (1-based)."""
+        ceiling = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
+        return ceiling / 2 + rng.uniform(0, ceiling / 2)
+
+
+class _Retryable(Exception):
+    """One failed attempt that may succeed if tried again; carries the error to raise if it never does."""
+
+    def __init__(self, error: LLMError, retry_after_s: float | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.retry_after_s = retry_after_s
+
+
+class OpenAICompatBackend:
+    """POST {base_url}/chat/completions with a JSON Schema response format; answers a RawCompletion."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        http_client: httpx.Client | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        response_format: ResponseFormat | None = None,
+    ) -> None:
+        self.settings = settings
+        self.base_url = _normalise_base_url(settings.openai_base_url)
+        self.api_key = settings.openai_api_key or None
+        self.timeout_s = float(settings.timeout_s)
+        self.retry = retry or RetryPolicy()
+        self.sleep = sleep
+        self.rng = rng or random.Random()
+        self.response_format: ResponseFormat = response_format or _format_from_env()
+        self._client = http_client
+        self._owns_client = http_client is None
+
+    # -- public -----------------------------------------------------------------------------------
+
+    def complete(self, request: LLMRequest) -> RawCompletion:
+        require_network(self.name)
+        if not self.base_url:
+            raise LLMError(
+                "config",
+                "Set ARBITER_OPENAI_BASE_URL to the endpoint of your OpenAI-compatible server, "
+                "e.g. http://localhost:8000/v1 (vLLM) or http://localhost:11434/v1 (Ollama).",
+            )
+        body = self.request_body(request)
+        started = time.perf_counter()
+        for attempt in range(1, max(self.retry.attempts, self.retry.rate_limit_attempts) + 1):
+            try:
+                payload = self._post(body)
+            except _Retryable as failure:
+                limit = (
+                    self.retry.rate_limit_attempts
+                    if failure.error.kind == "rate_limited"
+                    else self.retry.attempts
+                )
+                if attempt >= limit or (
+                    failure.retry_after_s is not None and failure.retry_after_s > self.retry.max_retry_after_s
+                ):
+                    log.warning(
+                        "openai: giving up doc_id=%s key=%s kind=%s attempts=%d",
+                        request.doc_id,
+                        request.key()[:12],
+                        failure.error.kind,
+                        attempt,
+                    )
+                    raise failure.error from None
+                delay = (
+                    failure.retry_after_s
+                    if failure.retry_after_s is not None
+                    else self.retry.backoff(attempt, self.rng)
+                )
+                log.info(
+                    "openai: retry doc_id=%s key=%s kind=%s attempt=%d delay_s=%.2f",
+                    request.doc_id,
+                    request.key()[:12],
+                    failure.error.kind,
+                    attempt,
+                    delay,
+                )
+                self.sleep(delay)
+                continue
+            completion = self._completion(payload, request)
+            log.info(
+                "openai: ok doc_id=%s key=%s latency_ms=%.0f tokens_in=%d tokens_out=%d",
+                request.doc_id,
+                request.key()[:12],
+                (time.perf_counter() - started) * 1000.0,
+                completion.usage.input_tokens,
+                completion.usage.output_tokens,
+            )
+            return completion
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    def request_body(self, request: LLMRequest) -> dict[str, Any]:
+        """The chat-completions body for one request (public so tests can read its shape)."""
+        system = request.system
+        if self.response_format == "json_schema":
+            response_format: dict[str, Any] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": _schema_name(request.purpose),
+                    "schema": request.response_schema,
+                    "strict": True,
+                },
+            }
+        else:
+            # JSON mode does not carry the schema, so the model must read it from the instructions.
+            response_format = {"type": "json_object"}
+            system = (
+                f"{system}\n\nAnswer with one JSON object that matches this JSON Schema:\n"
+                f"{json.dumps(request.response_schema, sort_keys=True)}"
+            )
+        return {
+            "model": request.model,
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": request.prompt},
+            ],
+            "temperature": request.temperature,
+            "max_tokens": request.max_output_tokens,
+            "response_format": response_format,
+        }
+
+    def close(self) -> None:
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- one attempt ------------------------------------------------------------------------------
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s))
+        return self._client
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        try:
+            response = self._http().post(
+                f"{self.base_url}/chat/completions",
+                json=body,
+                headers=headers,
+                timeout=httpx.Timeout(self.timeout_s),
+            )
+        except httpx.TimeoutException:
+            raise _Retryable(
+                LLMError(
+                    "timeout",
+                    f"The model server did not answer within {self.timeout_s:g} s, after "
+                    f"{self.retry.attempts} attempts.",
+                    retryable=True,
+                )
+            ) from None
+        except httpx.TransportError as exc:
+            raise _Retryable(
+                LLMError(
+                    "transport",
+                    f"Could not reach the model server at {self.base_url} ({type(exc).__name__}), after "
+                    f"{self.retry.attempts} attempts.",
+                    retryable=True,
+                )
+            ) from None
+        status = response.status_code
+        if status == 429:
+            wait = _retry_after(response)
+            raise _Retryable(_rate_limited(wait), wait)
+        if status >= 500:
+            raise _Retryable(
+                LLMError(
+                    "transport",
+                    f"The model server kept failing (HTTP {status}{_error_code(response)}) after "
+                    f"{self.retry.attempts} attempts.",
+                    retryable=True,
+                ),
+                _retry_after(response) if status == 503 else None,
+            )
+        if status in (401, 403):
+            raise LLMError(
+                "config",
+                f"The model server refused the credentials (HTTP {status}); set ARBITER_OPENAI_API_KEY "
+                "(or OPENAI_API_KEY) to a key it accepts.",
+            )
+        if status == 404:
+            raise LLMError(
+                "config",
+                f"The model server has no {self.base_url}/chat/completions or does not serve this model "
+                "(HTTP 404); check ARBITER_OPENAI_BASE_URL (it usually ends in /v1) and ARBITER_LLM_MODEL.",
+            )
+        if status >= 400:
+            raise LLMError(
+                "transport",
+                f"The model server rejected the request (HTTP {status}{_error_code(response)}); the prompt "
+                "may be too long for the model, or the server may not support JSON Schema output "
+                f"(try {RESPONSE_FORMAT_ENV}=json_object).",
+            )
+        try:
+            payload = response.json()
+        except ValueError:
+            raise LLMError(
+                "transport", "The model server answered with something that is not a JSON response."
+            ) from None
+        if not isinstance(payload, dict):
+            raise LLMError("transport", "The model server answered with an unexpected response shape.")
+        return payload
+
+    def _completion(self, payload: dict[str, Any], request: LLMRequest) -> RawCompletion:
+        choices = payload.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise LLMError("transport", "The model server's response holds no answer (no choices).")
+        choice = choices[0]
+        found = choice.get("message")
+        message: dict[str, Any] = found if isinstance(found, dict) else {}
+        finish_reason = choice.get("finish_reason")
+        finish = str(finish_reason) if finish_reason is not None else None
+        if message.get("refusal"):
+            raise LLMError("blocked", "The model refused to answer this request.")
+        if finish == "content_filter":
+            raise LLMError("blocked", "The model server's content filter blocked the answer.")
+        if finish == "length":
+            raise LLMError(
+                "truncated",
+                f"The model's answer was cut off at {request.max_output_tokens} output tokens.",
+            )
+        content = message.get("content")
+        text = content if isinstance(content, str) else ""
+        return RawCompletion(
+            text=text,
+            usage=_usage(payload.get("usage"), request, text),
+            model=str(payload.get("model") or request.model),
+            finish_reason=finish,
+        )
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def _normalise_base_url(raw: str | None) -> str:
+    url = (raw or "").strip().rstrip("/")
+    suffix = "/chat/completions"
+    return url[: -len(suffix)] if url.endswith(suffix) else url
+
+
+def _format_from_env() -> ResponseFormat:
+    value = os.environ.get(RESPONSE_FORMAT_ENV, "").strip().lower()
+    return "json_object" if value == "json_object" else "json_schema"
+
+
+def _schema_name(purpose: str) -> str:
+    # OpenAI's rule for schema names: letters, digits, '_' and '-', at most 64.
+    cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", purpose)[:64]
+    return cleaned or "response"
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds the server asks us to wait (Retry-After: seconds or an HTTP date), or None."""
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _rate_limited(wait: float | None) -> LLMError:
+    hint = f"; it asked to wait {wait:g} s" if wait is not None else ""
+    return LLMError(
+        "rate_limited",
+        f"The model server kept refusing for too many requests (HTTP 429){hint}. Lower ARBITER_LLM_RPM "
+        "or ARBITER_LLM_CONCURRENCY, or try again later.",
+        retryable=True,
+        retry_after_s=wait,
+    )
+
+
+def _error_code(response: httpx.Response) -> str:
+    """The server's error code or type when it is a short identifier; never its message (it may quote input)."""
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return ""
+    if not isinstance(error, dict):
+        return ""
+    for field in ("code", "type"):
+        value = error.get(field)
+        if isinstance(value, str | int) and _SAFE_TOKEN.match(str(value)):
+            return f", {value}"
+    return ""
+
+
+def _usage(raw: Any, request: LLMRequest, text: str) -> TokenUsage:
+    """The server's token counts; a server that omits them is charged an estimate (4 characters a token)."""
+    if isinstance(raw, dict):
+        prompt = raw.get("prompt_tokens")
+        completion = raw.get("completion_tokens")
+        if isinstance(prompt, int) and isinstance(completion, int):
+            return TokenUsage(input_tokens=max(prompt, 0), output_tokens=max(completion, 0))
+    return TokenUsage(
+        input_tokens=len(request.system + request.prompt) // 4,
+        output_tokens=len(text) // 4,
+    )
