@@ -324,3 +324,43 @@ def test_arbitrary_text_never_raises(raw: str | bytes) -> None:
     """load_subject returns a Subject for any text or bytes."""
     subject = load_subject(raw)
     assert subject.model is not None or subject.parse_error or subject.schema_problems
+
+
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 40),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5),
+    st.just([]),
+    st.just({}),
+)
+
+
+@st.composite
+def _corrupted(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid classification with one value replaced somewhere in its tree."""
+    data = make_classification()
+    node: Any = data
+    while True:
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        if not keys:
+            break
+        key = draw(st.sampled_from(keys))
+        child = node[key]
+        if isinstance(child, (dict, list)) and child and draw(st.booleans()):
+            node = child
+            continue
+        node[key] = draw(_LEAVES)
+        break
+    return data
+
+
+@given(_corrupted())
+def test_fast_path_accepts_exactly_what_the_schema_accepts(data: dict[str, Any]) -> None:
+    """The strict model parse used as a fast path never accepts what jsonschema would reject."""
+    try:
+        ClassificationOutput.model_validate(data, strict=True)
+    except Exception:
+        return
+    assert list(classification_validator().iter_errors(data)) == []
