@@ -211,10 +211,3 @@ def test_real_backends_refuse_without_network(
     with pytest.raises(LLMError) as caught:
         built.complete(request)
     assert caught.value.kind == "network_disabled"
-
-
-def test_network_is_off_for_the_whole_test_session() -> None:
-    """conftest switches real LLM calls off before any test runs."""
-    from arbiter.llm import network
-
-    assert network.ALLOW_NETWORK is False
