@@ -1,0 +1,283 @@
+"""The `gemini` backend: google-genai (API key or Vertex AI) with transport retries and explicit handling of
+finish reasons, safety blocks, truncation and 429s. JSON and schema checks are the client's.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from google.genai import Client, errors, types
+
+from arbiter.contracts import TokenUsage
+from arbiter.llm.config import LLMSettings
+from arbiter.llm.network import require_network
+from arbiter.llm.port import LLMError, LLMRequest, RawCompletion
+
+log = logging.getLogger(__name__)
+
+# 429 is deliberately absent: the SDK's backoff ignores the server's RetryInfo delay, so a 429 surfaces at
+# once as rate_limited with retry_after_s and the client's limiter pauses every caller for that long.
+TRANSPORT_RETRY_CODES = (408, 500, 502, 503, 504)
+
+_OK_FINISH = {None, "STOP", "FINISH_REASON_UNSPECIFIED"}
+_BLOCKED_FINISH = {
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "MODEL_ARMOR",
+    "LANGUAGE",
+    "OTHER",
+}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+@dataclass(frozen=True)
+class GeminiRetry:
+    """google-genai HttpRetryOptions for transport faults (timeouts, connection errors, 408 and 5xx)."""
+
+    attempts: int = 4  # the first try plus three retries
+    initial_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    exp_base: float = 2.0
+    jitter_s: float = 1.0
+
+    def options(self) -> types.HttpRetryOptions:
+        return types.HttpRetryOptions(
+            attempts=self.attempts,
+            initial_delay=self.initial_delay_s,
+            max_delay=self.max_delay_s,
+            exp_base=self.exp_base,
+            jitter=self.jitter_s,
+            http_status_codes=list(TRANSPORT_RETRY_CODES),
+        )
+
+
+def make_genai_client(
+    settings: LLMSettings,
+    *,
+    http_client: httpx.Client | None = None,
+    retry: GeminiRetry | None = None,
+    credentials: Any = None,
+) -> Client:
+    """A google-genai Client from the settings; a missing key or Vertex project is LLMError("config")."""
+    http_options = types.HttpOptions(
+        timeout=max(1, round(settings.timeout_s * 1000)),
+        retry_options=(retry or GeminiRetry()).options(),
+        httpx_client=http_client,
+    )
+    try:
+        if settings.vertexai:
+            if not settings.google_cloud_project and not settings.gemini_api_key:
+                raise LLMError(
+                    "config",
+                    "Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT (and GOOGLE_CLOUD_LOCATION), or an API key.",
+                )
+            if settings.google_cloud_project:
+                return Client(
+                    vertexai=True,
+                    project=settings.google_cloud_project,
+                    location=settings.google_cloud_location,
+                    credentials=credentials,
+                    http_options=http_options,
+                )
+            return Client(vertexai=True, api_key=settings.gemini_api_key, http_options=http_options)
+        if not settings.gemini_api_key:
+            raise LLMError(
+                "config", "No Gemini API key: set GOOGLE_API_KEY or GEMINI_API_KEY, or configure Vertex AI."
+            )
+        return Client(vertexai=False, api_key=settings.gemini_api_key, http_options=http_options)
+    except ValueError:
+        # the SDK's own configuration checks; their text may echo settings, so it is not repeated
+        raise LLMError(
+            "config", "The Gemini client configuration is invalid (key, project or location)."
+        ) from None
+
+
+def generation_config(request: LLMRequest) -> types.GenerateContentConfig:
+    """Structured JSON output at the request's temperature; the schema goes as plain JSON Schema."""
+    return types.GenerateContentConfig(
+        system_instruction=request.system or None,
+        temperature=request.temperature,
+        max_output_tokens=request.max_output_tokens,
+        response_mime_type="application/json",
+        # response_json_schema takes the dict as is; response_schema would go through the SDK's OpenAPI
+        # Schema model, which mangles dict-typed fields in API-key mode (ENGINEERING_NOTES)
+        response_json_schema=json_schema_for_gemini(request.response_schema),
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+
+
+def json_schema_for_gemini(schema: dict[str, Any]) -> dict[str, Any]:
+    """The response schema without the `$schema` dialect marker, which Gemini does not accept."""
+    return {k: v for k, v in schema.items() if k != "$schema"}
+
+
+class GeminiBackend:
+    """Answers an LLMRequest through models.generate_content; every failure is an LLMError of a known kind."""
+
+    name = "gemini"
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        http_client: httpx.Client | None = None,
+        genai_client: Any = None,
+        retry: GeminiRetry | None = None,
+        credentials: Any = None,
+    ) -> None:
+        self.settings = settings
+        self._http_client = http_client
+        self._retry = retry
+        self._credentials = credentials
+        self._client: Any = genai_client
+        self._lock = threading.Lock()
+
+    def client(self) -> Any:
+        """The google-genai client, built on first use (so a missing key fails the call, not the import)."""
+        with self._lock:
+            if self._client is None:
+                self._client = make_genai_client(
+                    self.settings,
+                    http_client=self._http_client,
+                    retry=self._retry,
+                    credentials=self._credentials,
+                )
+            return self._client
+
+    def complete(self, request: LLMRequest) -> RawCompletion:
+        require_network(self.name)
+        client = self.client()
+        try:
+            response = client.models.generate_content(
+                model=request.model, contents=request.prompt, config=generation_config(request)
+            )
+        except Exception as exc:
+            error = translate_error(exc, request.model)
+            log.warning(
+                "gemini call failed: kind=%s doc_id=%s key=%s error_type=%s",
+                error.kind,
+                request.doc_id,
+                request.key()[:12],
+                type(exc).__name__,
+            )
+            raise error from None
+        return completion_from_response(response, request.model)
+
+
+def completion_from_response(response: types.GenerateContentResponse, model: str) -> RawCompletion:
+    """The text of a finished answer, or LLMError: blocked, truncated or empty answers are never returned.
+
+    `response.parsed` is not consulted: it is None without an error for truncated or off-schema JSON.
+    """
+    feedback = response.prompt_feedback
+    if feedback is not None and feedback.block_reason not in (
+        None,
+        types.BlockedReason.BLOCKED_REASON_UNSPECIFIED,
+    ):
+        raise LLMError("blocked", f"Gemini refused the prompt ({_name(feedback.block_reason)}).")
+    if not response.candidates:
+        raise LLMError("blocked", "Gemini returned no answer at all.")
+    finish = _name(response.candidates[0].finish_reason)
+    if finish == "MAX_TOKENS":
+        raise LLMError("truncated", "The answer was cut short at the output token limit.")
+    if finish in _BLOCKED_FINISH:
+        raise LLMError("blocked", f"Gemini withheld the answer ({finish}).")
+    if finish not in _OK_FINISH:
+        raise LLMError("invalid_json", f"Gemini stopped without a usable answer ({finish}).")
+    text = response.text
+    if text is None or not text.strip():
+        raise LLMError("invalid_json", "Gemini returned an empty answer.")
+    return RawCompletion(
+        text=text,
+        usage=usage_of(response),
+        model=response.model_version or model,
+        finish_reason=finish or "STOP",
+    )
+
+
+def usage_of(response: types.GenerateContentResponse) -> TokenUsage:
+    """Prompt and output tokens; thinking tokens are billed as output, so they count as output here."""
+    meta = response.usage_metadata
+    if meta is None:
+        return TokenUsage()
+    output = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
+    return TokenUsage(input_tokens=meta.prompt_token_count or 0, output_tokens=output)
+
+
+def translate_error(exc: Exception, model: str) -> LLMError:
+    """One LLMError for anything google-genai or httpx raised; messages never quote the server's text."""
+    if isinstance(exc, LLMError):
+        return exc
+    if isinstance(exc, errors.APIError):
+        return _api_error(exc, model)
+    if isinstance(exc, httpx.TimeoutException):
+        return LLMError("timeout", "Gemini did not answer in time.", retryable=True)
+    if isinstance(exc, httpx.TransportError):
+        return LLMError("transport", "Gemini could not be reached (connection failed).", retryable=True)
+    if _is_auth_error(exc):
+        return LLMError("config", "Google Cloud credentials for Vertex AI were not found or were refused.")
+    return LLMError("transport", f"The Gemini call failed unexpectedly ({type(exc).__name__}).")
+
+
+def _api_error(exc: errors.APIError, model: str) -> LLMError:
+    code = exc.code
+    label = f"{code} {exc.status}" if exc.status else str(code)
+    if code == 429:
+        return LLMError(
+            "rate_limited",
+            f"Gemini's rate limit or quota was reached ({label}).",
+            retryable=True,
+            retry_after_s=retry_delay_s(exc.details),
+        )
+    if code == 408:
+        return LLMError("timeout", f"Gemini timed out on the request ({label}).", retryable=True)
+    if isinstance(exc, errors.ServerError) or code >= 500:
+        return LLMError("transport", f"Gemini kept failing on its side ({label}).", retryable=True)
+    if code in (401, 403):
+        return LLMError(
+            "config", f"Gemini refused the credentials ({label}): check the API key or Vertex AI access."
+        )
+    if code == 404:
+        return LLMError("config", f"Gemini does not know the model {model!r} or the resource ({label}).")
+    if code == 400:
+        return LLMError("config", f"Gemini rejected the request as invalid ({label}).")
+    return LLMError("config", f"Gemini rejected the request ({label}).")
+
+
+def retry_delay_s(details: Any) -> float | None:
+    """The RetryInfo delay (e.g. "17s") in a Google API error body, in seconds; None when absent."""
+    body = details.get("error", details) if isinstance(details, dict) else None
+    entries = body.get("details") if isinstance(body, dict) else None
+    if not isinstance(entries, list):
+        return None
+    for entry in entries:
+        if isinstance(entry, dict) and str(entry.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            match = _DURATION.match(str(entry.get("retryDelay", "")))
+            if match:
+                return float(match.group(1))
+    return None
+
+
+def _is_auth_error(exc: Exception) -> bool:
+    try:
+        from google.auth.exceptions import GoogleAuthError
+    except ImportError:  # pragma: no cover - google-auth is a google-genai dependency
+        return False
+    return isinstance(exc, GoogleAuthError)
+
+
+def _name(value: Any) -> str | None:
+    """An enum member or a raw string from the API as its plain name."""
+    if value is None:
+        return None
+    return str(getattr(value, "value", value))
