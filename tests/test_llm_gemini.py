@@ -266,3 +266,36 @@ def test_vertex_mode_with_fake_credentials() -> None:
 def test_retry_delay_parsing(details: object, expected: float | None) -> None:
     """RetryInfo.retryDelay like "17s" becomes seconds; anything else is None."""
     assert retry_delay_s(details) == expected
+
+
+def test_schema_is_cut_to_gemini_keywords() -> None:
+    """Unsupported keywords are dropped, const becomes enum, $ref keeps only $ siblings; names are kept."""
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "pattern": "^a", "minLength": 1, "default": "a"},
+            "kind": {"const": "x", "title": "Kind"},
+            "page": {"$ref": "#/$defs/Page", "description": "the page"},
+            "pages": {
+                "type": "array",
+                "items": {"type": "integer", "exclusiveMinimum": 0},
+                "uniqueItems": True,
+            },
+        },
+        "$defs": {"Page": {"type": "integer", "minimum": 1, "examples": [1]}},
+        "required": ["kind"],
+        "additionalProperties": False,
+    }
+    assert json_schema_for_gemini(schema) == {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string"},
+            "kind": {"enum": ["x"], "title": "Kind"},
+            "page": {"$ref": "#/$defs/Page"},
+            "pages": {"type": "array", "items": {"type": "integer"}},
+        },
+        "$defs": {"Page": {"type": "integer", "minimum": 1}},
+        "required": ["kind"],
+        "additionalProperties": False,
+    }

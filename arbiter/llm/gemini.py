@@ -116,9 +116,56 @@ def generation_config(request: LLMRequest) -> types.GenerateContentConfig:
     )
 
 
-def json_schema_for_gemini(schema: dict[str, Any]) -> dict[str, Any]:
-    """The response schema without the `$schema` dialect marker, which Gemini does not accept."""
-    return {k: v for k, v in schema.items() if k != "$schema"}
+# The JSON Schema keywords Gemini's responseJsonSchema supports (google-genai 3.3.0 GenerateContentConfig docs)
+_GEMINI_KEYWORDS = frozenset(
+    [
+        "$id",
+        "$defs",
+        "$ref",
+        "$anchor",
+        "type",
+        "format",
+        "title",
+        "description",
+        "enum",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "oneOf",
+        "properties",
+        "additionalProperties",
+        "required",
+        "propertyOrdering",
+    ]
+)
+
+
+def json_schema_for_gemini(schema: Any) -> Any:
+    """The response schema cut down to the keywords Gemini supports (a `$ref` may only have `$` siblings).
+
+    The model sees the looser schema; the client still validates the answer against the full one.
+    """
+    if isinstance(schema, list):
+        return [json_schema_for_gemini(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "const" and "enum" not in schema:
+            out["enum"] = [value]
+        elif key not in _GEMINI_KEYWORDS or ("$ref" in schema and not key.startswith("$")):
+            continue
+        elif key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: json_schema_for_gemini(sub) for name, sub in value.items()}
+        elif key in ("items", "prefixItems", "anyOf", "oneOf", "additionalProperties"):
+            out[key] = json_schema_for_gemini(value)
+        else:
+            out[key] = value
+    return out
 
 
 class GeminiBackend:
