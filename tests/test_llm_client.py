@@ -136,6 +136,27 @@ def test_backend_error_propagates_and_is_counted(tmp_path: Path) -> None:
     assert llm.totals()["errors"] == {"blocked": 1}
 
 
+def test_unexpected_backend_exception_becomes_transport_error(tmp_path: Path) -> None:
+    """A backend bug (any other exception) fails closed as LLMError transport, without its text."""
+
+    def broken(request: LLMRequest) -> RawCompletion:
+        raise KeyError(SECRET)
+
+    llm = client(tmp_path, FakeBackend([broken]))
+    with pytest.raises(LLMError) as caught:
+        llm.complete(request())
+    assert caught.value.kind == "transport"
+    assert SECRET not in caught.value.message
+    assert llm.run_budget.used == 0
+
+
+def test_unwritable_cache_still_returns_the_answer(tmp_path: Path) -> None:
+    """A cache that cannot be written costs the next run a call, not this call its answer."""
+    (tmp_path / "cache").write_text("a file where the cache directory should be")
+    response = client(tmp_path, FakeBackend([completion(GOOD)])).complete(request())
+    assert response.data == GOOD
+
+
 # --- cache ---------------------------------------------------------------------------------------
 
 

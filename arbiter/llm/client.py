@@ -170,7 +170,10 @@ class LLMClient:
                     self._charge(usage, raw.usage)
         except LLMError as error:
             self._count(usage, error=error.kind)
-            log.warning(
+            # an exhausted budget or a batch deferral is an expected outcome, not a failure worth a warning
+            level = logging.INFO if error.kind in {"budget_exhausted", "deferred"} else logging.WARNING
+            log.log(
+                level,
                 "llm call failed doc=%s purpose=%s key=%s kind=%s",
                 request.doc_id,
                 request.purpose,
@@ -228,7 +231,7 @@ class LLMClient:
                 self.limiter.acquire()
                 self._count(usage, calls=1)
                 try:
-                    return self.backend.complete(request)
+                    return self._ask_backend(request)
                 except LLMError as error:
                     if error.kind != "rate_limited" or attempt >= self.settings.rate_limit_retries:
                         raise
@@ -240,11 +243,30 @@ class LLMClient:
                     self._count(usage, retries=1)
                     attempt += 1
 
+    def _ask_backend(self, request: LLMRequest) -> RawCompletion:
+        """The backend's answer; an unexpected exception becomes a transport LLMError so the call fails closed."""
+        try:
+            raw = self.backend.complete(request)
+        except LLMError:
+            raise
+        except Exception as exc:
+            log.error("llm backend %s raised %s key=%s", self.name, type(exc).__name__, request.key()[:12])
+            raise LLMError(
+                "transport", f"The {self.name} backend failed unexpectedly ({type(exc).__name__})."
+            ) from None
+        if not isinstance(raw, RawCompletion):
+            raise LLMError("transport", f"The {self.name} backend returned no answer.")
+        return raw
+
     def _store(self, request: LLMRequest, key: str, raw: RawCompletion) -> None:
-        if self.cache is not None:
-            self.cache.put(key, raw, request.model)
-        if self.settings.record_dir is not None:
-            write_replay(self.settings.record_dir, request, raw, note="recorded from a live run")
+        """Cache and record a fresh answer; a disk problem costs the next run a call, not this one its answer."""
+        try:
+            if self.cache is not None:
+                self.cache.put(key, raw, request.model)
+            if self.settings.record_dir is not None:
+                write_replay(self.settings.record_dir, request, raw, note="recorded from a live run")
+        except OSError as exc:
+            log.warning("llm answer key=%s not stored (%s)", key[:12], type(exc).__name__)
 
     def _charge(self, usage: Usage | None, tokens: TokenUsage) -> None:
         cost = self.settings.cost_usd(tokens.input_tokens, tokens.output_tokens)
