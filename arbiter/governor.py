@@ -32,6 +32,7 @@ from arbiter.policy import decide
 from arbiter.profile import Profile
 from arbiter.runner import run_verifiers, where
 from verifiers.base import Subject, Verifier, VerifyContext
+from verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ def verify_with_retries(
                 loader or _default_loader(),
                 run,
             )
+    except PhaseDeferred:
+        raise  # batch mode: the document waits for its LLM answers; it is neither decided nor failed
     except Exception as exc:  # the last line of defence: a bug must not lose the document
         # Type and place only: the exception's text may quote the document.
         log.error("verifying %s failed unexpectedly: %s %s", bundle.doc_id, type(exc).__name__, where(exc))

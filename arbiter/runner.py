@@ -1,6 +1,7 @@
 """Runs the verifiers V1–V4 concurrently and turns a crash into an ERRORED result (DESIGN §5).
 
 A crash message never repeats the exception's text: it may quote the document, i.e. patient data.
+PhaseDeferred (batch mode queued an LLM request) is not a crash: it propagates once every verifier ended.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from arbiter.contracts import DocumentBundle, Issue, Location, Severity, Verifie
 from arbiter.diagnostics import where
 from arbiter.profile import Profile
 from verifiers.base import Subject, Verifier, VerifyContext
+from verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +56,20 @@ def _run_on(
             # A pool that was shut down under us: still check the document, just not in parallel.
             futures.append(None)
     results = []
+    deferred: PhaseDeferred | None = None
     for verifier, future in zip(verifiers, futures, strict=True):
-        if future is None:
-            results.append(_run_one(verifier, subject, bundle, profile, context))
-            continue
         try:
-            results.append(future.result())
+            if future is None:
+                results.append(_run_one(verifier, subject, bundle, profile, context))
+            else:
+                results.append(future.result())
+        except PhaseDeferred as exc:
+            # Wait for the others first, so every deferred request of this document is queued at once.
+            deferred = deferred or exc
         except Exception as exc:  # _run_one catches everything; this is a cancelled or broken pool
             results.append(errored_result(verifier, exc, 0.0))
+    if deferred is not None:
+        raise deferred
     return results
 
 
@@ -71,6 +79,8 @@ def _run_one(
     started = perf_counter()
     try:
         outcome = verifier.verify(subject, bundle, profile, context)
+    except PhaseDeferred:
+        raise
     except Exception as exc:
         return errored_result(verifier, exc, _ms_since(started))
     elapsed = _ms_since(started)

@@ -1,6 +1,7 @@
 """V2 internal consistency (seed 003 §4, DESIGN §5): do the shares, page ranges and dominant types agree?
 
-The rule phase is deterministic; the LLM phase (semantic consistency) is not built yet and reports SKIPPED.
+The rule phase is deterministic; the LLM phase (semantic consistency against each segment's text) runs
+only when the rules found no BLOCKER, and can only add issues.
 """
 
 from __future__ import annotations
@@ -8,14 +9,46 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from arbiter.contracts import ClassificationOutput, DocumentBundle, PhaseStatus, Severity, VerifierResult
+from arbiter.contracts import (
+    ClassificationOutput,
+    DocumentBundle,
+    Issue,
+    PhaseStatus,
+    Severity,
+    VerifierResult,
+)
 from arbiter.profile import Profile
-from verifiers.base import IssueList, Subject, VerifyContext, result, skipped
+from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, result, skipped
+from verifiers.llm_phase import (
+    PhaseSpec,
+    TextBudget,
+    classification_block,
+    finish,
+    page_block,
+    page_text,
+    render_prompt,
+    run_llm_phase,
+    segment_heading,
+)
 from verifiers.shares import arg_max, leads, mixture_fix, page_weighted_mixture, round_to_one, type_shares
 
 NO_LLM_NOTE = "No LLM backend configured; semantic consistency not checked."
 BLOCKER_NOTE = "LLM phase skipped: the rules found a blocker."
-UNAVAILABLE_NOTE = "LLM phase not available in this version"
+UNAVAILABLE_NOTE = "The configured LLM cannot answer requests; semantic consistency not checked."
+PAGE_CHARS = 6_000  # per page shown to the model
+TOTAL_CHARS = 60_000  # all pages together
+
+PHASE = PhaseSpec(
+    verifier="V2",
+    what="semantic consistency",
+    template="v2_consistency.md",
+    finding="inconsistency",
+    finding_code="V2.LLM_INCONSISTENCY",
+    note_code="V2.LLM_NOTE",
+    error_code="V2.LLM_ERROR",
+    no_llm_note=NO_LLM_NOTE,
+    unavailable_note=UNAVAILABLE_NOTE,
+)
 
 
 @dataclass
@@ -40,12 +73,39 @@ class V2Consistency:
         _check_document_dominant(issues, model, bundle, profile, mixture_faulty)
         _check_coverage(issues, model, bundle)
         if any(issue.severity == Severity.BLOCKER for issue in issues.items):
-            note = BLOCKER_NOTE
-        elif context.llm is None:
-            note = NO_LLM_NOTE
-        else:
-            note = UNAVAILABLE_NOTE
-        return result(self, issues, notes=[note], llm_phase=PhaseStatus.SKIPPED)
+            return result(self, issues, notes=[BLOCKER_NOTE], llm_phase=PhaseStatus.SKIPPED)
+        rules = list(issues.items)
+        phase = run_llm_phase(
+            PHASE,
+            context,
+            lambda: semantic_prompt(model, bundle, profile, rules),
+            issues=issues,
+            doc_id=bundle.doc_id,
+            segments=len(model.segments),
+            pages=bundle.total_pages,
+            document_types=profile.taxonomy.document_types,
+        )
+        return finish(self, issues, phase, score=penalty_score)
+
+
+def semantic_prompt(
+    model: ClassificationOutput, bundle: DocumentBundle, profile: Profile, rules: list[Issue]
+) -> str:
+    """The classification plus every segment's page texts, each page delimited as untrusted data."""
+    budget = TextBudget(PAGE_CHARS, TOTAL_CHARS)
+    blocks: list[str] = []
+    for segment in model.segments:
+        last = min(segment.end_page, bundle.total_pages)
+        blocks.append(segment_heading(segment))
+        for number in range(segment.start_page, last + 1):
+            text = page_text(bundle, number)
+            blocks.append(page_block(number, budget.take(number, text) if text else "[no text on this page]"))
+    values = {
+        "classification": classification_block(model),
+        "documents": "\n\n".join(blocks),
+        "truncation": budget.notice(),
+    }
+    return render_prompt(PHASE, profile, bundle.doc_id, rules, values)
 
 
 def _check_page_ranges(issues: IssueList, model: ClassificationOutput) -> None:

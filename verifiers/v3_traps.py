@@ -1,6 +1,7 @@
 """V3 trap detection (DESIGN §5, seed 003 §5): known ways a classification goes wrong, found by rules.
 
 Each segment is judged on its own pages; trap words come from the profile, matched on normalised text.
+The LLM phase (contextual analysis of each segment's opening text) always runs and can only add issues.
 """
 
 from __future__ import annotations
@@ -10,13 +11,47 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from arbiter.contracts import BlockType, DocumentBundle, Page, PhaseStatus, Segment, VerifierResult
+from arbiter.contracts import (
+    BlockType,
+    ClassificationOutput,
+    DocumentBundle,
+    Issue,
+    Page,
+    Segment,
+    VerifierResult,
+)
 from arbiter.profile import Profile
-from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, result, skipped
+from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
+from verifiers.llm_phase import (
+    PhaseSpec,
+    TextBudget,
+    classification_block,
+    finish,
+    page_block,
+    page_text,
+    render_prompt,
+    run_llm_phase,
+    segment_heading,
+    untrusted,
+)
 from verifiers.textmatch import PageIndex, normalize_plain
 
 NO_LLM_NOTE = "No LLM backend configured; contextual trap analysis not run."
-LLM_NOT_AVAILABLE_NOTE = "Contextual trap analysis (LLM) is not available in this version; rules only."
+LLM_NOT_AVAILABLE_NOTE = "The configured LLM cannot answer requests; contextual trap analysis not run."
+SEGMENT_CHARS = 1_500  # opening text of each segment shown to the model
+TOTAL_CHARS = 24_000
+
+PHASE = PhaseSpec(
+    verifier="V3",
+    what="contextual trap",
+    template="v3_traps.md",
+    finding="trap",
+    finding_code="V3.LLM_TRAP",
+    note_code="V3.LLM_NOTE",
+    error_code="V3.LLM_ERROR",
+    no_llm_note=NO_LLM_NOTE,
+    unavailable_note=LLM_NOT_AVAILABLE_NOTE,
+)
 
 # A title phrase followed by a number sign, "no." or a colon and a number labels a field on a
 # report ("Test Requisition #: 123"), not the document's title.
@@ -86,10 +121,18 @@ class V3Traps:
             self._admin_title(issues, index, profile, segment, pages, i)
         self._header_footer_evidence(issues, profile, model.segments)
         self._prompt_injection(issues, index, profile)
-        note = NO_LLM_NOTE if context.llm is None else LLM_NOT_AVAILABLE_NOTE
-        return result(
-            self, issues, score=penalty_score(issues.items), notes=[note], llm_phase=PhaseStatus.SKIPPED
+        rules = list(issues.items)
+        phase = run_llm_phase(
+            PHASE,
+            context,
+            lambda: contextual_prompt(model, bundle, profile, rules),
+            issues=issues,
+            doc_id=bundle.doc_id,
+            segments=len(model.segments),
+            pages=bundle.total_pages,
+            document_types=profile.taxonomy.document_types,
         )
+        return finish(self, issues, phase, score=penalty_score)
 
     def _routine_vendor(
         self,
@@ -191,6 +234,34 @@ class V3Traps:
                 "attempt to manipulate the classification.",
                 page=page_num,
             )
+
+
+def contextual_prompt(
+    model: ClassificationOutput, bundle: DocumentBundle, profile: Profile, rules: list[Issue]
+) -> str:
+    """The classification plus each segment's title region and opening text, delimited as untrusted data."""
+    budget = TextBudget(SEGMENT_CHARS, TOTAL_CHARS)
+    blocks: list[str] = []
+    for segment in model.segments:
+        blocks.append(segment_heading(segment))
+        first = bundle.page(segment.start_page)
+        if first is not None:
+            title = "\n".join(block.strip() for block in title_region(first, profile))
+            blocks.append(untrusted(f"TITLE_REGION page={first.page_num}", title or "[no title]"))
+        left = SEGMENT_CHARS
+        for number in range(segment.start_page, min(segment.end_page, bundle.total_pages) + 1):
+            if left <= 0:
+                break
+            text = page_text(bundle, number)
+            shown = budget.take(number, text, limit=left) if text else "[no text on this page]"
+            left -= min(len(text), left)
+            blocks.append(page_block(number, shown))
+    values = {
+        "classification": classification_block(model),
+        "documents": "\n\n".join(blocks),
+        "truncation": budget.notice(),
+    }
+    return render_prompt(PHASE, profile, bundle.doc_id, rules, values)
 
 
 def _clip(text: str, limit: int = 80) -> str:

@@ -2,6 +2,7 @@
 
 Deterministic: each snippet is searched after normalisation on its claimed page, then in its segment,
 then anywhere; where it was found (page, span, boxes) is kept for highlighting in the review app.
+The LLM phase then judges whether each located snippet supports its type; it can only add issues.
 """
 
 from __future__ import annotations
@@ -10,21 +11,50 @@ from dataclasses import dataclass
 from typing import Any
 
 from arbiter.contracts import (
+    ClassificationOutput,
     DocumentBundle,
     Evidence,
     EvidenceCheck,
     Highlight,
-    PhaseStatus,
+    Issue,
     Segment,
     TypeAssessment,
     VerifierResult,
 )
 from arbiter.profile import Profile
-from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, result, skipped
+from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
+from verifiers.llm_phase import (
+    PhaseSpec,
+    TextBudget,
+    finish,
+    page_block,
+    page_text,
+    render_prompt,
+    run_llm_phase,
+    skipped_phase,
+    untrusted,
+)
 from verifiers.textmatch import Match, PageIndex
 
 NO_LLM_NOTE = "No LLM backend configured; semantic evidence assessment not run."
-LLM_NOT_AVAILABLE_NOTE = "Semantic evidence assessment (LLM) is not available in this version; rules only."
+LLM_NOT_AVAILABLE_NOTE = "The configured LLM cannot answer requests; semantic evidence assessment not run."
+NOTHING_TO_JUDGE_NOTE = "No located evidence to judge; semantic evidence assessment not run."
+PAGE_CHARS = 6_000
+TOTAL_CHARS = 60_000
+# The model judges snippets the locator found; the others are already reported by the rules.
+JUDGED = ("verified", "wrong_page", "outside_segment")
+
+PHASE = PhaseSpec(
+    verifier="V4",
+    what="semantic evidence",
+    template="v4_evidence.md",
+    finding="weak_evidence",
+    finding_code="V4.LLM_WEAK_EVIDENCE",
+    note_code="V4.LLM_NOTE",
+    error_code="V4.LLM_ERROR",
+    no_llm_note=NO_LLM_NOTE,
+    unavailable_note=LLM_NOT_AVAILABLE_NOTE,
+)
 # seed 003 §6: penalties per severity, normalised by the number of evidence items.
 V4_PENALTY = {"BLOCKER": 0.3, "MAJOR": 0.15, "MINOR": 0.05}
 
@@ -69,11 +99,26 @@ class V4Evidence:
                 for k, evidence in enumerate(assessment.evidence):
                     path = f"/segments/{i}/types/{j}/evidence/{k}"
                     checks.append(self._check(issues, index, profile, segment, assessment, evidence, path))
-        note = NO_LLM_NOTE if context.llm is None else LLM_NOT_AVAILABLE_NOTE
-        score = penalty_score(issues.items, V4_PENALTY, per=len(checks))
-        return result(
-            self, issues, score=score, notes=[note], llm_phase=PhaseStatus.SKIPPED, evidence_checks=checks
-        )
+        rules = list(issues.items)
+        judged = [check for check in checks if check.status in JUDGED]
+        if judged or context.llm is None:
+            phase = run_llm_phase(
+                PHASE,
+                context,
+                lambda: evidence_prompt(model, bundle, profile, judged, rules),
+                issues=issues,
+                doc_id=bundle.doc_id,
+                segments=len(model.segments),
+                pages=bundle.total_pages,
+                document_types=profile.taxonomy.document_types,
+            )
+        else:
+            phase = skipped_phase(NOTHING_TO_JUDGE_NOTE)
+
+        def score(found: list[Issue]) -> float:
+            return penalty_score(found, V4_PENALTY, per=len(checks))
+
+        return finish(self, issues, phase, score=score, evidence_checks=checks)
 
     def _check(
         self,
@@ -191,3 +236,43 @@ class V4Evidence:
                 anchor_page,
             )
         return check(status, match)
+
+
+def evidence_prompt(
+    model: ClassificationOutput,
+    bundle: DocumentBundle,
+    profile: Profile,
+    judged: list[EvidenceCheck],
+    rules: list[Issue],
+) -> str:
+    """Each located evidence item with its claim, and the text of the pages it was found on."""
+    items: list[str] = []
+    pages: list[int] = []
+    for number, check in enumerate(judged, start=1):
+        assessment, item = _evidence_at(model, check.path)
+        found = check.found.page if check.found is not None else check.claimed_page
+        items.append(
+            f"Item {number}: segment {check.segment_index}, {check.document_type} "
+            f"({assessment.presence_level}), claimed page {check.claimed_page}, locator: {check.status} "
+            f"(found on page {found})\n  snippet: {item.snippet}\n  anchor: {item.anchor or ''}"
+        )
+        if found not in pages:
+            pages.append(found)
+    budget = TextBudget(PAGE_CHARS, TOTAL_CHARS)
+    blocks = []
+    for page in pages:
+        text = page_text(bundle, page)
+        blocks.append(page_block(page, budget.take(page, text) if text else "[no text on this page]"))
+    values = {
+        "evidence": untrusted("EVIDENCE", "\n".join(items)),
+        "documents": "\n\n".join(blocks),
+        "truncation": budget.notice(),
+    }
+    return render_prompt(PHASE, profile, bundle.doc_id, rules, values)
+
+
+def _evidence_at(model: ClassificationOutput, path: str) -> tuple[TypeAssessment, Evidence]:
+    """The type assessment and evidence item at a pointer /segments/i/types/j/evidence/k (made by verify)."""
+    _, _, i, _, j, _, k = path.split("/")
+    assessment = model.segments[int(i)].types[int(j)]
+    return assessment, assessment.evidence[int(k)]
