@@ -28,9 +28,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arbiter.contracts import DocumentBundle, TokenUsage
+from arbiter.contracts import TokenUsage
 from arbiter.governor import verify_with_retries
-from arbiter.ingest import ingest_pdf
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
@@ -39,16 +38,6 @@ from bench import llm_fake
 from bench.verify_throughput import InlineExecutor
 from verifiers import default_verifiers
 from verifiers.base import Verifier, VerifyContext
-
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "fixtures"
-
-
-@dataclass
-class Doc:
-    doc_id: str
-    bundle: DocumentBundle
-    classification: str  # the fixture's correct answer: what the fake model "classifies"
 
 
 @dataclass
@@ -65,43 +54,11 @@ class DocRun:
     errored: list[str] = field(default_factory=list)
 
 
-# -- inputs -------------------------------------------------------------------------------------------
-
-
-def fixture_docs(limit: int | None = None) -> list[Doc]:
-    """Every fixture PDF that has a correct classification next to it, ingested once (not timed)."""
-    docs = []
-    for cls_path in sorted((FIXTURES / "classifications").glob("*.json")):
-        pdf = FIXTURES / "pdfs" / f"{cls_path.stem}.pdf"
-        if not pdf.exists():
-            continue
-        bundle = ingest_pdf(pdf, doc_id=cls_path.stem)
-        if not isinstance(bundle, DocumentBundle):
-            continue
-        docs.append(Doc(cls_path.stem, bundle, cls_path.read_text(encoding="utf-8")))
-        if limit is not None and len(docs) >= limit:
-            break
-    return docs
-
-
-def copies(docs: Sequence[Doc], count: int) -> list[Doc]:
-    """`count` copies of the mix under distinct doc_ids (the throughput run reads no cache, so none is free)."""
-    out = []
-    for n in range(count):
-        for doc in docs:
-            doc_id = f"{doc.doc_id}~{n}"
-            data = json.loads(doc.classification)
-            data["doc_id"] = doc_id
-            bundle = doc.bundle.model_copy(update={"doc_id": doc_id})
-            out.append(Doc(doc_id, bundle, json.dumps(data, indent=2, ensure_ascii=False)))
-    return out
-
-
 # -- one document ---------------------------------------------------------------------------------------
 
 
 def run_document(
-    doc: Doc,
+    doc: llm_fake.Doc,
     client: LLMClient,
     profile: Profile,
     verifiers: Sequence[Verifier],
@@ -166,7 +123,7 @@ def settings_for(cache_dir: Path, *, concurrency: int, rpm: int, use_cache: bool
 
 
 def one_by_one(
-    docs: Sequence[Doc],
+    docs: Sequence[llm_fake.Doc],
     backend: llm_fake.LatencyBackend,
     settings: LLMSettings,
     profile: Profile,
@@ -181,7 +138,7 @@ def one_by_one(
 
 
 def batch(
-    docs: Sequence[Doc],
+    docs: Sequence[llm_fake.Doc],
     backend: llm_fake.LatencyBackend,
     settings: LLMSettings,
     profile: Profile,
@@ -232,10 +189,10 @@ def run(
     batch_copies = batch_copies if batch_copies is not None else (1 if quick else 4)
     docs_limit = docs_limit if docs_limit is not None else (6 if quick else None)
     profile = load_profile()
-    docs = fixture_docs(docs_limit)
+    docs = llm_fake.fixture_docs(docs_limit)
     if not docs:
         raise RuntimeError("no fixture PDFs with classifications found under fixtures/")
-    mix = copies(docs, batch_copies)
+    mix = llm_fake.copies(docs, batch_copies)
     answers = {d.doc_id: d.classification for d in [*docs, *mix]}
     verifiers, phases = llm_fake.verifiers_with_llm_phases(default_verifiers())
     classify, classifier_name = llm_fake.classifier()
@@ -275,7 +232,7 @@ def run(
         elapsed_c, runs_c = batch(
             mix, backend_c, settings_c, profile, verifiers, classify, doc_workers=doc_workers
         )
-        bound_c = _bound(backend_c, len(mix), concurrency, rpm=0)
+        bound_c = _bound(backend_c, len(mix), concurrency, rpm=0, elapsed_s=elapsed_c)
 
         # (c2) bounded by requests per minute: the same batch under an rpm a little below the concurrency bound
         mean_latency_s = backend_c.mean_latency_s() or latency_ms / 1000
@@ -285,7 +242,7 @@ def run(
         elapsed_r, runs_r = batch(
             mix, backend_r, settings_r, profile, verifiers, classify, doc_workers=doc_workers
         )
-        bound_r = _bound(backend_r, len(mix), concurrency, rpm=rpm)
+        bound_r = _bound(backend_r, len(mix), concurrency, rpm=rpm, elapsed_s=elapsed_r)
 
     by_kind: dict[str, list[int]] = {}
     for r in concurrent:
@@ -293,9 +250,15 @@ def run(
     a, b = summary(concurrent), summary(serial)
     throughput_c = len(runs_c) / elapsed_c
     throughput_r = len(runs_r) / elapsed_r
+    per_doc_met = a["ratio_median"] is not None and a["ratio_median"] <= 1.2
+    throughput_met = throughput_c / bound_c >= 0.9 and throughput_r / bound_r >= 0.9
     return {
         "benchmark": "llm_concurrency",
         "mode": "quick" if quick else "full",
+        # headline figures (bench/run.py reads `ratio`); the sections below hold the detail
+        "ratio": a["ratio_median"],
+        "share_of_bound": _r(min(throughput_c / bound_c, throughput_r / bound_r), 3),
+        "all_met": per_doc_met and throughput_met and backend_e.calls == 0,
         "fake_model": {
             "latency_ms": latency_ms,
             "jitter_ms": jitter_ms,
@@ -309,7 +272,7 @@ def run(
             "seed_serial": b,
             "ratio_to_critical_path": a["ratio_median"],
             "target_ratio_to_critical_path": 1.2,
-            "met": a["ratio_median"] is not None and a["ratio_median"] <= 1.2,
+            "met": per_doc_met,
             "speedup_vs_serial": _r(b["wall_ms_median"] / max(a["wall_ms_median"], 1e-9), 2),
         },
         "throughput": {
@@ -319,7 +282,7 @@ def run(
             "concurrency_bound": _throughput(elapsed_c, runs_c, bound_c, throughput_c, rpm=0),
             "rpm_bound": _throughput(elapsed_r, runs_r, bound_r, throughput_r, rpm=rpm),
             "target_share_of_bound": 0.9,
-            "met": throughput_c / bound_c >= 0.9 and throughput_r / bound_r >= 0.9,
+            "met": throughput_met,
         },
         "calls": {
             "per_doc_mean": _r(calls_per_doc, 2),
@@ -339,12 +302,18 @@ def run(
     }
 
 
-def _bound(backend: llm_fake.LatencyBackend, docs: int, concurrency: int, *, rpm: int) -> float:
-    """Docs/s the model's bounds allow: concurrency / (calls per doc × mean latency), or the rpm's share."""
+def _bound(
+    backend: llm_fake.LatencyBackend, docs: int, concurrency: int, *, rpm: int, elapsed_s: float
+) -> float:
+    """Docs/s the model's bounds allow: concurrency / (calls per doc × mean latency), or what the rpm allows
+    (the client's limiter lets a first burst of `concurrency` calls through, then rpm / 60 a second)."""
     calls_per_doc = backend.calls / docs
     latency_s = backend.mean_latency_s() or 1e-9
     by_concurrency = concurrency / (calls_per_doc * latency_s)
-    return min(by_concurrency, rpm / 60.0 / calls_per_doc) if rpm > 0 else by_concurrency
+    if rpm <= 0:
+        return by_concurrency
+    by_rpm = (rpm / 60.0 + concurrency / max(elapsed_s, 1e-9)) / calls_per_doc
+    return min(by_concurrency, by_rpm)
 
 
 def _throughput(

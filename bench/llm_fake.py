@@ -1,5 +1,5 @@
-"""The LLM benchmark's fake model: fixed latency ± seeded jitter, schema-valid answers for every purpose;
-plus stand-ins for the Gemini classifier and the V2–V4 LLM phases when those are not installed.
+"""The LLM benchmark's inputs (the fixture mix) and fake model (fixed latency ± seeded jitter, schema-valid
+answers for every purpose), plus stand-ins for the LLM classifier and V2–V4 phases where those are missing.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 from arbiter.contracts import DocumentBundle, TokenUsage, VerifierResult
+from arbiter.ingest import ingest_pdf
 from arbiter.llm.port import LLM, LLMError, LLMRequest, RawCompletion
 from arbiter.profile import Profile
 from arbiter.schemas import json_schema
@@ -23,6 +25,43 @@ from verifiers.base import Subject, Verifier, VerifyContext
 
 ClassifyFn = Callable[[DocumentBundle, Profile, LLM], str]
 MODEL = "bench-fake-model"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@dataclass
+class Doc:
+    doc_id: str
+    bundle: DocumentBundle
+    classification: str  # the fixture's correct answer: what the fake model "classifies"
+
+
+def fixture_docs(limit: int | None = None) -> list[Doc]:
+    """Every fixture PDF that has a correct classification next to it, ingested once (not timed)."""
+    docs = []
+    for cls_path in sorted((FIXTURES / "classifications").glob("*.json")):
+        pdf = FIXTURES / "pdfs" / f"{cls_path.stem}.pdf"
+        if not pdf.exists():
+            continue
+        bundle = ingest_pdf(pdf, doc_id=cls_path.stem)
+        if not isinstance(bundle, DocumentBundle):
+            continue
+        docs.append(Doc(cls_path.stem, bundle, cls_path.read_text(encoding="utf-8")))
+        if limit is not None and len(docs) >= limit:
+            break
+    return docs
+
+
+def copies(docs: Sequence[Doc], count: int) -> list[Doc]:
+    """`count` copies of the mix under distinct doc_ids (the throughput run reads no cache, so none is free)."""
+    out = []
+    for n in range(count):
+        for doc in docs:
+            doc_id = f"{doc.doc_id}~{n}"
+            data = json.loads(doc.classification)
+            data["doc_id"] = doc_id
+            bundle = doc.bundle.model_copy(update={"doc_id": doc_id})
+            out.append(Doc(doc_id, bundle, json.dumps(data, indent=2, ensure_ascii=False)))
+    return out
 
 
 class LatencyBackend:

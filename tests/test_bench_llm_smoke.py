@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 
 from bench import llm_concurrency, llm_fake
+from bench import run as bench_run
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +29,15 @@ def test_report_is_one_json_object(report: dict[str, Any]) -> None:
     assert report["mode"] == "quick"
     assert report["fake_model"]["latency_ms"] == 10
     assert set(report["wiring"]) == {"classifier", "llm_phases"}
+
+
+def test_headline_figures_are_at_the_top(report: dict[str, Any]) -> None:
+    """`ratio`, `share_of_bound` and `all_met` summarise the sections for bench/run.py."""
+    assert report["ratio"] == report["per_document"]["ratio_to_critical_path"]
+    assert report["share_of_bound"] == min(
+        report["throughput"][name]["share_of_bound"] for name in ("concurrency_bound", "rpm_bound")
+    )
+    assert isinstance(report["all_met"], bool)
 
 
 def test_per_document_compares_shipped_serial_and_critical_path(report: dict[str, Any]) -> None:
@@ -103,3 +113,13 @@ def test_cli_prints_json_and_writes_out(tmp_path: Path, capsys: pytest.CaptureFi
     assert llm_concurrency.main(["--quick", "--latency-ms", "5", "--copies", "1", "--out", str(out)]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert json.loads(out.read_text(encoding="utf-8")) == printed
+
+
+def test_bench_run_only_llm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench/run.py --only llm` runs this benchmark and reports its target and met flag."""
+    out = tmp_path / "bench.json"
+    assert bench_run.main(["--tiny", "--only", "llm", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed["met"]) == {"llm_concurrency"}
+    assert printed["targets"]["llm_concurrency"]["figure"] == "llm_concurrency.ratio"
+    assert printed["results"]["llm_concurrency"]["benchmark"] == "llm_concurrency"
