@@ -194,8 +194,8 @@ def run(
         raise RuntimeError("no fixture PDFs with classifications found under fixtures/")
     mix = llm_fake.copies(docs, batch_copies)
     answers = {d.doc_id: d.classification for d in [*docs, *mix]}
-    verifiers, phases = llm_fake.verifiers_with_llm_phases(default_verifiers())
-    classify, classifier_name = llm_fake.classifier()
+    verifiers = default_verifiers()
+    classify = llm_fake.classify
 
     def fake() -> llm_fake.LatencyBackend:
         return llm_fake.LatencyBackend(
@@ -265,7 +265,11 @@ def run(
             "seed": seed,
             "mean_latency_ms_observed": _r(mean_latency_s * 1000),
         },
-        "wiring": {"classifier": classifier_name, "llm_phases": phases},
+        "wiring": {
+            "classifier": "GeminiClassifier (arbiter/classifiers/gemini.py)",
+            "llm_phases": "V2, V3, V4 as shipped (verifiers/llm_phase.py)",
+            "client": "LLMClient: cache, budgets, limiter, concurrency semaphore",
+        },
         "docs": len(docs),
         "per_document": {
             "shipped": a,

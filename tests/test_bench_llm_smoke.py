@@ -28,7 +28,7 @@ def test_report_is_one_json_object(report: dict[str, Any]) -> None:
     assert json.loads(json.dumps(report))["benchmark"] == "llm_concurrency"
     assert report["mode"] == "quick"
     assert report["fake_model"]["latency_ms"] == 10
-    assert set(report["wiring"]) == {"classifier", "llm_phases"}
+    assert set(report["wiring"]) == {"classifier", "llm_phases", "client"}
 
 
 def test_headline_figures_are_at_the_top(report: dict[str, Any]) -> None:
