@@ -176,6 +176,17 @@ def test_429_then_success_waits_as_long_as_retry_after_says() -> None:
 
 
 @pytest.mark.usefixtures("online")
+def test_retry_after_as_an_http_date_is_understood() -> None:
+    """Retry-After may be an HTTP date; one already past means retry at once."""
+    sleeps = Sleeps()
+    server = Server(
+        httpx.Response(429, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}), chat('{"issues": []}')
+    )
+    backend(server, sleeps).complete(REQUEST)
+    assert sleeps.delays == [0.0]
+
+
+@pytest.mark.usefixtures("online")
 def test_429_every_time_ends_rate_limited_with_the_delay() -> None:
     """429s past the last attempt give a retryable rate_limited error carrying the server's delay."""
     sleeps = Sleeps()
