@@ -18,7 +18,7 @@ from typing import Any
 from arbiter import __version__, atomic
 from arbiter.errors import InputError
 from arbiter.outputs import FileStore
-from arbiter.pipeline import DocResult, Pipeline
+from arbiter.pipeline import PENDING, DocResult, Pipeline
 
 PDF_SUFFIXES = {".pdf"}
 
@@ -83,6 +83,9 @@ class Tally:
     accepted_after_fixes: int = 0
     escalated: int = 0
     errors: int = 0
+    pending_llm_batch: int = 0
+    llm_calls: int = 0
+    llm_cost_usd: float = 0.0
     escalated_by_reason: Counter[str] = field(default_factory=Counter)
     errors_by_reason: Counter[str] = field(default_factory=Counter)
 
@@ -163,13 +166,27 @@ class BatchRunner:
                     bool(previous.get("accepted_after_fixes")),
                     previous.get("error"),
                 )
+            elif result.final_decision == PENDING:
+                tally.pending_llm_batch += 1
             else:
                 tally.processed += 1
+                tally.llm_calls += result.llm_calls
+                tally.llm_cost_usd += result.llm_cost_usd
                 tally.add(
                     result.final_decision, result.escalation_reason, result.accepted_after_fixes, result.error
                 )
             journal.write(json.dumps(asdict(result)) + "\n")
             journal.flush()
+
+    def _llm_summary(self, tally: Tally) -> dict[str, Any]:
+        """Calls, cache hits, tokens and estimated cost of this run (all zero without an LLM backend)."""
+        client = self.pipeline.llm
+        if client is None:
+            return {"backend": "none", "calls": 0, "cost_usd": 0.0}
+        totals = client.totals()
+        totals["cost_usd"] = round(float(totals.get("cost_usd", 0.0)), 6)
+        totals["calls_per_document"] = round(tally.llm_calls / tally.processed, 3) if tally.processed else 0.0
+        return totals
 
     def _summary(
         self, run_id: str, started_at: datetime, seconds: float, tally: Tally, interrupted: bool
@@ -198,6 +215,8 @@ class BatchRunner:
             "escalated_by_reason": dict(tally.escalated_by_reason.most_common()),
             "errors": tally.errors,
             "errors_by_reason": dict(tally.errors_by_reason.most_common()),
+            "pending_llm_batch": tally.pending_llm_batch,
+            "llm": self._llm_summary(tally),
             "docs_per_second": round(tally.processed / seconds, 2) if seconds > 0 else None,
             "output_dir": str(self.store.root),
             "results": str(self.store.root / "runs" / run_id / "results.jsonl"),

@@ -43,12 +43,14 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 @app.command()
 def run(
-    inputs: Annotated[list[Path], typer.Argument(help="PDF files, or directories searched recursively.")],
+    inputs: Annotated[
+        list[Path] | None, typer.Argument(help="PDF files, or directories searched recursively.")
+    ] = None,
     classifications: Annotated[
         Path | None,
         typer.Option(help="Directory of pre-computed {doc_id}.json outputs (implies --classifier file)."),
     ] = None,
-    classifier: Annotated[str | None, typer.Option(help="baseline | file")] = None,
+    classifier: Annotated[str | None, typer.Option(help="baseline | file | gemini")] = None,
     production: Annotated[
         Path | None, typer.Option(help="CSV or JSONL of doc_id,dominant_type from the production classifier.")
     ] = None,
@@ -61,22 +63,58 @@ def run(
     force: Annotated[bool, typer.Option(help="Redo documents even when nothing changed.")] = False,
     timeout: Annotated[float, typer.Option(min=1, help="Seconds allowed to read one PDF.")] = 120.0,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    llm: Annotated[
+        str | None, typer.Option(help="gemini | openai | replay | none (default: $ARBITER_LLM or none).")
+    ] = None,
+    llm_model: Annotated[str | None, typer.Option(help="Model name (default: $ARBITER_LLM_MODEL).")] = None,
+    llm_mode: Annotated[str | None, typer.Option(help="online | batch (Gemini Batch API).")] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not answer LLM requests from the cache.")
+    ] = False,
+    doc_token_budget: Annotated[
+        int | None, typer.Option(min=0, help="Tokens per document (0: no limit).")
+    ] = None,
+    run_token_budget: Annotated[int | None, typer.Option(min=0, help="Tokens per run (0: no limit).")] = None,
+    resume_batch: Annotated[
+        str | None, typer.Option(help="Collect a submitted batch job's answers and finish its run.")
+    ] = None,
 ) -> None:
     """Verify a batch of PDFs; write results under --out and a summary under OUT/runs/RUN_ID/."""
+    from arbiter.runjob import RunOptions, execute, resume
+
+    overrides: dict[str, Any] = {
+        "backend": llm,
+        "model": llm_model,
+        "mode": llm_mode,
+        "doc_token_budget": doc_token_budget,
+        "run_token_budget": run_token_budget,
+    }
+    if no_cache:
+        overrides["use_cache"] = False
     try:
-        summary = _run_batch(
-            inputs,
-            classifications,
-            classifier,
-            production,
-            out_dir,
-            workers,
-            profile,
-            password,
-            force,
-            timeout,
-            quiet,
-        )
+        if resume_batch:
+            options, collected = resume(resume_batch, out_dir)
+            console.print(f"Batch job {collected.job_name}: {collected.state}. {collected.message}")
+            if collected.status == "pending":
+                raise typer.Exit(0)
+            if collected.status == "failed":
+                raise _fail(f"Batch job {collected.job_name} failed: {collected.message}", code=1)
+        else:
+            if not inputs:
+                raise ArbiterError("Give the PDFs to verify (files or directories), or --resume-batch JOB.")
+            options = RunOptions(
+                inputs=[str(p) for p in inputs],
+                classifications=str(classifications) if classifications else None,
+                classifier=classifier,
+                production=str(production) if production else None,
+                out_dir=str(out_dir),
+                workers=workers,
+                profile=str(profile) if profile else None,
+                force=force,
+                timeout=timeout,
+                llm={k: v for k, v in overrides.items() if v is not None},
+            )
+        summary = execute(options, password=password, progress=None if quiet else _progress_factory)
     except ArbiterError as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
@@ -87,72 +125,27 @@ def run(
     _print_summary(summary)
 
 
-def _run_batch(
-    inputs: list[Path],
-    classifications: Path | None,
-    classifier_name: str | None,
-    production_file: Path | None,
-    out_dir: Path,
-    workers: int | None,
-    profile_file: Path | None,
-    password: str | None,
-    force: bool,
-    timeout: float,
-    quiet: bool,
-) -> dict[str, Any]:
-    from arbiter.batch import BatchRunner, default_workers, discover, new_run_id
-    from arbiter.bundle_cache import BundleCache
-    from arbiter.classifiers import get_classifier
-    from arbiter.errors import ConfigError
-    from arbiter.ingest import IsolatedIngestor
-    from arbiter.outputs import FileStore
-    from arbiter.pipeline import Pipeline
-    from arbiter.production import load_production
-    from arbiter.profile import load_profile
+def _progress_factory(total: int) -> Any:
+    """A rich progress bar on a terminal (none when output is piped or captured)."""
+    if not console.is_terminal:
+        return None
+    bar = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    task = bar.add_task("verifying", total=total)
+    bar.start()
 
-    if classifications is not None:
-        if classifier_name not in (None, "file"):
-            raise ConfigError("--classifications implies --classifier file; drop one of them.")
-        if not classifications.is_dir():
-            raise ConfigError(f"--classifications {classifications} is not a directory.")
-        classifier_name = "file"
-    classifier_name = classifier_name or "baseline"
-    if classifier_name == "file" and classifications is None:
-        raise ConfigError("--classifier file needs --classifications DIR.")
-    prof = load_profile(profile_file)
-    clf = get_classifier(classifier_name, classifications_dir=classifications)
-    production = load_production(production_file) if production_file else {}
-    docs = discover(inputs)
-    n = workers or default_workers()
-    store = FileStore(out_dir)
-    run_id = new_run_id()
-    with IsolatedIngestor(workers=n, timeout_s=timeout) as ingestor:
-        pipeline = Pipeline(
-            profile=prof,
-            classifier=clf,
-            store=store,
-            run_id=run_id,
-            ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password),
-            cache=BundleCache(out_dir / "cache" / "bundles"),
-            production=production,
-        )
-        runner = BatchRunner(pipeline, store, workers=n, force=force)
-        console.print(
-            f"Run [bold]{run_id}[/]: {len(docs)} document(s), classifier [bold]{classifier_name}[/], "
-            f"profile {prof.name} {prof.version}, {n} worker(s)"
-        )
-        if quiet or not console.is_terminal:
-            return runner.run(docs)
-        with Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=False,
-        ) as bar:
-            task = bar.add_task("verifying", total=len(docs))
-            return runner.run(docs, progress=lambda _r: bar.advance(task))
+    def advance(_result: Any) -> None:
+        bar.advance(task)
+        if bar.finished:
+            bar.stop()
+
+    return advance
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -167,8 +160,23 @@ def _print_summary(summary: dict[str, Any]) -> None:
     table.add_row("[red]could not be verified (escalated)[/]", str(summary["errors"]))
     for reason, count in summary["errors_by_reason"].items():
         table.add_row(f"  [dim]{reason}[/]", str(count))
+    if summary.get("pending_llm_batch"):
+        table.add_row("[blue]waiting for the LLM batch job[/]", str(summary["pending_llm_batch"]))
     table.add_row("total", str(summary["documents"]))
     out.print(table)
+    llm = summary.get("llm") or {}
+    if llm.get("backend", "none") != "none":
+        out.print(
+            f"LLM {llm['backend']} {llm.get('model', '')}: {llm.get('calls', 0)} call(s), "
+            f"{llm.get('cache_hits', 0)} from cache, {llm.get('input_tokens', 0)}+{llm.get('output_tokens', 0)} "
+            f"tokens, about ${llm.get('cost_usd', 0.0):.4f}"
+        )
+    job = summary.get("llm_batch_job")
+    if job:
+        out.print(
+            f"Submitted batch job {job['name']} with {job['requests']} request(s). When it has finished, run: "
+            f"arbiter run --resume-batch {job['id']} --out {summary['output_dir']}"
+        )
     skipped = summary["skipped_unchanged"]
     extra = (
         f"; {skipped} unchanged since an earlier run were skipped (use --force to redo)" if skipped else ""
@@ -274,6 +282,9 @@ def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("output"),
     workers: Annotated[int | None, typer.Option(min=1)] = None,
     force: Annotated[bool, typer.Option(help="Redo documents even when nothing changed.")] = True,
+    llm: Annotated[
+        str, typer.Option(help="none, or replay: the LLM phases answered by the bundled sample responses.")
+    ] = "none",
 ) -> None:
     """Verify the bundled synthetic fixtures offline: the Quickstart's main job."""
     pdfs, demo_dir, production = FIXTURES / "pdfs", FIXTURES / "demo", FIXTURES / "production.csv"
@@ -292,6 +303,7 @@ def demo(
         force=force,
         timeout=120.0,
         quiet=False,
+        llm=llm,
     )
     out.print(
         f"Packets for the SME queue: {out_dir / 'sme_packets'}; ground truth: {out_dir / 'ground_truth'}"

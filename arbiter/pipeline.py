@@ -18,6 +18,7 @@ from typing import Any
 from arbiter import __version__
 from arbiter.bundle_cache import BundleCache
 from arbiter.classifiers.base import ClassificationError, Classifier
+from arbiter.classifiers.gemini import ClassificationDeferred, GeminiClassifier
 from arbiter.contracts import (
     DocumentBundle,
     FinalDecision,
@@ -29,14 +30,17 @@ from arbiter.diagnostics import describe
 from arbiter.governor import verify_with_retries
 from arbiter.ground_truth import auto_accept_record
 from arbiter.ingest import EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
+from arbiter.llm.client import LLMClient
 from arbiter.outputs import DocumentRecord, ResultStore
 from arbiter.packets import build_packet
 from arbiter.profile import Profile
 from verifiers.base import Verifier, VerifyContext
+from verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
 
 IngestFn = Callable[[Path, str], IngestResult]
+PENDING = "PENDING_LLM_BATCH"  # batch mode: waiting for the batch job's answers
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class DocResult:
     duration_ms: float
     attempts: int = 0
     llm_calls: int = 0
+    llm_cost_usd: float = 0.0
 
 
 @dataclass
@@ -66,6 +71,12 @@ class Pipeline:
     production: dict[str, ProductionClassification] = field(default_factory=dict)
     context: VerifyContext = field(default_factory=VerifyContext)
     verifiers: Sequence[Verifier] | None = None
+    llm: LLMClient | None = None  # None: the LLM phases are SKIPPED and say so
+
+    def llm_key(self) -> str:
+        if self.llm is None:
+            return "llm:none"
+        return f"llm:{self.llm.settings.backend}:{self.llm.settings.model}"
 
     def classifier_key(self, doc_id: str) -> str:
         digest = getattr(self.classifier, "input_digest", None)
@@ -83,6 +94,7 @@ class Pipeline:
             self.profile.digest,
             __version__,
             EXTRACTOR_VERSION,
+            self.llm_key(),
         ]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
@@ -99,6 +111,9 @@ class Pipeline:
             return DocResult(doc_id, str(pdf), "SKIPPED", None, False, None, True, _ms(started))
         try:
             return self._run(pdf, doc_id, pdf_sha, key, started)
+        except (PhaseDeferred, ClassificationDeferred):
+            # Batch mode: the document waits for its LLM answers; nothing is written, the next run decides it.
+            return DocResult(doc_id, str(pdf), PENDING, None, False, None, False, _ms(started))
         except Exception as exc:  # one document must never stop the batch
             log.error("internal error on document %s: %s", doc_id, describe(exc))
             return self._failed(
@@ -128,19 +143,30 @@ class Pipeline:
         if isinstance(bundle, IngestFailure):
             return self._failed(pdf, doc_id, pdf_sha, f"pdf_{bundle.kind}", bundle.message, started, key=key)
         t1 = time.perf_counter()
+        doc_llm = self.llm.for_document(doc_id) if self.llm is not None else None
+        context = (
+            self.context if doc_llm is None else VerifyContext(llm=doc_llm, notes=dict(self.context.notes))
+        )
+        classifier = self.classifier
+        if isinstance(classifier, GeminiClassifier) and doc_llm is not None:
+            classifier = GeminiClassifier(doc_llm, classifier.model)  # its calls count against this document
         try:
-            produced = self.classifier.classify(bundle, self.profile)
+            produced = classifier.classify(bundle, self.profile)
         except ClassificationError as exc:
             return self._failed(
                 pdf, doc_id, pdf_sha, "classification_failed", str(exc), started, key=key, bundle=bundle
             )
         classify_ms = _ms(t1)
         outcome = verify_with_retries(
-            produced.raw, bundle, self.profile, verifiers=self.verifiers, context=self.context
+            produced.raw, bundle, self.profile, verifiers=self.verifiers, context=context
         )
-        outcome = outcome.model_copy(
-            update={"timings": {**outcome.timings, "ingest_ms": ingest_ms, "classify_ms": classify_ms}}
-        )
+        update: dict[str, Any] = {
+            "timings": {**outcome.timings, "ingest_ms": ingest_ms, "classify_ms": classify_ms}
+        }
+        if doc_llm is not None:
+            calls, tokens, cost = doc_llm.usage()  # classifier and verifiers, cache hits excluded
+            update |= {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": round(cost, 6)}
+        outcome = outcome.model_copy(update=update)
         primary = _primary_data(produced.raw)
         production = self.production.get(doc_id)
         packet = gt = None
@@ -188,6 +214,7 @@ class Pipeline:
             _ms(started),
             attempts=len(outcome.attempts),
             llm_calls=outcome.llm_calls,
+            llm_cost_usd=outcome.llm_cost_usd,
         )
 
     def _failed(

@@ -106,6 +106,9 @@ class LLMSettings:
         default_in, default_out = _default_prices(str(backend), str(model))
         values.setdefault("price_input_per_m", default_in)
         values.setdefault("price_output_per_m", default_out)
+        if backend == "replay" or values.get("mode") == "batch":
+            # Nothing is sent online: a requests-per-minute limit would only slow the run down.
+            values.setdefault("rpm", 0)
         return cls(**values)
 
 
