@@ -30,7 +30,7 @@ from arbiter.contracts import (
 )
 from arbiter.policy import decide
 from arbiter.profile import Profile
-from arbiter.runner import run_verifiers, where
+from arbiter.runner import INLINE, run_verifiers, where
 from verifiers.base import Subject, Verifier, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
 
@@ -76,6 +76,8 @@ def verify_with_retries(
     run = _Run()
     try:
         checks = list(verifiers) if verifiers is not None else _default_verifiers()
+        if executor is None and (context is None or context.llm is None):
+            executor = INLINE  # nothing waits on a model: threads would only slow CPU-bound rules down
         with _pool(executor, len(checks)) as pool:
             stop = _loop(
                 raw,

@@ -7,9 +7,10 @@ PhaseDeferred (batch mode queued an LLM request) is not a crash: it propagates o
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from time import perf_counter
+from typing import Any
 
 from arbiter.contracts import DocumentBundle, Issue, Location, Severity, VerifierResult, VerifierStatus
 from arbiter.diagnostics import where
@@ -18,6 +19,25 @@ from verifiers.base import Subject, Verifier, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
+
+
+class InlineExecutor(Executor):
+    """Runs each submitted call at once on the caller's thread (the seed's V1→V2→V3→V4 in sequence).
+
+    Used when no verifier can wait on a language model: rules-only checks are CPU-bound, so threads
+    would only add start-up and GIL hand-over costs.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+
+INLINE = InlineExecutor()
 
 
 def run_verifiers(
