@@ -11,7 +11,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, chain
 
 from rapidfuzz import fuzz
 
@@ -42,12 +42,48 @@ _BEFORE_JOIN = _JOINING_HYPHENS + " \t"
 _SPECIAL = re.compile(r"[^\x21-\x7e ]|  +")
 
 
-@dataclass(frozen=True)
 class Normalized:
-    """Normalised text; origin[i] is the index in the original string of normalised character i."""
+    """Normalised text; origin[i] is the index in the original string of normalised character i.
 
-    text: str
-    origin: tuple[int, ...]
+    The ASCII fast paths keep the origin map as a few ranges and expand it only when a match needs it:
+    most pages are searched (V3) far more often than a span on them is mapped back (V4).
+    """
+
+    __slots__ = ("_origin", "_ranges", "text")
+
+    def __init__(
+        self, text: str, origin: tuple[int, ...] | None = None, *, ranges: tuple[range, ...] = ()
+    ) -> None:
+        self.text = text
+        self._origin = origin
+        self._ranges = ranges
+
+    @property
+    def origin(self) -> tuple[int, ...]:
+        if self._origin is None:
+            self._origin = tuple(chain.from_iterable(self._ranges))
+        return self._origin
+
+    def at(self, index: int) -> int:
+        """origin[index] without expanding the whole map when it is still kept as ranges."""
+        if self._origin is not None:
+            return self._origin[index]
+        if index < 0:
+            index += len(self.text)
+        for span in self._ranges:
+            if index < len(span):
+                return span[index]
+            index -= len(span)
+        raise IndexError(index)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Normalized) and (self.text, self.origin) == (other.text, other.origin)
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"Normalized({self.text!r})"
 
 
 @lru_cache(maxsize=4096)
@@ -87,7 +123,10 @@ def normalize(text: str) -> Normalized:
         and flat[-1:] != " "
     ):
         # Common case: plain ASCII lines; only case and line breaks change, one char for one char.
-        return Normalized(flat.lower(), _ids(len(text))[: len(text)])
+        return Normalized(flat.lower(), ranges=(range(len(text)),))
+    if text.isascii() and flat.isprintable() and not _HYPHEN_BREAK.search(text):
+        # Plain ASCII with runs of spaces (column gaps): keep each word, one space for each run.
+        return _collapse_spaces(flat)
     out: list[str] = []
     origin: list[int] = []
     ids = _ids(len(text))
@@ -168,6 +207,26 @@ def _joined_word_end(text: str, brk: int) -> tuple[int, int] | None:
     if nxt >= len(text) or not text[nxt].isalpha():
         return None
     return hyphen, nxt
+
+
+_SPACE_RUNS = re.compile(r" {2,}")
+_HYPHEN_BREAK = re.compile(r"-[ \t]*\n")
+
+
+def _collapse_spaces(flat: str) -> Normalized:
+    """Lower-case ASCII text with every run of spaces made one space; leading/trailing spaces dropped.
+
+    Works run by run of 2+ spaces (a few per page), not word by word, so the cost stays in C.
+    """
+    begin = len(flat) - len(flat.lstrip(" "))
+    stop = len(flat.rstrip(" "))
+    keep: list[range] = []
+    for match in _SPACE_RUNS.finditer(flat, begin, stop):
+        keep.append(range(begin, match.start() + 1))  # keep the run's first space
+        begin = match.end()
+    keep.append(range(begin, stop))
+    text = "".join(flat[r.start : r.stop] for r in keep).lower()
+    return Normalized(text, ranges=tuple(keep))
 
 
 def normalize_plain(text: str) -> str:
@@ -294,8 +353,8 @@ class PageIndex:
 
     def _match(self, page: Page, norm: Normalized, first: int, stop: int, score: float) -> Match:
         """Map the normalised span [first, stop) back to the original text."""
-        start = norm.origin[first]
-        end = norm.origin[stop - 1] + 1
+        start = norm.at(first)
+        end = norm.at(stop - 1) + 1
         text = page.text
         while end < len(text) and unicodedata.combining(text[end]):
             end += 1

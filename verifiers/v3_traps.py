@@ -66,13 +66,21 @@ def phrase_pattern(phrase: str) -> tuple[str, re.Pattern[str]]:
     if not words:
         return "", re.compile(r"(?!)")
     body = r"[\s\-]*".join(re.escape(w) for w in words)
-    return max(words, key=len), re.compile(r"(?<!\w)" + body + r"(?!\w)")
+    # No leading look-behind: a pattern that starts with a literal lets the regex engine skip ahead to
+    # candidate positions; the word boundary before the match is checked by find_phrase instead.
+    return max(words, key=len), re.compile(body + r"(?!\w)")
 
 
 def find_phrase(text: str, phrase: str) -> re.Match[str] | None:
     """Where a profile phrase occurs in normalised text, at word boundaries."""
     key, pattern = phrase_pattern(phrase)
-    return pattern.search(text) if key in text else None
+    if key not in text:
+        return None
+    for match in pattern.finditer(text):
+        start = match.start()
+        if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
+            return match
+    return None
 
 
 def first_phrase(text: str, phrases: Iterable[str]) -> tuple[str, re.Match[str]] | None:
