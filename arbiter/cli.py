@@ -196,14 +196,21 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="Print the VerificationOutcome as JSON.")] = False,
     profile: ProfileOpt = None,
     password: PasswordOpt = None,
+    llm: Annotated[
+        str | None, typer.Option(help="gemini | openai | replay | none (default: $ARBITER_LLM or none).")
+    ] = None,
+    llm_model: Annotated[str | None, typer.Option(help="Model name (default: $ARBITER_LLM_MODEL).")] = None,
 ) -> None:
-    """Verify one document's classification and print the decision (nothing is written to disk)."""
+    """Verify one document's classification and print the decision (only the LLM cache is written)."""
     from arbiter.contracts import FinalDecision, StopReason, VerificationOutcome
     from arbiter.governor import verify_with_retries
     from arbiter.ingest import IngestFailure, ingest_pdf
+    from arbiter.llm.config import LLMSettings, build_client
     from arbiter.profile import load_profile
+    from verifiers.base import VerifyContext
 
     try:
+        client = build_client(LLMSettings.from_env(backend=llm, model=llm_model))
         prof = load_profile(profile)
         if not pdf.is_file():
             raise ArbiterError(f"PDF {pdf} does not exist.")
@@ -223,7 +230,13 @@ def verify(
             policy_version=prof.arbiter.policy_version,
         )
     else:
-        outcome = verify_with_retries(raw, bundle, prof)
+        doc_llm = client.for_document(bundle.doc_id) if client is not None else None
+        outcome = verify_with_retries(raw, bundle, prof, context=VerifyContext(llm=doc_llm))
+        if doc_llm is not None:
+            calls, tokens, cost = doc_llm.usage()
+            outcome = outcome.model_copy(
+                update={"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": round(cost, 6)}
+            )
     if as_json:
         sys.stdout.write(outcome.model_dump_json(indent=2) + "\n")
         return

@@ -210,3 +210,26 @@ def test_run_without_inputs_is_a_usage_error() -> None:
     result = runner.invoke(app, ["run"])
     assert result.exit_code == 2
     assert "Give the PDFs" in result.output
+
+
+def test_verify_with_replayed_llm_runs_the_semantic_phases() -> None:
+    """`arbiter verify --llm replay` runs V2–V4's semantic phases from the samples and reports their use."""
+    pdf = FIXTURES / "pdfs" / "note-injection-03.pdf"
+    result = runner.invoke(
+        app,
+        [
+            "verify",
+            "--pdf",
+            str(pdf),
+            "--classification",
+            str(FIXTURES / "demo" / "note-injection-03.json"),
+            "--llm",
+            "replay",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    outcome = json.loads(result.stdout)
+    phases = {r["verifier"]: r["llm_phase"] for r in outcome["attempts"][0]["verifier_results"]}
+    assert phases["V3"] in ("PASSED", "FAILED")
+    assert "V3.LLM_TRAP" in {i["code"] for i in outcome["final_issues"]}
