@@ -1,0 +1,36 @@
+"""Review store (DESIGN §8): SQLModel tables on SQLite or PostgreSQL, atomic claims, append-only ground truth."""
+
+from arbiter.store.audit import AuditEvent
+from arbiter.store.db import DEFAULT_URL, make_engine, resolve_url
+from arbiter.store.errors import (
+    ClaimLost,
+    DuplicateUser,
+    PermissionDenied,
+    StoreError,
+    UnknownPacket,
+    UnknownUser,
+)
+from arbiter.store.queue import DEFAULT_LEASE, SUPERSEDED, PacketSummary
+from arbiter.store.records import RecordResult
+from arbiter.store.store import Store
+from arbiter.store.users import ROLES, User
+
+__all__ = [
+    "DEFAULT_LEASE",
+    "DEFAULT_URL",
+    "ROLES",
+    "SUPERSEDED",
+    "AuditEvent",
+    "ClaimLost",
+    "DuplicateUser",
+    "PacketSummary",
+    "PermissionDenied",
+    "RecordResult",
+    "Store",
+    "StoreError",
+    "UnknownPacket",
+    "UnknownUser",
+    "User",
+    "make_engine",
+    "resolve_url",
+]

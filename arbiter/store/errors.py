@@ -1,0 +1,27 @@
+"""Errors the review store raises; every message is plain English a reviewer or admin can act on."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class for review-store errors."""
+
+
+class ClaimLost(StoreError):
+    """The packet is no longer claimed by this reviewer (expired, released, reassigned or completed)."""
+
+
+class UnknownPacket(StoreError):
+    """No packet has this id."""
+
+
+class UnknownUser(StoreError):
+    """No user has this name."""
+
+
+class PermissionDenied(StoreError):
+    """The action needs an admin."""
+
+
+class DuplicateUser(StoreError):
+    """A user with this name already exists."""

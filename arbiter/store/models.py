@@ -1,0 +1,195 @@
+"""SQLModel tables of the review store (DESIGN §8). Contract payloads live in JSON columns; what the
+queue filters or orders by is copied into indexed columns, so nothing is filtered by loading JSON."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlmodel import Field, SQLModel
+
+# Set before any table exists: Alembic downgrades need deterministic constraint names (ENGINEERING_NOTES).
+SQLModel.metadata.naming_convention = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# The open part of the queue, written literally: a partial index is only used when the query repeats its
+# predicate verbatim (bound parameters defeat the match on both databases).
+OPEN_PREDICATE = "status IN ('PENDING', 'IN_REVIEW')"
+
+
+class UTCDateTime(sa.types.TypeDecorator[datetime]):
+    """Aware UTC datetimes in and out; SQLite drops time zones, so naive values read back are UTC."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; use an aware UTC datetime")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def json_type() -> sa.types.TypeEngine[Any]:
+    return sa.JSON().with_variant(JSONB(), "postgresql")
+
+
+def _ts(nullable: bool = False, index: bool = False) -> Any:
+    return Field(default=None, sa_column=sa.Column(UTCDateTime(), nullable=nullable, index=index))
+
+
+def _json(nullable: bool = False) -> Any:
+    return Field(default=None, sa_column=sa.Column(json_type(), nullable=nullable))
+
+
+class RunRow(SQLModel, table=True):
+    __tablename__ = "runs"
+    run_id: str = Field(primary_key=True, max_length=64)
+    created_at: datetime = _ts()
+
+
+class DocumentRow(SQLModel, table=True):
+    """One document as decided in one run; (doc_id, run_id) is the idempotency key of a batch write."""
+
+    __tablename__ = "documents"
+    __table_args__ = (sa.UniqueConstraint("doc_id", "run_id", name="uq_documents_doc_run"),)
+    id: int | None = Field(default=None, primary_key=True)
+    doc_id: str = Field(index=True, max_length=255)
+    run_id: str = Field(foreign_key="runs.run_id", max_length=64)
+    skip_key: str = Field(max_length=128)
+    pdf_path: str
+    pdf_sha256: str = Field(max_length=64)
+    final_decision: str = Field(max_length=32)
+    escalation_reason: str | None = Field(default=None, max_length=128)
+    doc_type: str | None = Field(default=None, max_length=128)
+    error: str | None = Field(default=None, max_length=128)
+    created_at: datetime = _ts()
+
+
+class OutcomeRow(SQLModel, table=True):
+    __tablename__ = "outcomes"
+    __table_args__ = (sa.UniqueConstraint("doc_id", "run_id", name="uq_outcomes_doc_run"),)
+    id: int | None = Field(default=None, primary_key=True)
+    doc_id: str = Field(max_length=255)
+    run_id: str = Field(max_length=64)
+    outcome: dict[str, Any] = _json()
+
+
+class PacketRow(SQLModel, table=True):
+    """A packet's claim state lives in columns; the SMEPacket contract body in `payload`.
+
+    status is PENDING, IN_REVIEW or COMPLETED, or SUPERSEDED (store-only: a later run escalated the
+    same document again before anyone claimed this packet, so it left the queue).
+    """
+
+    __tablename__ = "packets"
+    __table_args__ = (
+        sa.Index(
+            "ix_packets_open_order",
+            "priority",
+            "created_at",
+            "packet_id",
+            postgresql_where=sa.text(OPEN_PREDICATE),
+            sqlite_where=sa.text(OPEN_PREDICATE),
+        ),
+        sa.Index("ix_packets_status_order", "status", "priority", "created_at", "packet_id"),
+        sa.Index("ix_packets_order", "priority", "created_at", "packet_id"),
+    )
+    packet_id: str = Field(primary_key=True, max_length=64)
+    doc_id: str = Field(index=True, max_length=255)
+    run_id: str = Field(max_length=64)
+    priority: int
+    escalation_reason: str = Field(index=True, max_length=128)
+    doc_type: str | None = Field(default=None, index=True, max_length=128)
+    top_codes: str = Field(default="", max_length=255)
+    status: str = Field(max_length=16)
+    claimed_by: str | None = Field(default=None, index=True, max_length=128)
+    claimed_at: datetime | None = _ts(nullable=True)
+    claim_expires_at: datetime | None = _ts(nullable=True)
+    superseded_by: str | None = Field(default=None, max_length=64)
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+    payload: dict[str, Any] = _json()
+
+
+class PacketCodeRow(SQLModel, table=True):
+    """Issue codes of a packet, one row each, so "filter by code" is an indexed join."""
+
+    __tablename__ = "packet_codes"
+    __table_args__ = (sa.Index("ix_packet_codes_code_packet", "code", "packet_id"),)
+    packet_id: str = Field(primary_key=True, foreign_key="packets.packet_id", max_length=64)
+    code: str = Field(primary_key=True, max_length=64)
+
+
+class ReviewRow(SQLModel, table=True):
+    __tablename__ = "reviews"
+    id: int | None = Field(default=None, primary_key=True)
+    packet_id: str = Field(index=True, foreign_key="packets.packet_id", max_length=64)
+    doc_id: str = Field(index=True, max_length=255)
+    reviewer: str = Field(max_length=128)
+    idempotency_key: str = Field(unique=True, max_length=128)
+    gt_id: str = Field(max_length=64)
+    payload: dict[str, Any] = _json()
+    created_at: datetime = _ts()
+
+
+class GroundTruthRow(SQLModel, table=True):
+    """Append-only versions (triggers refuse UPDATE and DELETE); the newest version is the truth."""
+
+    __tablename__ = "ground_truth"
+    __table_args__ = (sa.UniqueConstraint("doc_id", "version", name="uq_ground_truth_doc_version"),)
+    gt_id: str = Field(primary_key=True, max_length=64)
+    doc_id: str = Field(index=True, max_length=255)
+    version: int
+    supersedes: str | None = Field(default=None, max_length=64)
+    source: str = Field(max_length=32)
+    created_at: datetime = _ts()
+    payload: dict[str, Any] = _json()
+
+
+class UserRow(SQLModel, table=True):
+    __tablename__ = "users"
+    name: str = Field(primary_key=True, max_length=128)
+    role: str = Field(max_length=16)
+    password_hash: str | None = Field(default=None, max_length=255)
+    active: bool = True
+    created_at: datetime = _ts()
+
+
+class AuditRow(SQLModel, table=True):
+    """Append-only (triggers refuse UPDATE and DELETE). Details never hold document text."""
+
+    __tablename__ = "audit_log"
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = _ts(index=True)
+    actor: str = Field(index=True, max_length=128)
+    action: str = Field(index=True, max_length=64)
+    target: str = Field(default="", index=True, max_length=255)
+    details: dict[str, Any] = _json()
+
+
+runs = RunRow.__table__  # type: ignore[attr-defined]
+documents = DocumentRow.__table__  # type: ignore[attr-defined]
+outcomes = OutcomeRow.__table__  # type: ignore[attr-defined]
+packets = PacketRow.__table__  # type: ignore[attr-defined]
+packet_codes = PacketCodeRow.__table__  # type: ignore[attr-defined]
+reviews = ReviewRow.__table__  # type: ignore[attr-defined]
+ground_truth = GroundTruthRow.__table__  # type: ignore[attr-defined]
+users = UserRow.__table__  # type: ignore[attr-defined]
+audit_log = AuditRow.__table__  # type: ignore[attr-defined]
+
+APPEND_ONLY_TABLES = ("ground_truth", "audit_log")

@@ -1,0 +1,371 @@
+"""The review queue: counts, filtered pages in SQL, and claims that are one atomic statement on both
+databases (ENGINEERING_NOTES: read-then-update double-claimed nearly everything under 8 processes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from arbiter.contracts import ReviewStatus, SMEPacket
+from arbiter.store.audit import write_audit
+from arbiter.store.errors import UnknownPacket, UnknownUser
+from arbiter.store.models import OPEN_PREDICATE, packet_codes, packets
+from arbiter.store.users import UsersMixin
+
+DEFAULT_LEASE = timedelta(minutes=30)
+PENDING, IN_REVIEW, COMPLETED = ReviewStatus.PENDING.value, ReviewStatus.IN_REVIEW.value, "COMPLETED"
+SUPERSEDED = "SUPERSEDED"
+QUEUE_ORDER = (packets.c.priority, packets.c.created_at, packets.c.packet_id)
+
+
+@dataclass(frozen=True)
+class PacketSummary:
+    """One queue row: enough to list and filter, none of the document's content."""
+
+    packet_id: str
+    doc_id: str
+    priority: int
+    reason: str
+    status: str
+    claimed_by: str | None
+    claim_expires_at: datetime | None
+    created_at: datetime
+    doc_type: str | None
+    top_codes: list[str]
+
+
+def packet_from_row(row: Any) -> SMEPacket:
+    """The contract packet: the stored body with the live claim state from the columns."""
+    m = row._mapping
+    status = m["status"] if m["status"] != SUPERSEDED else PENDING
+    body = dict(m["payload"])
+    body.update(
+        review_status=status,
+        claimed_by=m["claimed_by"],
+        claim_expires_at=m["claim_expires_at"],
+        updated_at=m["updated_at"],
+    )
+    return SMEPacket.model_validate(body)
+
+
+def load_packet(conn: Connection, packet_id: str) -> Any:
+    row = conn.execute(sa.select(packets).where(packets.c.packet_id == packet_id)).first()
+    if row is None:
+        raise UnknownPacket(f"There is no packet {packet_id}.")
+    return row
+
+
+def _summary(row: Any) -> PacketSummary:
+    m = row._mapping
+    return PacketSummary(
+        packet_id=m["packet_id"],
+        doc_id=m["doc_id"],
+        priority=m["priority"],
+        reason=m["escalation_reason"],
+        status=m["status"],
+        claimed_by=m["claimed_by"],
+        claim_expires_at=m["claim_expires_at"],
+        created_at=m["created_at"],
+        doc_type=m["doc_type"],
+        top_codes=[c for c in m["top_codes"].split(",") if c],
+    )
+
+
+def _as_list(value: str | list[str] | tuple[str, ...] | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
+
+
+class QueueMixin(UsersMixin):
+    # Reading the queue --------------------------------------------------------------------------------
+    def queue_counts(self) -> dict[str, Any]:
+        """{'by_status': {status: n}, 'by_reason': {reason: n open}, 'open': n, 'total': n} (superseded excluded from total)."""
+        with self.read() as conn:
+            by_status: dict[str, int] = dict(
+                conn.execute(sa.select(packets.c.status, sa.func.count()).group_by(packets.c.status))
+                .tuples()
+                .all()
+            )
+            by_reason: dict[str, int] = dict(
+                conn.execute(
+                    sa.select(packets.c.escalation_reason, sa.func.count())
+                    .where(sa.text(OPEN_PREDICATE))
+                    .group_by(packets.c.escalation_reason)
+                    .order_by(sa.func.count().desc())
+                )
+                .tuples()
+                .all()
+            )
+        for status in (PENDING, IN_REVIEW, COMPLETED):
+            by_status.setdefault(status, 0)
+        return {
+            "by_status": by_status,
+            "by_reason": by_reason,
+            "open": by_status[PENDING] + by_status[IN_REVIEW],
+            "total": sum(n for s, n in by_status.items() if s != SUPERSEDED),
+        }
+
+    def _filtered(
+        self,
+        query: sa.Select[Any],
+        *,
+        status: str | list[str] | None,
+        reason: str | list[str] | None,
+        code: str | None,
+        doc_type: str | list[str] | None,
+        claimed_by: str | None,
+    ) -> sa.Select[Any]:
+        statuses = _as_list(status)
+        if statuses:
+            query = query.where(packets.c.status.in_(statuses))
+        else:
+            query = query.where(packets.c.status != SUPERSEDED)
+        if reasons := _as_list(reason):
+            query = query.where(packets.c.escalation_reason.in_(reasons))
+        if types := _as_list(doc_type):
+            query = query.where(packets.c.doc_type.in_(types))
+        if claimed_by is not None:
+            query = query.where(packets.c.claimed_by == claimed_by)
+        if code:
+            query = query.where(
+                sa.exists().where(
+                    packet_codes.c.packet_id == packets.c.packet_id, packet_codes.c.code == code
+                )
+            )
+        return query
+
+    def list_packets(
+        self,
+        *,
+        status: str | list[str] | None = None,
+        reason: str | list[str] | None = None,
+        code: str | None = None,
+        doc_type: str | list[str] | None = None,
+        claimed_by: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> list[PacketSummary]:
+        """One page of the queue in priority order (severity, then age), filtered and paged in SQL."""
+        cols = [c for c in packets.c if c.name != "payload"]
+        query = self._filtered(
+            sa.select(*cols),
+            status=status,
+            reason=reason,
+            code=code,
+            doc_type=doc_type,
+            claimed_by=claimed_by,
+        )
+        query = query.order_by(*QUEUE_ORDER).offset(max(offset, 0)).limit(max(limit, 0))
+        with self.read() as conn:
+            return [_summary(r) for r in conn.execute(query)]
+
+    def count_packets(
+        self,
+        *,
+        status: str | list[str] | None = None,
+        reason: str | list[str] | None = None,
+        code: str | None = None,
+        doc_type: str | list[str] | None = None,
+        claimed_by: str | None = None,
+    ) -> int:
+        """How many packets list_packets would page through with the same filters."""
+        query = self._filtered(
+            sa.select(sa.func.count()).select_from(packets),
+            status=status,
+            reason=reason,
+            code=code,
+            doc_type=doc_type,
+            claimed_by=claimed_by,
+        )
+        with self.read() as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def filter_options(self) -> dict[str, list[str]]:
+        """Distinct reasons, document types and issue codes present, for the queue's filter widgets."""
+        with self.read() as conn:
+            reasons = conn.execute(sa.select(packets.c.escalation_reason).distinct()).scalars().all()
+            types = conn.execute(sa.select(packets.c.doc_type).distinct()).scalars().all()
+            codes = conn.execute(sa.select(packet_codes.c.code).distinct()).scalars().all()
+        return {
+            "reasons": sorted(reasons),
+            "doc_types": sorted(t for t in types if t),
+            "codes": sorted(codes),
+        }
+
+    def get_packet(self, packet_id: str) -> SMEPacket:
+        with self.read() as conn:
+            return packet_from_row(load_packet(conn, packet_id))
+
+    def packet_status(self, packet_id: str) -> str:
+        """The stored status, including the store-only SUPERSEDED."""
+        with self.read() as conn:
+            return str(load_packet(conn, packet_id)._mapping["status"])
+
+    # Claims -------------------------------------------------------------------------------------------
+    def claim_next(
+        self, reviewer: str, *, lease: timedelta = DEFAULT_LEASE, now: datetime | None = None
+    ) -> SMEPacket | None:
+        """Claim the most urgent open packet (pending, or claimed with an expired lease) in ONE statement.
+
+        UPDATE … WHERE packet_id = (SELECT … ORDER BY priority, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING: PostgreSQL skips rows other claimers hold; SQLite drops FOR UPDATE and the write lock
+        taken by BEGIN IMMEDIATE makes the statement atomic. None when nothing is claimable.
+        """
+        now = now or datetime.now(UTC)
+        pick = (
+            sa.select(packets.c.packet_id)
+            .where(sa.text(OPEN_PREDICATE))
+            .where(sa.or_(packets.c.status == PENDING, packets.c.claim_expires_at < now))
+            .order_by(*QUEUE_ORDER)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        stmt = (
+            sa.update(packets)
+            .where(packets.c.packet_id == pick)
+            .values(
+                status=IN_REVIEW,
+                claimed_by=reviewer,
+                claimed_at=now,
+                claim_expires_at=now + lease,
+                updated_at=now,
+            )
+            .returning(*packets.c)
+        )
+        with self.write() as conn:
+            row = conn.execute(stmt).first()
+            if row is None:
+                return None
+            write_audit(conn, reviewer, "packet.claim", row._mapping["packet_id"], {"via": "next"}, at=now)
+            return packet_from_row(row)
+
+    def claim(
+        self, packet_id: str, reviewer: str, *, lease: timedelta = DEFAULT_LEASE, now: datetime | None = None
+    ) -> SMEPacket | None:
+        """Claim this packet if it is pending, its lease expired, or the reviewer already holds it; else None."""
+        now = now or datetime.now(UTC)
+        p = packets.c
+        stmt = (
+            sa.update(packets)
+            .where(p.packet_id == packet_id, p.status.in_([PENDING, IN_REVIEW]))
+            .where(sa.or_(p.status == PENDING, p.claim_expires_at < now, p.claimed_by == reviewer))
+            .values(
+                status=IN_REVIEW,
+                claimed_by=reviewer,
+                claimed_at=now,
+                claim_expires_at=now + lease,
+                updated_at=now,
+            )
+            .returning(*packets.c)
+        )
+        with self.write() as conn:
+            row = conn.execute(stmt).first()
+            if row is None:
+                load_packet(conn, packet_id)  # UnknownPacket when it does not exist at all
+                return None
+            write_audit(conn, reviewer, "packet.claim", packet_id, {"via": "direct"}, at=now)
+            return packet_from_row(row)
+
+    def renew(
+        self, packet_id: str, reviewer: str, *, lease: timedelta = DEFAULT_LEASE, now: datetime | None = None
+    ) -> bool:
+        """Extend the reviewer's lease; False when the packet is no longer theirs. A lapsed lease nobody
+        else took is renewed too (the reviewer was only slow)."""
+        now = now or datetime.now(UTC)
+        p = packets.c
+        stmt = (
+            sa.update(packets)
+            .where(p.packet_id == packet_id, p.status == IN_REVIEW, p.claimed_by == reviewer)
+            .values(claim_expires_at=now + lease, updated_at=now)
+        )
+        with self.write() as conn:
+            return bool(conn.execute(stmt).rowcount)
+
+    def release(self, packet_id: str, reviewer: str, *, now: datetime | None = None) -> bool:
+        """Give the reviewer's own claim back to the queue (skip); False when it was not theirs."""
+        now = now or datetime.now(UTC)
+        p = packets.c
+        with self.write() as conn:
+            done = conn.execute(
+                sa.update(packets)
+                .where(p.packet_id == packet_id, p.status == IN_REVIEW, p.claimed_by == reviewer)
+                .values(
+                    status=PENDING, claimed_by=None, claimed_at=None, claim_expires_at=None, updated_at=now
+                )
+            ).rowcount
+            if done:
+                write_audit(conn, reviewer, "packet.release", packet_id, at=now)
+            return bool(done)
+
+    def admin_release(self, packet_id: str, admin: str, *, now: datetime | None = None) -> bool:
+        """An admin returns anyone's claim to the queue (audited); False when it was not claimed."""
+        self.require_admin(admin)
+        now = now or datetime.now(UTC)
+        p = packets.c
+        with self.write() as conn:
+            row = conn.execute(
+                sa.update(packets)
+                .where(p.packet_id == packet_id, p.status == IN_REVIEW)
+                .values(
+                    status=PENDING, claimed_by=None, claimed_at=None, claim_expires_at=None, updated_at=now
+                )
+                .returning(p.packet_id)
+            ).first()
+            if row is None:
+                load_packet(conn, packet_id)
+                return False
+            write_audit(conn, admin, "packet.admin_release", packet_id, at=now)
+            return True
+
+    def reassign(
+        self,
+        packet_id: str,
+        to_user: str,
+        admin: str,
+        *,
+        lease: timedelta = DEFAULT_LEASE,
+        now: datetime | None = None,
+    ) -> SMEPacket:
+        """An admin hands an open packet to another reviewer with a fresh lease (audited)."""
+        self.require_admin(admin)
+        target = self.get_user(to_user)
+        if target is None or not target.active:
+            raise UnknownUser(f"No active user named {to_user!r}.")
+        now = now or datetime.now(UTC)
+        p = packets.c
+        with self.write() as conn:
+            before = load_packet(conn, packet_id)._mapping
+            if before["status"] not in (PENDING, IN_REVIEW):
+                raise ValueError(
+                    f"Packet {packet_id} is {before['status'].lower()}; only open packets can be reassigned."
+                )
+            row = conn.execute(
+                sa.update(packets)
+                .where(p.packet_id == packet_id, p.status.in_([PENDING, IN_REVIEW]))
+                .values(
+                    status=IN_REVIEW,
+                    claimed_by=to_user,
+                    claimed_at=now,
+                    claim_expires_at=now + lease,
+                    updated_at=now,
+                )
+                .returning(*packets.c)
+            ).first()
+            assert (
+                row is not None
+            )  # the row is locked by this transaction (SQLite: write lock; PG: FOR UPDATE below)
+            write_audit(
+                conn,
+                admin,
+                "packet.reassign",
+                packet_id,
+                {"from": before["claimed_by"], "to": to_user},
+                at=now,
+            )
+            return packet_from_row(row)

@@ -1,0 +1,61 @@
+"""The review store: one object the batch run, the CLI and the review app share (DESIGN §8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from arbiter import atomic
+from arbiter.contracts import GroundTruthRecord
+from arbiter.store.audit import AuditMixin
+from arbiter.store.models import ground_truth, packets
+from arbiter.store.queue import SUPERSEDED, packet_from_row
+from arbiter.store.records import RecordsMixin
+
+_BATCH = 500
+
+
+class Store(RecordsMixin, AuditMixin):
+    """Store(url=None): url, else env DATABASE_URL, else sqlite:///output/arbiter.db.
+
+    Call migrate() once before use (idempotent). Thread-safe: every method opens its own transaction.
+    """
+
+    def export_mirrors(self, out_dir: Path | str) -> dict[str, int]:
+        """Regenerate DESIGN §4's packet and ground-truth JSON files from the database (atomic writes):
+        sme_packets/sme_packet_{doc}.json (the document's newest packet), ground_truth/gt_{doc}.json
+        (newest version) and ground_truth/history/{doc}/v{n:04d}.json (every version)."""
+        from arbiter.outputs import FileStore
+
+        files = FileStore(Path(out_dir))
+        counts = {"packets": 0, "ground_truth_docs": 0, "ground_truth_versions": 0}
+        with self.read() as conn:
+            newest: dict[str, Any] = {}
+            query = (
+                sa.select(packets)
+                .where(packets.c.status != SUPERSEDED)
+                .order_by(packets.c.doc_id, packets.c.created_at)
+            )
+            for row in conn.execute(query.execution_options(yield_per=_BATCH)):
+                newest[row._mapping["doc_id"]] = row
+            for doc_id, row in newest.items():
+                atomic.write_json(files.packet_path(doc_id), packet_from_row(row))
+                counts["packets"] += 1
+            last: GroundTruthRecord | None = None
+            gt_query = sa.select(ground_truth.c.payload).order_by(
+                ground_truth.c.doc_id, ground_truth.c.version
+            )
+            for payload in conn.execute(gt_query.execution_options(yield_per=_BATCH)).scalars():
+                record = GroundTruthRecord.model_validate(payload)
+                if last is not None and last.doc_id != record.doc_id:
+                    atomic.write_json(files.ground_truth_path(last.doc_id), last)
+                    counts["ground_truth_docs"] += 1
+                atomic.write_json(files.history_path(record), record)
+                counts["ground_truth_versions"] += 1
+                last = record
+            if last is not None:
+                atomic.write_json(files.ground_truth_path(last.doc_id), last)
+                counts["ground_truth_docs"] += 1
+        return counts

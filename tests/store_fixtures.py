@@ -1,0 +1,180 @@
+"""Shared helpers for the review-store tests: databases on SQLite and PostgreSQL, and document records.
+
+The PostgreSQL database is created per test session (CREATE DATABASE through an autocommit connection
+to `postgres`) and dropped at the end; ARBITER_TEST_PG_URL points at the server (default: local trust auth).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from arbiter.contracts import (
+    FinalDecision,
+    Issue,
+    Severity,
+    SMEReview,
+    StopReason,
+    VerificationOutcome,
+)
+from arbiter.ground_truth import auto_accept_record
+from arbiter.outputs import DocumentRecord
+from arbiter.packets import build_packet
+from arbiter.store import Store
+
+PG_URL = os.environ.get("ARBITER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+CLASSIFICATION = {"dominant_type": "discharge_summary", "segments": [], "document_mixture": []}
+
+
+def _admin_url(url: str) -> sa.URL:
+    return sa.make_url(url).set(database="postgres")
+
+
+def create_pg_database(url: str = PG_URL, prefix: str = "arbiter_test") -> str:
+    """A fresh, uniquely named database on the server `url` points at; returns its URL."""
+    name = f"{prefix}_{os.getpid()}_{secrets.token_hex(4)}"
+    engine = sa.create_engine(_admin_url(url), isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    engine.dispose()
+    return sa.make_url(url).set(database=name).render_as_string(hide_password=False)
+
+
+def drop_pg_database(url: str) -> None:
+    name = sa.make_url(url).database
+    engine = sa.create_engine(_admin_url(url), isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    engine.dispose()
+
+
+def reset(store: Store) -> None:
+    """Empty every table (triggers on the append-only tables are bypassed by dropping the schema)."""
+    store.downgrade("base")
+    store.migrate()
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    url = create_pg_database()
+    yield url
+    drop_pg_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Store]:
+    """A migrated, empty Store on each database."""
+    if request.param == "sqlite":
+        s = Store(f"sqlite:///{tmp_path / 'arbiter.db'}")
+        s.migrate()
+    else:
+        s = Store(request.getfixturevalue("pg_server_url"))
+        reset(s)
+    yield s
+    s.dispose()
+
+
+def issue(code: str = "V2_PAGE_COUNT", severity: Severity = Severity.MAJOR, n: int = 1) -> Issue:
+    return Issue(
+        issue_id=f"V2-{n:04d}",
+        code=code,
+        verifier="V2",
+        severity=severity,
+        message="The segments cover 5 pages; the document has 6.",
+    )
+
+
+def outcome(doc_id: str, *, accept: bool = False, issues: list[Issue] | None = None) -> VerificationOutcome:
+    return VerificationOutcome(
+        doc_id=doc_id,
+        final_decision=FinalDecision.AUTO_ACCEPT if accept else FinalDecision.ESCALATE_TO_SME,
+        escalation_reason=None if accept else "major_non_fixable",
+        stop_reason=StopReason.ACCEPTED if accept else StopReason.ESCALATED_BY_POLICY,
+        policy_version="test-1",
+        final_classification=dict(CLASSIFICATION),
+        final_issues=issues or [],
+    )
+
+
+def escalated(
+    doc_id: str,
+    run_id: str = "run-1",
+    *,
+    severity: Severity = Severity.MAJOR,
+    code: str = "V2_PAGE_COUNT",
+    created: datetime = T0,
+    sha: str = "a" * 64,
+) -> DocumentRecord:
+    """A DocumentRecord for an escalated document whose packet has the given worst severity and age."""
+    out = outcome(doc_id, issues=[issue(code, severity)])
+    packet = build_packet(
+        out,
+        pdf_path=f"/docs/{doc_id}.pdf",
+        pdf_sha256=sha,
+        bundle_path=None,
+        total_pages=6,
+        primary=dict(CLASSIFICATION),
+        production=None,
+        run_id=run_id,
+        now=created,
+    )
+    return DocumentRecord(
+        doc_id=doc_id,
+        run_id=run_id,
+        skip_key=f"key-{run_id}",
+        pdf_path=f"/docs/{doc_id}.pdf",
+        outcome=out,
+        primary_raw=None,
+        bundle=None,
+        packet=packet,
+        ground_truth=None,
+    )
+
+
+def accepted(
+    doc_id: str,
+    run_id: str = "run-1",
+    *,
+    store: Store | None = None,
+    sha: str = "a" * 64,
+    dominant: str = "discharge_summary",
+) -> DocumentRecord:
+    out = outcome(doc_id, accept=True)
+    out = out.model_copy(update={"final_classification": {**CLASSIFICATION, "dominant_type": dominant}})
+    gt = auto_accept_record(
+        out,
+        store.latest_ground_truth(doc_id) if store else None,
+        primary=out.final_classification,
+        production=None,
+        pdf_sha256=sha,
+        run_id=run_id,
+    )
+    return DocumentRecord(
+        doc_id=doc_id,
+        run_id=run_id,
+        skip_key=f"key-{run_id}",
+        pdf_path=f"/docs/{doc_id}.pdf",
+        outcome=out,
+        primary_raw=None,
+        bundle=None,
+        packet=None,
+        ground_truth=gt,
+    )
+
+
+def review(reviewer: str, *, agrees: bool = True, at: datetime | None = None) -> SMEReview:
+    stamp = at or datetime.now(UTC)
+    return SMEReview(
+        reviewer=reviewer,
+        agrees_with_primary=agrees,
+        confidence=0.9,
+        started_at=stamp - timedelta(minutes=2),
+        submitted_at=stamp,
+    )
