@@ -1,0 +1,174 @@
+"""A reviewer's actions on the queue — claim, keep the lease alive, agree, correct, skip — over the store.
+
+Each action returns an Outcome the page shows as is; store errors become plain messages here, so a
+page never needs a try block. A submit whose claim was lost writes nothing: the caller keeps the draft.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from arbiter.contracts import DocumentBundle, GroundTruthRecord, SMEPacket, SMEReview
+from arbiter.profile import Profile
+from arbiter.review.forms import (
+    Checked,
+    CorrectionDraft,
+    Problem,
+    check_agreement,
+    check_correction,
+    corrections_of,
+)
+from arbiter.store import ClaimLost, PermissionDenied, Store, StoreError, UnknownPacket, UnknownUser
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ok: bool
+    message: str
+    packet: SMEPacket | None = None
+    record: GroundTruthRecord | None = None
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+    claim_lost: bool = False
+
+
+def submission_key(packet_id: str, reviewer: str, token: str) -> str:
+    """Idempotency key of one review attempt: a double click or a retried request saves once."""
+    return hashlib.sha256(f"{packet_id}|{reviewer}|{token}".encode()).hexdigest()[:40]
+
+
+def machine_answer(packet: SMEPacket) -> dict[str, Any] | None:
+    """What the reviewer is asked to judge: the classification after automatic fixes, else the primary's."""
+    return packet.final_classification or packet.primary_agent_classification
+
+
+@dataclass
+class Desk:
+    store: Store
+    reviewer: str
+    lease: timedelta = timedelta(minutes=30)
+
+    def claim_next(self) -> Outcome:
+        packet = self.store.claim_next(self.reviewer, lease=self.lease)
+        if packet is None:
+            return Outcome(False, "The queue is empty: no packet is waiting for review.")
+        return Outcome(True, f"You claimed {packet.doc_id}.", packet=packet)
+
+    def claim(self, packet_id: str) -> Outcome:
+        try:
+            packet = self.store.claim(packet_id, self.reviewer, lease=self.lease)
+        except UnknownPacket as exc:
+            return Outcome(False, str(exc))
+        if packet is None:
+            return Outcome(False, "Someone else is reviewing this packet, or it is already done.")
+        return Outcome(True, f"You claimed {packet.doc_id}.", packet=packet)
+
+    def my_claims(self) -> list[Any]:
+        return self.store.list_packets(status="IN_REVIEW", claimed_by=self.reviewer, limit=20)
+
+    def keep_alive(self, packet_id: str) -> bool:
+        """Renew the lease while the reviewer works (called on every rerun of the packet page)."""
+        return self.store.renew(packet_id, self.reviewer, lease=self.lease)
+
+    def release(self, packet_id: str) -> Outcome:
+        if self.store.release(packet_id, self.reviewer):
+            return Outcome(True, "The packet went back to the queue.")
+        return Outcome(False, "This packet was no longer yours; nothing changed.")
+
+    def agree(
+        self,
+        packet: SMEPacket,
+        bundle: DocumentBundle,
+        profile: Profile,
+        *,
+        notes: str,
+        confidence: float,
+        reason_codes: list[str],
+        started_at: datetime,
+        token: str,
+    ) -> Outcome:
+        checked = check_agreement(machine_answer(packet), bundle, profile)
+        if checked.classification is None:
+            return Outcome(False, "This classification cannot be agreed with.", problems=checked.problems)
+        review = SMEReview(
+            reviewer=self.reviewer,
+            agrees_with_primary=True,
+            review_notes=notes,
+            confidence=confidence,
+            reason_codes=reason_codes,
+            started_at=started_at,
+            submitted_at=datetime.now(UTC),
+        )
+        return self._submit(packet, review, checked, token)
+
+    def correct(
+        self,
+        packet: SMEPacket,
+        bundle: DocumentBundle,
+        profile: Profile,
+        draft: CorrectionDraft,
+        *,
+        started_at: datetime,
+        token: str,
+    ) -> Outcome:
+        checked = check_correction(draft, machine_answer(packet), bundle, profile)
+        if not checked.ok:
+            return Outcome(
+                False, "The correction has problems to fix before it can be saved.", problems=checked.problems
+            )
+        review = SMEReview(
+            reviewer=self.reviewer,
+            agrees_with_primary=False,
+            review_notes=draft.notes,
+            confidence=draft.confidence,
+            corrections=corrections_of(checked, draft),
+            reason_codes=list(draft.reason_codes),
+            started_at=started_at,
+            submitted_at=datetime.now(UTC),
+        )
+        return self._submit(packet, review, checked, token)
+
+    def _submit(self, packet: SMEPacket, review: SMEReview, checked: Checked, token: str) -> Outcome:
+        assert checked.classification is not None
+        try:
+            record = self.store.submit_review(
+                packet.packet_id,
+                self.reviewer,
+                review,
+                checked.classification,
+                idempotency_key=submission_key(packet.packet_id, self.reviewer, token),
+            )
+        except ClaimLost as exc:
+            return Outcome(False, str(exc), claim_lost=True, problems=checked.problems)
+        except (UnknownPacket, ValueError) as exc:
+            return Outcome(False, str(exc), problems=checked.problems)
+        return Outcome(
+            True,
+            f"Saved: {packet.doc_id} ground truth version {record.version} ({record.ground_truth_source.value}).",
+            packet=packet,
+            record=record,
+            problems=checked.problems,
+        )
+
+
+@dataclass
+class AdminDesk:
+    store: Store
+    admin: str
+    lease: timedelta = timedelta(minutes=30)
+
+    def release(self, packet_id: str) -> Outcome:
+        try:
+            done = self.store.admin_release(packet_id, self.admin)
+        except (PermissionDenied, UnknownPacket) as exc:
+            return Outcome(False, str(exc))
+        return Outcome(done, "Released to the queue." if done else "That packet was not claimed.")
+
+    def reassign(self, packet_id: str, to_user: str) -> Outcome:
+        try:
+            packet = self.store.reassign(packet_id, to_user, self.admin, lease=self.lease)
+        except (PermissionDenied, UnknownPacket, UnknownUser, ValueError, StoreError) as exc:
+            return Outcome(False, str(exc))
+        return Outcome(True, f"{packet.doc_id} is now claimed by {to_user}.", packet=packet)

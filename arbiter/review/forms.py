@@ -1,0 +1,406 @@
+"""The agree and correct forms: turn the reviewer's segment table into a classification and check it.
+
+A correction is rebuilt from the edited rows (pages, dominant type, one share per taxonomy type), keeps
+the machine's evidence that falls inside each new segment, and is run through the V1 and V2 rules
+against the document. BLOCKER and MAJOR findings stop the save; MINOR ones are shown as notes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from arbiter.contracts import Corrections, DocumentBundle, Severity
+from arbiter.profile import Profile
+from arbiter.schemas import load_subject
+from verifiers.base import VerifyContext
+from verifiers.shares import arg_max, canonical_mixture
+from verifiers.v1_schema import V1Schema
+from verifiers.v2_consistency import V2Consistency
+
+PAGE_COLUMNS = ("start_page", "end_page")
+DOMINANT_COLUMN = "dominant_type"
+PRODUCER = {"name": "sme-review", "version": "1"}
+# Why a reviewer corrected the machine; the packet's own issue codes are offered beside these.
+CORRECTION_REASONS = (
+    "WRONG_DOCUMENT_TYPE",
+    "WRONG_SEGMENT_BOUNDARIES",
+    "WRONG_SHARES",
+    "WRONG_MIXTURE",
+    "MISSED_CONTENT",
+    "OTHER",
+)
+_BLOCKING = {Severity.BLOCKER, Severity.MAJOR}
+_MIXTURE_CODES = {"V2.MIXTURE_SHARES_SUM", "V2.MIXTURE_MISMATCH"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding on a reviewer's answer, in words about the document."""
+
+    message: str
+    blocking: bool
+    code: str = "FORM"
+    path: str = ""
+
+
+@dataclass
+class CorrectionDraft:
+    """What the reviewer entered; kept in session state so a lost claim loses nothing."""
+
+    segments: list[dict[str, Any]]
+    mixture: list[dict[str, Any]] | None = None  # None: computed from the segments, page-weighted
+    dominant_type: str | None = None  # None: the type with the largest share in the mixture
+    reason_codes: list[str] = field(default_factory=list)
+    notes: str = ""
+    confidence: float = 0.9
+
+
+@dataclass(frozen=True)
+class Checked:
+    classification: dict[str, Any] | None
+    problems: tuple[Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.classification is not None and not any(p.blocking for p in self.problems)
+
+    @property
+    def blocking(self) -> list[Problem]:
+        return [p for p in self.problems if p.blocking]
+
+    @property
+    def notes(self) -> list[Problem]:
+        return [p for p in self.problems if not p.blocking]
+
+
+def segment_rows(classification: Any, profile: Profile) -> list[dict[str, Any]]:
+    """Editor rows, one per segment: pages, dominant type and the share of every taxonomy type."""
+    types = profile.taxonomy.document_types
+    segments = classification.get("segments") if isinstance(classification, dict) else None
+    rows: list[dict[str, Any]] = []
+    for seg in segments if isinstance(segments, list) else []:
+        if not isinstance(seg, dict):
+            continue
+        shares = dict.fromkeys(types, 0.0)
+        for entry in seg.get("types") or []:
+            if isinstance(entry, dict) and entry.get("document_type") in shares:
+                shares[entry["document_type"]] = _number(entry.get("share")) or 0.0
+        rows.append(
+            {
+                "start_page": _whole(seg.get("start_page")),
+                "end_page": _whole(seg.get("end_page")),
+                DOMINANT_COLUMN: seg.get("dominant_type") if seg.get("dominant_type") in types else None,
+                **shares,
+            }
+        )
+    return rows
+
+
+def mixture_rows(classification: Any, profile: Profile) -> list[dict[str, Any]]:
+    """Editor rows for the document mixture, in taxonomy order."""
+    shares = dict.fromkeys(profile.taxonomy.document_types, 0.0)
+    mixture = classification.get("document_mixture") if isinstance(classification, dict) else None
+    for entry in mixture if isinstance(mixture, list) else []:
+        if isinstance(entry, dict) and entry.get("document_type") in shares:
+            shares[entry["document_type"]] = _number(entry.get("share")) or 0.0
+    return [{"document_type": name, "share": share} for name, share in shares.items()]
+
+
+def check_correction(draft: CorrectionDraft, base: Any, bundle: DocumentBundle, profile: Profile) -> Checked:
+    """The corrected classification and every problem with it (V1/V2 rules plus unreadable cells)."""
+    candidate, problems = build_classification(draft, base, bundle, profile)
+    if candidate is None:
+        return Checked(None, tuple(problems))
+    unmixed = candidate["document_mixture"] is None
+    if unmixed:
+        candidate["document_mixture"] = []
+    found = rule_problems(candidate, bundle, profile)
+    if unmixed:
+        # The mixture could not be computed because the segments are wrong; their problems say why.
+        found = [
+            p for p in found if p.code not in _MIXTURE_CODES and not p.path.startswith("/document_mixture")
+        ]
+    if _same_answer(candidate, base):
+        problems.append(
+            Problem(
+                "The correction says the same as the machine's classification; use Agree instead, "
+                "or change the table.",
+                blocking=False,
+            )
+        )
+    return Checked(candidate, tuple(problems + found))
+
+
+def check_agreement(classification: Any, bundle: DocumentBundle, profile: Profile) -> Checked:
+    """Agreeing saves the machine's classification as ground truth: it must at least be readable."""
+    if not isinstance(classification, dict):
+        return Checked(
+            None,
+            (Problem("There is no readable classification to agree with; correct it instead.", True),),
+        )
+    found = rule_problems(classification, bundle, profile)
+    if any(p.code in {"V1.INVALID_JSON", "V1.SCHEMA_VIOLATION"} for p in found):
+        first = next(p for p in found if p.code in {"V1.INVALID_JSON", "V1.SCHEMA_VIOLATION"})
+        return Checked(
+            None,
+            (Problem(f"The machine's classification cannot be saved as it is: {first.message}", True),),
+        )
+    # Other rule findings are what the reviewer is judging; they are shown, not enforced.
+    return Checked(classification, tuple(Problem(p.message, False, p.code, p.path) for p in found))
+
+
+def rule_problems(classification: dict[str, Any], bundle: DocumentBundle, profile: Profile) -> list[Problem]:
+    """V1 and V2 findings (rules only, no language model) as problems, worst first."""
+    subject = load_subject(json.dumps(classification))
+    context = VerifyContext()
+    results = [
+        V1Schema().verify(subject, bundle, profile, context),
+        V2Consistency().verify(subject, bundle, profile, context),
+    ]
+    issues = [issue for result in results for issue in result.issues]
+    order = {Severity.BLOCKER: 0, Severity.MAJOR: 1, Severity.MINOR: 2}
+    issues.sort(key=lambda i: order[i.severity])
+    return [Problem(i.message, i.severity in _BLOCKING, i.code, i.location.path) for i in issues]
+
+
+def build_classification(
+    draft: CorrectionDraft, base: Any, bundle: DocumentBundle, profile: Profile
+) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """The classification the rows describe, or None with the cells that could not be read."""
+    types = profile.taxonomy.document_types
+    problems: list[Problem] = []
+    parsed: list[tuple[int, int, str | None, dict[str, float]]] = []
+    rows = [row for row in draft.segments if not _blank(row, types)]
+    if not rows:
+        return None, [Problem("The segment table is empty; the document needs at least one segment.", True)]
+    for number, row in enumerate(rows, start=1):
+        start, end = _whole(row.get("start_page")), _whole(row.get("end_page"))
+        for name, value in (("start page", start), ("end page", end)):
+            if value is None:
+                problems.append(Problem(f"Row {number}: the {name} must be a whole page number.", True))
+        shares: dict[str, float] = {}
+        for name in types:
+            share = _number(row.get(name), blank=0.0)
+            if share is None:
+                problems.append(Problem(f"Row {number}: the {name} share must be a number.", True))
+            shares[name] = share if share is not None else 0.0
+        dominant = row.get(DOMINANT_COLUMN)
+        dominant = dominant if isinstance(dominant, str) and dominant.strip() else None
+        if start is not None and end is not None:
+            parsed.append((start, end, dominant, shares))
+    if problems:
+        return None, problems
+    parsed.sort(key=lambda item: (item[0], item[1]))
+    segments = [
+        _segment(position, start, end, dominant, shares, base, profile)
+        for position, (start, end, dominant, shares) in enumerate(parsed, start=1)
+    ]
+    candidate: dict[str, Any] = {
+        "doc_id": bundle.doc_id,
+        "producer": dict(PRODUCER),
+        "number_of_segments": len(segments),
+        "dominant_type": "",
+        "vendor_signals": _vendor_signals(base),
+        "segments": segments,
+        "document_mixture": None,
+    }
+    if draft.mixture is not None:
+        mixture: list[dict[str, Any]] = []
+        for entry in draft.mixture:
+            share = _number(entry.get("share"), blank=0.0)
+            if share is None:
+                problems.append(
+                    Problem(f"The mixture share of {entry.get('document_type')} must be a number.", True)
+                )
+            mixture.append({"document_type": entry.get("document_type"), "share": share or 0.0})
+        if problems:
+            return None, problems
+        candidate["document_mixture"] = mixture
+    else:
+        subject = load_subject(json.dumps({**candidate, "document_mixture": []}))
+        if subject.model is not None:
+            candidate["document_mixture"] = canonical_mixture(subject.model, bundle.total_pages, types)
+    mixture_shares = {
+        e["document_type"]: e["share"]
+        for e in candidate["document_mixture"] or []
+        if isinstance(e.get("document_type"), str) and isinstance(e.get("share"), int | float)
+    }
+    candidate["dominant_type"] = draft.dominant_type or arg_max(mixture_shares, types)
+    return candidate, problems
+
+
+def corrections_of(checked: Checked, draft: CorrectionDraft) -> Corrections:
+    """The review's corrections block (DESIGN §3.5) for a correction that passed its check."""
+    if checked.classification is None:
+        raise ValueError("only a checked correction can be saved")
+    data = checked.classification
+    return Corrections(
+        corrected_dominant_type=data["dominant_type"],
+        corrected_segments=data["segments"],
+        corrected_document_mixture=data["document_mixture"],
+        correction_notes=draft.notes,
+    )
+
+
+def _segment(
+    position: int,
+    start: int,
+    end: int,
+    dominant: str | None,
+    shares: dict[str, float],
+    base: Any,
+    profile: Profile,
+) -> dict[str, Any]:
+    taxonomy = profile.taxonomy
+    types = taxonomy.document_types
+    if dominant is None:
+        dominant = arg_max(shares, types)
+    origin = _overlapping(base, start, end)
+    top = taxonomy.presence_levels[0]
+    secondary = next((lvl for lvl in taxonomy.presence_levels[1:] if lvl != taxonomy.no_evidence_level), top)
+    entries = []
+    for name in types:
+        share = shares[name]
+        evidence = _evidence_in(base, name, start, end) if share > 0 else []
+        if share <= 0:
+            level = taxonomy.no_evidence_level
+        elif name == dominant:
+            level = top
+        else:
+            before = origin.get(name)
+            level = before if before not in (None, top, taxonomy.no_evidence_level) else secondary
+        entries.append(
+            {
+                "document_type": name,
+                "presence_level": level,
+                "share": share,
+                "confidence": 1.0,  # the reviewer asserts it
+                "evidence": evidence,
+            }
+        )
+    reasoning = origin.get("", "")
+    return {
+        "segment_index": position,
+        "start_page": start,
+        "end_page": end,
+        "segment_page_count": max(end - start + 1, 0),
+        "dominant_type": dominant,
+        "classification_reasoning": reasoning,
+        "types": entries,
+    }
+
+
+def _base_segments(base: Any) -> list[dict[str, Any]]:
+    segments = base.get("segments") if isinstance(base, dict) else None
+    return [s for s in segments if isinstance(s, dict)] if isinstance(segments, list) else []
+
+
+def _overlapping(base: Any, start: int, end: int) -> dict[str, Any]:
+    """Presence levels by type (and reasoning under "") of the machine segment overlapping the most."""
+    best: dict[str, Any] | None = None
+    best_overlap = 0
+    for seg in _base_segments(base):
+        s, e = _whole(seg.get("start_page")), _whole(seg.get("end_page"))
+        if s is None or e is None:
+            continue
+        overlap = min(e, end) - max(s, start) + 1
+        if overlap > best_overlap:
+            best, best_overlap = seg, overlap
+    if best is None:
+        return {}
+    found: dict[str, Any] = {
+        e["document_type"]: e.get("presence_level")
+        for e in best.get("types") or []
+        if isinstance(e, dict) and isinstance(e.get("document_type"), str)
+    }
+    reasoning = best.get("classification_reasoning")
+    found[""] = reasoning if isinstance(reasoning, str) else ""
+    return found
+
+
+def _evidence_in(base: Any, name: str, start: int, end: int) -> list[dict[str, Any]]:
+    """The machine's evidence for `name` on pages start..end, from whichever segment cited it."""
+    kept: list[dict[str, Any]] = []
+    for seg in _base_segments(base):
+        for entry in seg.get("types") or []:
+            if not isinstance(entry, dict) or entry.get("document_type") != name:
+                continue
+            for item in entry.get("evidence") or []:
+                if (
+                    isinstance(item, dict)
+                    and isinstance(item.get("page"), int)
+                    and start <= item["page"] <= end
+                    and isinstance(item.get("snippet"), str)
+                    and item not in kept
+                ):
+                    kept.append({k: item[k] for k in ("page", "snippet", "anchor") if k in item})
+    return kept
+
+
+def _vendor_signals(base: Any) -> list[str]:
+    signals = base.get("vendor_signals") if isinstance(base, dict) else None
+    return [s for s in signals if isinstance(s, str)] if isinstance(signals, list) else []
+
+
+def _same_answer(candidate: dict[str, Any], base: Any) -> bool:
+    if not isinstance(base, dict):
+        return False
+
+    def shape(data: dict[str, Any]) -> Any:
+        segments = data.get("segments")
+        rows = []
+        for s in segments if isinstance(segments, list) else []:
+            if isinstance(s, dict):
+                shares = [
+                    (t.get("document_type"), t.get("share"))
+                    for t in s.get("types") or []
+                    if isinstance(t, dict)
+                ]
+                rows.append(
+                    (s.get("start_page"), s.get("end_page"), s.get("dominant_type"), sorted(shares, key=str))
+                )
+        return data.get("dominant_type"), rows
+
+    return bool(shape(candidate) == shape(base))
+
+
+def _blank(row: dict[str, Any], types: list[str]) -> bool:
+    keys = [*PAGE_COLUMNS, DOMINANT_COLUMN, *types]
+    return all(_missing(row.get(key)) for key in keys)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+
+
+def _whole(value: Any) -> int | None:
+    """A page number from a table cell (int, float with no fraction, or digits), else None."""
+    if isinstance(value, bool) or _missing(value):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    try:  # numpy integers and the like
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if math.isfinite(number) and number.is_integer() else None
+
+
+def _number(value: Any, blank: float | None = None) -> float | None:
+    """A finite number from a table cell; `blank` for an empty cell; None when it is not a number."""
+    if isinstance(value, bool):
+        return None
+    if _missing(value):
+        return blank
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

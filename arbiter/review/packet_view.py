@@ -1,0 +1,128 @@
+"""What the packet page shows, as plain data: segment table, production comparison, retry log, passages.
+
+Document text goes into Markdown only through `escape`, so a "*" or "#" in a report is shown as written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from arbiter.contracts import SMEPacket
+from arbiter.review.context import Passage
+
+SEVERITY_ICONS = {"BLOCKER": ":red[**BLOCKER**]", "MAJOR": ":orange[**MAJOR**]", "MINOR": ":gray[**MINOR**]"}
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<:$])")
+
+
+def escape(text: str) -> str:
+    """Text shown literally inside Streamlit Markdown (no emphasis, links, headings, colours or LaTeX)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def _paragraph(text: str) -> str:
+    return "  \n".join(escape(line) for line in text.splitlines() if line.strip())
+
+
+def passage_markdown(passage: Passage) -> str:
+    """The passage with its matched words highlighted; surrounding paragraphs in grey."""
+
+    def grey(texts: tuple[str, ...]) -> list[str]:
+        return [f":gray[{body}]" for body in map(_paragraph, texts) if body]
+
+    parts = grey(passage.before)
+    if passage.match is not None:
+        text = passage.match
+        if passage.span is not None:
+            lo, hi = passage.span
+            marked = text[lo:hi].strip()
+            body = (
+                _paragraph(text[:lo])
+                + (" " if text[:lo].endswith((" ", "\n")) else "")
+                + (f":orange-background[**{escape(' '.join(marked.split()))}**]" if marked else "")
+                + (" " if text[hi:].startswith((" ", "\n")) else "")
+                + _paragraph(text[hi:])
+            )
+        else:
+            body = _paragraph(text)
+        parts.append(body)
+    if passage.match is None:  # the page's opening, not context around a match: shown plainly
+        parts.extend(body for body in map(_paragraph, passage.after) if body)
+    else:
+        parts.extend(grey(passage.after))
+    return "\n\n".join(p for p in parts if p)
+
+
+def segments_table(classification: Any) -> list[dict[str, Any]]:
+    """One row per segment of a classification, for a read-only table."""
+    segments = classification.get("segments") if isinstance(classification, dict) else None
+    rows = []
+    for seg in segments if isinstance(segments, list) else []:
+        if not isinstance(seg, dict):
+            continue
+        present = [
+            f"{t.get('document_type')} {float(t.get('share') or 0):.0%}"
+            for t in seg.get("types") or []
+            if isinstance(t, dict) and isinstance(t.get("share"), int | float) and t.get("share")
+        ]
+        rows.append(
+            {
+                "Segment": seg.get("segment_index"),
+                "Pages": f"{seg.get('start_page')}–{seg.get('end_page')}",
+                "Dominant type": seg.get("dominant_type"),
+                "Shares": ", ".join(present),
+                "Reasoning": seg.get("classification_reasoning") or "",
+            }
+        )
+    return rows
+
+
+def production_summary(packet: SMEPacket, answer: Any) -> str:
+    """One sentence comparing the production classifier with the machine's answer."""
+    production = packet.production_classification
+    if production is None:
+        return "No production classification was supplied for this document."
+    ours = answer.get("dominant_type") if isinstance(answer, dict) else None
+    if packet.production_differs:
+        return (
+            f"The production classifier says {production.dominant_type}; "
+            f"the classification under review says {ours or 'nothing readable'}. They differ."
+        )
+    if packet.production_differs is None:
+        return f"The production classifier says {production.dominant_type}."
+    return f"The production classifier agrees: {production.dominant_type}."
+
+
+def retry_rows(packet: SMEPacket) -> list[dict[str, Any]]:
+    """The retry log as rows: each attempt's decision and the fixes applied after it."""
+    rows = []
+    for entry in packet.retry_log:
+        rows.append(
+            {
+                "attempt": entry.attempt,
+                "decision": entry.decision,
+                "rule": entry.rule,
+                "issue_codes": ", ".join(entry.issue_codes),
+                "fixes": [
+                    {
+                        "issue": fix.issue_id,
+                        "code": fix.code,
+                        "patch": json.dumps(fix.patch, ensure_ascii=False),
+                        "before": fix.before,
+                        "after": fix.after,
+                    }
+                    for fix in entry.fixes_applied
+                ],
+            }
+        )
+    return rows
+
+
+def answer_differs(packet: SMEPacket) -> bool:
+    """Whether automatic fixes changed the primary's classification before it was escalated."""
+    return (
+        packet.final_classification is not None
+        and packet.primary_agent_classification is not None
+        and packet.final_classification != packet.primary_agent_classification
+    )

@@ -1,0 +1,98 @@
+"""The queue page's logic: filters, paging arithmetic and the rows shown (no document text in them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+PAGE_SIZE = 25
+PRIORITY_LABELS = {0: "Critical", 1: "Major", 2: "Minor"}
+STATUS_LABELS = {"PENDING": "Waiting", "IN_REVIEW": "In review", "COMPLETED": "Done"}
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    """What the reviewer chose; an empty list means "any"."""
+
+    status: list[str] = field(default_factory=lambda: ["PENDING", "IN_REVIEW"])
+    reason: list[str] = field(default_factory=list)
+    code: str | None = None
+    doc_type: list[str] = field(default_factory=list)
+
+    def query(self) -> dict[str, Any]:
+        """Keyword arguments for Store.list_packets / count_packets."""
+        return {
+            "status": list(self.status) or None,
+            "reason": list(self.reason) or None,
+            "code": self.code or None,
+            "doc_type": list(self.doc_type) or None,
+        }
+
+
+def page_count(total: int, size: int = PAGE_SIZE) -> int:
+    """Pages needed for `total` rows (at least one, so an empty queue still has page 1)."""
+    return max(1, -(-max(total, 0) // max(size, 1)))
+
+
+def clamp_page(page: int, total: int, size: int = PAGE_SIZE) -> int:
+    """A 1-based page number within range (the queue may have shrunk since the page was chosen)."""
+    return min(max(page, 1), page_count(total, size))
+
+
+def offset_of(page: int, size: int = PAGE_SIZE) -> int:
+    return (max(page, 1) - 1) * size
+
+
+def reason_label(reason: str) -> str:
+    """A rule name like too_many_major as words: "Too many major"."""
+    words = reason.replace("_", " ").strip()
+    return words[:1].upper() + words[1:] if words else "Unspecified"
+
+
+def _ago(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return ""
+    seconds = int((now - moment).total_seconds())
+    return _span(seconds)
+
+
+def _span(seconds: int) -> str:
+    seconds = max(seconds, 0)
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    if seconds < 36 * 3600:
+        return f"{round(seconds / 3600)} h"
+    return f"{round(seconds / 86400)} d"
+
+
+def lease_left(expires: datetime | None, now: datetime) -> str:
+    """Time left on a claim, or "expired"."""
+    if expires is None:
+        return ""
+    seconds = int((expires - now).total_seconds())
+    return "expired" if seconds <= 0 else _span(seconds)
+
+
+def queue_rows(summaries: Iterable[Any], now: datetime | None = None) -> list[dict[str, Any]]:
+    """Table rows for PacketSummary objects, in the order given (the store's priority order)."""
+    now = now or datetime.now(UTC)
+    rows = []
+    for s in summaries:
+        rows.append(
+            {
+                "Priority": PRIORITY_LABELS.get(s.priority, str(s.priority)),
+                "Document": s.doc_id,
+                "Type": s.doc_type or "",
+                "Why escalated": reason_label(s.reason),
+                "Issue codes": ", ".join(s.top_codes),
+                "Status": STATUS_LABELS.get(s.status, s.status.title()),
+                "Claimed by": s.claimed_by or "",
+                "Lease left": lease_left(s.claim_expires_at, now) if s.status == "IN_REVIEW" else "",
+                "Waiting": _ago(s.created_at, now),
+            }
+        )
+    return rows

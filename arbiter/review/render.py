@@ -1,0 +1,133 @@
+"""A PDF page as a PNG with highlight boxes drawn on it: pypdfium2 renders, Pillow draws (no JavaScript).
+
+Boxes arrive in PDF points from the page's bottom-left corner (how V4's locator reports them); the image
+has its origin top-left, so y becomes page_height - y. pypdfium2 is not thread-safe and Streamlit runs
+each session in its own thread, so every pdfium call holds the process-wide lock of arbiter.ingest.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from arbiter.contracts import DocumentBundle, Issue
+from arbiter.ingest import PDFIUM_LOCK
+from verifiers.textmatch import PageIndex
+
+Box = tuple[float, float, float, float]
+
+
+class MarkKind(StrEnum):
+    EVIDENCE = "evidence"  # an evidence snippet the classification cites, found on this page
+    ISSUE = "issue"  # the place an issue is about
+
+
+# (outline, translucent fill) per kind; the issue colour stays readable for red-green colour blindness.
+COLOURS: dict[MarkKind, tuple[tuple[int, int, int, int], tuple[int, int, int, int]]] = {
+    MarkKind.EVIDENCE: ((214, 160, 0, 255), (255, 214, 0, 70)),
+    MarkKind.ISSUE: ((200, 30, 90, 255), (230, 40, 110, 60)),
+}
+
+
+@dataclass(frozen=True)
+class Mark:
+    kind: MarkKind
+    box: Box  # (left, bottom, right, top) in PDF points from the bottom-left
+    label: str = ""
+
+
+class RenderError(Exception):
+    """The page could not be drawn; the message is plain English for the reviewer."""
+
+
+def page_marks(
+    bundle: DocumentBundle | None,
+    classification: Any,
+    issues: Iterable[Issue],
+    page: int,
+    fuzzy_threshold: float = 92.0,
+) -> list[Mark]:
+    """Boxes to draw on one page: each evidence snippet claimed for it, and each issue highlight on it."""
+    marks: list[Mark] = []
+    if bundle is not None and bundle.page(page) is not None:
+        index = PageIndex.shared(bundle, fuzzy_threshold)
+        for snippet in _snippets_on(classification, page):
+            match = index.find(snippet, page)
+            if match is not None:
+                marks.extend(Mark(MarkKind.EVIDENCE, box) for box in match.boxes)
+    for issue in issues:
+        if issue.highlight is not None and issue.highlight.page == page:
+            marks.extend(Mark(MarkKind.ISSUE, box, issue.issue_id) for box in issue.highlight.boxes)
+    return marks
+
+
+def _snippets_on(classification: Any, page: int) -> list[str]:
+    found: list[str] = []
+    segments = classification.get("segments") if isinstance(classification, dict) else None
+    for segment in segments if isinstance(segments, list) else []:
+        types = segment.get("types") if isinstance(segment, dict) else None
+        for entry in types if isinstance(types, list) else []:
+            items = entry.get("evidence") if isinstance(entry, dict) else None
+            for item in items if isinstance(items, list) else []:
+                if (
+                    isinstance(item, dict)
+                    and item.get("page") == page
+                    and isinstance(item.get("snippet"), str)
+                ):
+                    found.append(item["snippet"])
+    return found
+
+
+def to_pixels(box: Box, page_height: float, scale: float) -> tuple[float, float, float, float]:
+    """A PDF box (left, bottom, right, top from bottom-left) as image (x0, y0, x1, y1) from top-left."""
+    left, bottom, right, top = box
+    x0, x1 = sorted((left * scale, right * scale))
+    y0, y1 = sorted(((page_height - top) * scale, (page_height - bottom) * scale))
+    return (x0, y0, x1, y1)
+
+
+def render_page(pdf: Path, page: int, marks: Sequence[Mark] = (), *, dpi: float = 108.0) -> bytes:
+    """PNG bytes of 1-based `page` of `pdf` with `marks` drawn; RenderError when it cannot be drawn."""
+    import pypdfium2 as pdfium
+
+    scale = dpi / 72.0
+    try:
+        with PDFIUM_LOCK:
+            doc = pdfium.PdfDocument(str(pdf))
+            try:
+                if not 1 <= page <= len(doc):
+                    raise RenderError(f"The document has no page {page}.")
+                pdf_page = doc[page - 1]
+                try:
+                    height = pdf_page.get_height()
+                    image = pdf_page.render(scale=scale).to_pil()
+                finally:
+                    pdf_page.close()
+            finally:
+                doc.close()
+    except RenderError:
+        raise
+    except Exception as exc:  # pdfium reports damaged or locked files with its own exception types
+        raise RenderError(f"Page {page} could not be drawn ({type(exc).__name__}).") from exc
+    return _draw(image.convert("RGB"), height, scale, marks)
+
+
+def _draw(image: Image.Image, page_height: float, scale: float, marks: Sequence[Mark]) -> bytes:
+    if marks:
+        overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
+        draw = ImageDraw.Draw(overlay)
+        pad = 1.5 * scale
+        for mark in marks:
+            outline, fill = COLOURS[mark.kind]
+            x0, y0, x1, y1 = to_pixels(mark.box, page_height, scale)
+            draw.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), fill=fill, outline=outline, width=2)
+        image = Image.alpha_composite(image.convert("RGBA"), overlay).convert("RGB")
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=False)
+    return out.getvalue()

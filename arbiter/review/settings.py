@@ -1,0 +1,72 @@
+"""The review app's configuration, passed from `arbiter review` to the Streamlit process in environment
+variables (Streamlit runs the app as a script, so there is no other channel)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Literal
+
+AuthMode = Literal["local", "proxy"]
+ENV_DB = "ARBITER_REVIEW_DB"
+ENV_DOCS = "ARBITER_REVIEW_DOCS"
+ENV_OUTPUT = "ARBITER_REVIEW_OUTPUT"
+ENV_AUTH = "ARBITER_REVIEW_AUTH"
+ENV_LEASE = "ARBITER_REVIEW_LEASE_MIN"
+ENV_HEADER = "ARBITER_REVIEW_USER_HEADER"
+DEFAULT_HEADER = "X-Forwarded-User"
+PROXY_USER_KEY = "arbiter_user"  # the st.user key server.trustedUserHeaders maps the header into
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    db_url: str | None = None  # None: DATABASE_URL, else output/arbiter.db (arbiter.store.resolve_url)
+    docs_root: Path = Path(".")
+    output_root: Path | None = None  # where bundles live; None: only docs_root
+    auth: AuthMode = "local"
+    user_header: str = DEFAULT_HEADER
+    lease_minutes: int = 30
+
+    @property
+    def lease(self) -> timedelta:
+        return timedelta(minutes=self.lease_minutes)
+
+    @property
+    def roots(self) -> list[Path]:
+        """Folders the app may read files from."""
+        return [self.docs_root] + ([self.output_root] if self.output_root else [])
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> AppSettings:
+        env = os.environ if env is None else env
+        auth = env.get(ENV_AUTH, "local")
+        if auth not in ("local", "proxy"):
+            raise ValueError(f"{ENV_AUTH} must be local or proxy, not {auth!r}.")
+        lease = env.get(ENV_LEASE, "30")
+        if not lease.isdigit() or int(lease) < 1:
+            raise ValueError(f"{ENV_LEASE} must be a whole number of minutes, not {lease!r}.")
+        output = env.get(ENV_OUTPUT)
+        return cls(
+            db_url=env.get(ENV_DB) or None,
+            docs_root=Path(env.get(ENV_DOCS, ".")),
+            output_root=Path(output) if output else None,
+            auth="proxy" if auth == "proxy" else "local",
+            user_header=env.get(ENV_HEADER, DEFAULT_HEADER),
+            lease_minutes=int(lease),
+        )
+
+    def to_env(self) -> dict[str, str]:
+        env = {
+            ENV_DOCS: str(self.docs_root),
+            ENV_AUTH: self.auth,
+            ENV_HEADER: self.user_header,
+            ENV_LEASE: str(self.lease_minutes),
+        }
+        if self.db_url:
+            env[ENV_DB] = self.db_url
+        if self.output_root:
+            env[ENV_OUTPUT] = str(self.output_root)
+        return env

@@ -1,0 +1,5 @@
+"""The Streamlit review app (DESIGN §8): `arbiter review` calls launch(); app.py is the entry script."""
+
+from review_app.launch import launch, streamlit_command
+
+__all__ = ["launch", "streamlit_command"]

@@ -1,0 +1,45 @@
+"""Entry script of the review app: sign-in gate and navigation. Run it with `arbiter review`."""
+
+import sys
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:  # `streamlit run` puts only this file's folder on the path
+    sys.path.insert(0, ROOT)
+
+import streamlit as st  # noqa: E402
+
+from review_app import state  # noqa: E402
+
+st.set_page_config(page_title="Arbiter review", page_icon=":material/fact_check:", layout="wide")
+
+user = state.current_user()
+if user is None:
+    if state.settings().auth == "proxy":
+        st.error(
+            "Your sign-in was not recognised. Ask an admin to add your account with "
+            "`arbiter users add NAME --role reviewer`."
+        )
+        st.stop()
+    nav = st.navigation([st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")])
+else:
+    pages = [
+        st.Page("views/queue.py", title="Queue", icon=":material/inbox:", default=True),
+        st.Page("views/packet.py", title="Packet", icon=":material/description:"),
+        st.Page("views/ground_truth.py", title="Ground truth", icon=":material/history:"),
+    ]
+    if user.is_admin:
+        pages.append(
+            st.Page("views/admin.py", title="Claims (admin)", icon=":material/admin_panel_settings:")
+        )
+    nav = st.navigation(pages)
+    with st.sidebar:
+        st.caption(f"Signed in as **{user.name}** ({user.role})")
+        if user.via == "password" and st.button("Sign out", key="sign_out"):
+            st.session_state.clear()
+            st.rerun()
+        st.caption(
+            "Shortcuts: Alt+N claim next · Alt+A agree · Alt+S save correction · Alt+K skip · "
+            "Alt+J / Alt+L previous / next page"
+        )
+nav.run()

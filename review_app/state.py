@@ -1,0 +1,124 @@
+"""Streamlit glue shared by the pages: settings, the cached store and profile, the signed-in user.
+
+The engine is cached with st.cache_resource (one per process); ORM rows and sessions never are.
+Session state holds only the user, the open packet id and drafts; claims live in the database.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import streamlit as st
+
+from arbiter.profile import Profile, load_profile
+from arbiter.review.auth import SignedIn, from_proxy
+from arbiter.review.desk import AdminDesk, Desk
+from arbiter.review.settings import PROXY_USER_KEY, AppSettings
+from arbiter.store import Store
+
+USER = "arbiter_signed_in"
+PACKET = "arbiter_packet_id"
+PAGE = "arbiter_pdf_page"
+FLASH = "arbiter_flash"
+
+
+@st.cache_resource(show_spinner=False)
+def settings() -> AppSettings:
+    return AppSettings.from_env()
+
+
+@st.cache_resource(show_spinner=False)
+def store(url: str | None) -> Store:
+    db = Store(url)
+    db.migrate()
+    return db
+
+
+@st.cache_resource(show_spinner=False)
+def profile() -> Profile:
+    return load_profile()
+
+
+def the_store() -> Store:
+    return store(settings().db_url)
+
+
+def current_user() -> SignedIn | None:
+    """The signed-in user: from the trusted proxy header in proxy mode, else from this session's sign-in."""
+    if settings().auth == "proxy":
+        user = from_proxy(the_store(), _user_info(), PROXY_USER_KEY)
+        st.session_state[USER] = user
+        return user
+    user = st.session_state.get(USER)
+    return user if isinstance(user, SignedIn) else None
+
+
+def _user_info() -> dict[str, Any]:
+    try:
+        return dict(st.user.to_dict())
+    except Exception:  # no user info in this context (e.g. a bare script run)
+        return {}
+
+
+def require_user() -> SignedIn:
+    """Every page calls this first: without a signed-in user the page stops here."""
+    user = current_user()
+    if user is None:
+        st.warning("Please sign in first.")
+        st.stop()
+    assert user is not None
+    return user
+
+
+def desk(user: SignedIn) -> Desk:
+    return Desk(the_store(), user.name, settings().lease)
+
+
+def admin_desk(user: SignedIn) -> AdminDesk:
+    return AdminDesk(the_store(), user.name, settings().lease)
+
+
+def flash(kind: str, message: str) -> None:
+    """A message that survives one page switch (st.switch_page starts a new run)."""
+    st.session_state[FLASH] = (kind, message)
+
+
+def show_flash() -> None:
+    kind, message = st.session_state.pop(FLASH, (None, None))
+    if message:
+        {"success": st.success, "error": st.error, "warning": st.warning}.get(kind, st.info)(message)
+
+
+def open_packet(packet_id: str) -> None:
+    """Make this the packet on the packet page, with a fresh review attempt (token and start time)."""
+    st.session_state[PACKET] = packet_id
+    st.session_state[PAGE] = None
+    attempt = st.session_state.setdefault("arbiter_attempts", {})
+    attempt.setdefault(packet_id, {"token": uuid.uuid4().hex, "started_at": datetime.now(UTC)})
+
+
+def attempt_of(packet_id: str) -> dict[str, Any]:
+    attempts = st.session_state.setdefault("arbiter_attempts", {})
+    return attempts.setdefault(packet_id, {"token": uuid.uuid4().hex, "started_at": datetime.now(UTC)})
+
+
+def close_packet(packet_id: str) -> None:
+    st.session_state.pop(PACKET, None)
+    st.session_state.get("arbiter_attempts", {}).pop(packet_id, None)
+    st.session_state.get("arbiter_drafts", {}).pop(packet_id, None)
+
+
+def drafts() -> dict[str, Any]:
+    return st.session_state.setdefault("arbiter_drafts", {})
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def page_png(pdf: str, pdf_sha256: str, page: int, marks: tuple[Any, ...]) -> bytes:
+    """A rendered page with its highlights, cached per PDF version, page and highlight set."""
+    from pathlib import Path
+
+    from arbiter.review.render import render_page
+
+    return render_page(Path(pdf), page, marks)

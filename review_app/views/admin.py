@@ -1,0 +1,31 @@
+"""Admin page: claims in progress; release one to the queue or reassign it (both audited)."""
+
+import streamlit as st
+
+from arbiter.review.queue_view import queue_rows
+from review_app import state
+
+user = state.require_user()
+if not user.is_admin:
+    st.error("Only admins can manage claims.")
+    st.stop()
+store = state.the_store()
+admin = state.admin_desk(user)
+
+st.title("Claims")
+state.show_flash()
+claims = store.list_packets(status=["PENDING", "IN_REVIEW"], limit=200)
+st.dataframe(queue_rows(claims), hide_index=True, key="admin_claims")
+ids = [c.packet_id for c in claims]
+labels = {c.packet_id: f"{c.doc_id} ({c.claimed_by or 'unclaimed'})" for c in claims}
+packet_id = st.selectbox("Packet", ids, format_func=lambda p: labels[p], key="admin_packet", index=None)
+if packet_id:
+    c1, c2 = st.columns(2)
+    if c1.button("Release to the queue", key="admin_release"):
+        outcome = admin.release(packet_id)
+        (st.success if outcome.ok else st.warning)(outcome.message)
+    reviewers = [u.name for u in store.list_users() if u.active]
+    to_user = c2.selectbox("Reassign to", reviewers, key="admin_to", index=None)
+    if to_user and c2.button("Reassign", key="admin_reassign"):
+        outcome = admin.reassign(packet_id, to_user)
+        (st.success if outcome.ok else st.error)(outcome.message)

@@ -1,0 +1,33 @@
+"""Ground-truth page: each document's newest version and its full, append-only history."""
+
+import streamlit as st
+
+from arbiter.review.gt_view import history_rows, latest_rows
+from review_app import state
+
+state.require_user()
+store = state.the_store()
+
+st.title("Ground truth")
+state.show_flash()
+search = st.text_input("Find a document", key="gt_search", placeholder="document id")
+page = int(st.number_input("Page", min_value=1, value=1, key="gt_page"))
+latest = store.list_ground_truth(search=search or None, offset=(page - 1) * 50, limit=50)
+st.dataframe(latest_rows(latest), hide_index=True, key="gt_table")
+doc_ids = [row["doc_id"] for row in latest]
+doc_id = st.selectbox("Document", doc_ids, key="gt_doc", index=0 if doc_ids else None)
+if doc_id:
+    history = store.ground_truth_history(doc_id)
+    st.subheader(f"{doc_id}: {len(history)} version{'s' if len(history) != 1 else ''}")
+    st.dataframe(history_rows(history), hide_index=True, key="gt_history")
+    version = st.selectbox(
+        "Version", [r.version for r in reversed(history)], key="gt_version", format_func=lambda v: f"v{v}"
+    )
+    chosen = next((r for r in history if r.version == version), None)
+    if chosen is not None:
+        st.json(chosen.ground_truth_classification, expanded=False)
+        if chosen.sme_review is not None:
+            st.caption(
+                f"Reviewed by {chosen.sme_review.reviewer}; confidence {chosen.sme_review.confidence:.0%}. "
+                f"{chosen.sme_review.review_notes}"
+            )

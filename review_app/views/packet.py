@@ -1,0 +1,309 @@
+"""Packet page: the PDF page with highlights, issues with their text, segments, production answer,
+retry log, and the agree / correct forms. The claim's lease is renewed on every rerun."""
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from arbiter.packets import sort_issues
+from arbiter.review import documents
+from arbiter.review.context import issue_context
+from arbiter.review.desk import machine_answer
+from arbiter.review.forms import (
+    CORRECTION_REASONS,
+    DOMINANT_COLUMN,
+    CorrectionDraft,
+    check_correction,
+    mixture_rows,
+    segment_rows,
+)
+from arbiter.review.packet_view import (
+    SEVERITY_ICONS,
+    answer_differs,
+    escape,
+    passage_markdown,
+    production_summary,
+    retry_rows,
+    segments_table,
+)
+from arbiter.review.paths import PathRefused
+from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
+from arbiter.review.render import RenderError, page_marks
+from arbiter.store import UnknownPacket
+from review_app import state
+
+user = state.require_user()
+store = state.the_store()
+settings = state.settings()
+profile = state.profile()
+desk = state.desk(user)
+state.show_flash()
+
+packet_id = st.session_state.get(state.PACKET)
+if packet_id is None:
+    mine = desk.my_claims()
+    if mine:  # session state is gone after a refresh; the claim is in the database
+        state.open_packet(mine[0].packet_id)
+        packet_id = mine[0].packet_id
+    else:
+        st.title("Packet")
+        st.info("You have no packet open. Claim the next one, or pick one in the queue.")
+        if st.button("Claim next", type="primary", key="packet_claim_next", shortcut="Alt+N"):
+            outcome = desk.claim_next()
+            if outcome.packet is not None:
+                state.open_packet(outcome.packet.packet_id)
+                st.rerun()
+            st.info(outcome.message)
+        st.stop()
+
+try:
+    packet = store.get_packet(packet_id)
+except UnknownPacket as exc:
+    state.close_packet(packet_id)
+    st.error(str(exc))
+    st.stop()
+
+attempt = state.attempt_of(packet_id)
+holding = desk.keep_alive(packet_id)
+answer = machine_answer(packet)
+
+st.title(packet.doc_id)
+st.caption(
+    f"{packet.pdf_filename} · {packet.total_pages} pages · priority {PRIORITY_LABELS.get(packet.priority, packet.priority)}"
+    f" · {reason_label(packet.escalation_reason)}"
+)
+st.write(escape(packet.escalation_message))
+if packet.review_status == "COMPLETED":
+    st.success("This packet has been reviewed. Its ground truth is on the Ground truth page.")
+elif not holding:
+    holder = (
+        f" {packet.claimed_by} holds it now." if packet.claimed_by and packet.claimed_by != user.name else ""
+    )
+    st.warning(f"This packet is not claimed by you.{holder} Your draft is kept; claim it again to submit.")
+    if st.button("Claim it again", key="reclaim"):
+        outcome = desk.claim(packet_id)
+        (st.success if outcome.ok else st.error)(outcome.message)
+        if outcome.ok:
+            st.rerun()
+
+pdf: Path | None = None
+try:
+    pdf = documents.pdf_of(packet, settings.docs_root)
+except PathRefused as exc:
+    st.error(str(exc))
+bundle = documents.bundle_of(packet, settings.roots) if pdf is not None else None
+issues = sort_issues(packet.issues_summary)
+contexts = [issue_context(i, bundle, answer, profile.tolerances.fuzzy_match_threshold) for i in issues]
+
+page_key = f"pdf_page_{packet_id}"
+if st.session_state.get(page_key) is None:
+    first = next((c.page for c in contexts if c.page), 1)
+    st.session_state[page_key] = first
+
+
+def show_page(number: int) -> None:
+    st.session_state[page_key] = min(max(number, 1), max(packet.total_pages, 1))
+
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    current = int(st.session_state[page_key])
+    n1, n2, n3 = st.columns([1, 2, 1])
+    n1.button("◀ Page", key="prev_page", on_click=show_page, args=(current - 1,), shortcut="Alt+J")
+    n2.number_input(
+        "Page", min_value=1, max_value=max(packet.total_pages, 1), key=page_key, label_visibility="collapsed"
+    )
+    n3.button("Page ▶", key="next_page", on_click=show_page, args=(current + 1,), shortcut="Alt+L")
+    if pdf is not None:
+        marks = tuple(page_marks(bundle, answer, issues, current, profile.tolerances.fuzzy_match_threshold))
+        try:
+            st.image(state.page_png(str(pdf), packet.pdf_sha256, current, marks), width="stretch")
+            st.caption(
+                f"Page {current} of {packet.total_pages}. :orange-background[Yellow]: evidence the "
+                "classification cites; :red-background[pink]: where an issue points."
+            )
+        except RenderError as exc:
+            st.error(str(exc))
+
+with right:
+    st.subheader(f"Issues ({len(issues)})")
+    for number, ctx in enumerate(contexts):
+        issue = ctx.issue
+        with st.container(border=True):
+            st.markdown(f"{SEVERITY_ICONS[issue.severity.value]} `{issue.code}`  \n{escape(issue.message)}")
+            if ctx.segment is not None:
+                st.caption(
+                    escape(
+                        f"Segment {ctx.segment.index} (pages {ctx.segment.start_page}–{ctx.segment.end_page}, "
+                        f"{ctx.segment.dominant_type}): {ctx.segment.reasoning}"
+                    )
+                )
+            if ctx.passage is not None:
+                with st.expander(f"Text on page {ctx.passage.page}", expanded=number < 3):
+                    st.markdown(passage_markdown(ctx.passage))
+            if ctx.page is not None:
+                st.button(
+                    f"Show page {ctx.page}", key=f"issue_page_{number}", on_click=show_page, args=(ctx.page,)
+                )
+
+review_tab, segments_tab, answer_tab, retry_tab = st.tabs(
+    ["Review", "Segments", "Classification", "Retry log"]
+)
+
+with segments_tab:
+    st.dataframe(segments_table(answer), hide_index=True)
+
+with answer_tab:
+    st.write(production_summary(packet, answer))
+    if answer_differs(packet):
+        st.caption("Automatic fixes changed the primary classification; below is the fixed version.")
+    st.json(answer if answer is not None else {}, expanded=False)
+    if answer_differs(packet):
+        with st.expander("The primary classification before fixes"):
+            st.json(packet.primary_agent_classification or {}, expanded=False)
+
+with retry_tab:
+    for row in retry_rows(packet):
+        st.markdown(f"**Attempt {row['attempt']}**: {row['decision']} by rule `{row['rule']}`")
+        st.caption(f"Issue codes: {row['issue_codes'] or 'none'}")
+        for fix in row["fixes"]:
+            st.markdown(f"Fix for `{fix['issue']}` ({fix['code']})")
+            st.code(fix["patch"], language="json")
+            st.caption(f"before: {fix['before']} → after: {fix['after']}")
+
+with review_tab:
+    drafts = state.drafts().setdefault(packet_id, {})
+    can_submit = packet.review_status != "COMPLETED" and bundle is not None
+    if bundle is None:
+        st.error("The document could not be read, so this packet cannot be reviewed here.")
+    decision = st.radio(
+        "Your decision",
+        ["Agree", "Correct"],
+        horizontal=True,
+        key=f"decision_{packet_id}",
+        captions=["The classification is right.", "Fix the segments, types or shares."],
+    )
+    if decision == "Agree":
+        with st.form(f"agree_{packet_id}"):
+            notes = st.text_area("Notes (optional)", key=f"agree_notes_{packet_id}")
+            confidence = st.slider("Your confidence", 0.0, 1.0, 0.9, 0.05, key=f"agree_conf_{packet_id}")
+            agreed = st.form_submit_button(
+                "Agree and save", type="primary", shortcut="Alt+A", disabled=not can_submit
+            )
+        if agreed and bundle is not None:
+            drafts["agree"] = {"notes": notes, "confidence": confidence}
+            outcome = desk.agree(
+                packet,
+                bundle,
+                profile,
+                notes=notes,
+                confidence=confidence,
+                reason_codes=[],
+                started_at=attempt["started_at"],
+                token=attempt["token"],
+            )
+            if outcome.ok:
+                state.close_packet(packet_id)
+                state.flash("success", outcome.message)
+                st.switch_page("views/queue.py")
+            st.error(outcome.message)
+            for problem in outcome.problems:
+                (st.error if problem.blocking else st.caption)(escape(problem.message))
+    else:
+        types = profile.taxonomy.document_types
+        editor_key = f"seg_editor_{packet_id}"
+        if "base_rows" not in drafts or (editor_key not in st.session_state and "rows" in drafts):
+            # A fresh editor starts from the last draft (kept when a claim was lost), else the machine's rows.
+            drafts["base_rows"] = drafts.get("rows") or segment_rows(answer, profile)
+        st.write("Edit the segments: one row per segment; shares of each type between 0 and 1.")
+        column_config = {
+            "start_page": st.column_config.NumberColumn("First page", min_value=1, step=1, required=True),
+            "end_page": st.column_config.NumberColumn("Last page", min_value=1, step=1, required=True),
+            DOMINANT_COLUMN: st.column_config.SelectboxColumn("Dominant type", options=types),
+            **{
+                name: st.column_config.NumberColumn(
+                    name, min_value=0.0, max_value=1.0, step=0.05, format="%.2f"
+                )
+                for name in types
+            },
+        }
+        edited = st.data_editor(
+            pd.DataFrame(drafts["base_rows"], columns=["start_page", "end_page", DOMINANT_COLUMN, *types]),
+            key=editor_key,
+            num_rows="dynamic",
+            column_config=column_config,
+            hide_index=True,
+        )
+        rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
+        computed = st.checkbox(
+            "Compute the document mixture from the segments (page-weighted)",
+            value=True,
+            key=f"mix_auto_{packet_id}",
+        )
+        mixture = None
+        if not computed:
+            mix_df = st.data_editor(
+                pd.DataFrame(drafts.get("mixture") or mixture_rows(answer, profile)),
+                key=f"mix_editor_{packet_id}",
+                disabled=["document_type"],
+                hide_index=True,
+            )
+            mixture = mix_df.astype(object).where(mix_df.notna(), None).to_dict("records")
+        auto = "(largest share in the mixture)"
+        dominant = st.selectbox("Document dominant type", [auto, *types], key=f"doc_dominant_{packet_id}")
+        codes = sorted({i.code for i in issues})
+        reasons = st.multiselect(
+            "Reasons for the correction", [*CORRECTION_REASONS, *codes], key=f"reasons_{packet_id}"
+        )
+        notes = st.text_area("Correction notes", key=f"correct_notes_{packet_id}")
+        confidence = st.slider("Your confidence", 0.0, 1.0, 0.9, 0.05, key=f"correct_conf_{packet_id}")
+        draft = CorrectionDraft(
+            segments=rows,
+            mixture=mixture,
+            dominant_type=None if dominant == auto else dominant,
+            reason_codes=reasons,
+            notes=notes,
+            confidence=confidence,
+        )
+        drafts.update(rows=rows, mixture=mixture)
+        if bundle is not None:
+            checked = check_correction(draft, answer, bundle, profile)
+            if checked.classification is not None:
+                shown = ", ".join(
+                    f"{e['document_type']} {e['share']:.0%}"
+                    for e in checked.classification["document_mixture"]
+                    if e["share"]
+                )
+                st.caption(
+                    f"Document: {checked.classification['dominant_type']}; mixture {shown or 'not computable'}"
+                )
+            with st.container(key="correction_problems"):
+                for problem in checked.blocking:
+                    st.error(escape(problem.message))
+                for problem in checked.notes:
+                    st.caption(":orange[Note:] " + escape(problem.message))
+        if st.button(
+            "Save correction",
+            type="primary",
+            key="save_correction",
+            shortcut="Alt+S",
+            disabled=not can_submit,
+        ):
+            assert bundle is not None
+            outcome = desk.correct(
+                packet, bundle, profile, draft, started_at=attempt["started_at"], token=attempt["token"]
+            )
+            if outcome.ok:
+                state.close_packet(packet_id)
+                state.flash("success", outcome.message)
+                st.switch_page("views/queue.py")
+            st.error(outcome.message, icon=":material/block:")
+
+    if packet.review_status != "COMPLETED" and st.button(
+        "Skip (back to the queue)", key="skip", shortcut="Alt+K"
+    ):
+        outcome = desk.release(packet_id)
+        state.close_packet(packet_id)
+        state.flash("info" if outcome.ok else "warning", outcome.message)
+        st.switch_page("views/queue.py")

@@ -1,0 +1,101 @@
+"""Shared helpers for the review-app tests: a SQLite store seeded by running the real pipeline over
+fixture PDFs with the demo classifications, plus accounts, and an AppTest wired to that store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arbiter.classifiers import get_classifier
+from arbiter.ingest import ingest_pdf
+from arbiter.outputs import DocumentRecord, FileStore
+from arbiter.pipeline import Pipeline
+from arbiter.production import load_production
+from arbiter.profile import load_profile
+from arbiter.review.settings import ENV_AUTH, ENV_DB, ENV_DOCS, ENV_OUTPUT
+from arbiter.store import Store
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures"
+PDFS = FIXTURES / "pdfs"
+APP = REPO / "review_app" / "app.py"
+PASSWORD = "correct-horse-9"
+# Escalated by the demo classifications: a blocker, a schema failure, a non-fixable major; one accepted.
+ESCALATED = ("admin-requisition-03", "path-breast-02", "note-injection-03", "gen-guardant-02")
+ACCEPTED = ("gen-foundation-01",)
+
+
+class _Capture(FileStore):
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.records: list[DocumentRecord] = []
+
+    def save(self, record: DocumentRecord) -> None:
+        super().save(record)
+        self.records.append(record)
+
+
+def run_fixtures(out_dir: Path, doc_ids: tuple[str, ...] = ESCALATED + ACCEPTED) -> list[DocumentRecord]:
+    """Verify fixture PDFs with the demo classifications; bundles land under out_dir/bundles."""
+    capture = _Capture(out_dir)
+    pipeline = Pipeline(
+        profile=load_profile(),
+        classifier=get_classifier("file", classifications_dir=FIXTURES / "demo", llm=None),
+        store=capture,
+        run_id="run-review-test",
+        ingest=lambda path, doc_id: ingest_pdf(path, doc_id=doc_id),
+        production=load_production(FIXTURES / "production.csv"),
+    )
+    for doc_id in doc_ids:
+        pipeline.process(PDFS / f"{doc_id}.pdf", doc_id, force=True)
+    return capture.records
+
+
+@dataclass
+class Seeded:
+    store: Store
+    url: str
+    out_dir: Path
+    records: list[DocumentRecord]
+
+    def packet_id(self, doc_id: str) -> str:
+        record = next(r for r in self.records if r.doc_id == doc_id)
+        assert record.packet is not None
+        return record.packet.packet_id
+
+    def env(self) -> dict[str, str]:
+        return {ENV_DB: self.url, ENV_DOCS: str(PDFS), ENV_OUTPUT: str(self.out_dir), ENV_AUTH: "local"}
+
+
+def seed(tmp_path: Path, doc_ids: tuple[str, ...] = ESCALATED + ACCEPTED) -> Seeded:
+    """A migrated SQLite store holding the fixtures' packets and ground truth, and four accounts."""
+    out_dir = tmp_path / "output"
+    url = f"sqlite:///{tmp_path / 'arbiter.db'}"
+    store = Store(url)
+    store.migrate()
+    records = run_fixtures(out_dir, doc_ids)
+    for record in records:
+        store.record_document(record)
+    store.add_user("alice", "reviewer", PASSWORD)
+    store.add_user("bob", "reviewer", PASSWORD)
+    store.add_user("root", "admin", PASSWORD)
+    store.add_user("proxied", "reviewer", None)
+    return Seeded(store, url, out_dir, records)
+
+
+def app_test(timeout: float = 30) -> Any:
+    from streamlit.testing.v1 import AppTest
+
+    return AppTest.from_file(str(APP), default_timeout=timeout)
+
+
+def sign_in(at: Any, name: str = "alice", password: str = PASSWORD) -> Any:
+    """Run the app and sign in through the form."""
+    at.run()
+    at.text_input(key="sign_in_name").input(name)
+    at.text_input(key="sign_in_password").input(password)
+    at.button[0].click().run()
+    if "arbiter_signed_in" in at.session_state:
+        at.run()  # the sign-in page ends with st.rerun(); show what the next run shows
+    return at
