@@ -50,3 +50,15 @@ def history_rows(history: Iterable[GroundTruthRecord]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def version_caption(record: GroundTruthRecord) -> str:
+    """One line on a version: number, source, who and when, what it replaced."""
+    source = SOURCE_LABELS.get(record.ground_truth_source.value, record.ground_truth_source.value)
+    parts = [f"Version {record.version}", source]
+    if record.sme_review is not None:
+        parts.append(f"by {record.sme_review.reviewer} (confidence {record.sme_review.confidence:.0%})")
+    parts.append(_when(record.created_at))
+    if record.supersedes:
+        parts.append(f"supersedes {record.supersedes}")
+    return " · ".join(parts)

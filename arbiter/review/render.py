@@ -92,7 +92,7 @@ def to_pixels(box: Box, page_height: float, scale: float) -> tuple[float, float,
     return (x0, y0, x1, y1)
 
 
-def render_page(pdf: Path, page: int, marks: Sequence[Mark] = (), *, dpi: float = 108.0) -> bytes:
+def render_page(pdf: Path, page: int, marks: Sequence[Mark] = (), *, dpi: float = 144.0) -> bytes:
     """PNG bytes of 1-based `page` of `pdf` with `marks` drawn; RenderError when it cannot be drawn."""
     import pypdfium2 as pdfium
 
@@ -128,6 +128,8 @@ def _draw(image: Image.Image, page_height: float, scale: float, marks: Sequence[
             x0, y0, x1, y1 = to_pixels(mark.box, page_height, scale)
             draw.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), fill=fill, outline=outline, width=2)
         image = Image.alpha_composite(image.convert("RGBA"), overlay).convert("RGB")
+    # A hairline frame: the page's white edge would otherwise vanish into the app's white background.
+    ImageDraw.Draw(image).rectangle((0, 0, image.width - 1, image.height - 1), outline=(190, 190, 190))
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=False)
     return out.getvalue()

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from arbiter.review.gt_view import history_rows, latest_rows
+from arbiter.review.gt_view import history_rows, latest_rows, version_caption
 from review_app import state
 
 state.require_user()
@@ -25,9 +25,5 @@ if doc_id:
     )
     chosen = next((r for r in history if r.version == version), None)
     if chosen is not None:
+        st.caption(version_caption(chosen))
         st.json(chosen.ground_truth_classification, expanded=False)
-        if chosen.sme_review is not None:
-            st.caption(
-                f"Reviewed by {chosen.sme_review.reviewer}; confidence {chosen.sme_review.confidence:.0%}. "
-                f"{chosen.sme_review.review_notes}"
-            )

@@ -70,7 +70,7 @@ answer = machine_answer(packet)
 
 st.title(packet.doc_id)
 st.caption(
-    f"{packet.pdf_filename} · {packet.total_pages} pages · priority {PRIORITY_LABELS.get(packet.priority, packet.priority)}"
+    f"{packet.pdf_filename} · {packet.total_pages} page{'' if packet.total_pages == 1 else 's'} · priority {PRIORITY_LABELS.get(packet.priority, packet.priority)}"
     f" · {reason_label(packet.escalation_reason)}"
 )
 st.write(escape(packet.escalation_message))

@@ -1,0 +1,73 @@
+"""Helpers for the real-browser test: run `streamlit run` on a free localhost port and drive Debian's
+Chromium with Playwright (never a downloaded browser)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from arbiter.review.settings import AppSettings
+from review_app.launch import streamlit_command
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+IDLE = "[data-test-script-state='notRunning']"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running_app(settings: AppSettings, log: Path, timeout_s: float = 60.0) -> Iterator[str]:
+    """The app's URL while `streamlit run` serves it; the server is stopped (and waited for) on exit."""
+    port = free_port()
+    args, env = streamlit_command(replace(settings), port=port)
+    with log.open("wb") as out:
+        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + timeout_s
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"streamlit exited early:\n{log.read_text(errors='replace')}")
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                        if reply.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not start:\n{log.read_text(errors='replace')}")
+                time.sleep(0.25)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def settle(page: Any, timeout_ms: float = 30_000) -> None:
+    """Wait until the script has finished its current rerun."""
+    page.wait_for_timeout(150)  # let a rerun triggered by the last action start
+    page.wait_for_selector(IDLE, state="attached", timeout=timeout_ms)

@@ -1,0 +1,102 @@
+"""The review app in a real browser: `streamlit run` on localhost, Debian's Chromium driven by Playwright.
+
+Signs in, claims the most urgent packet, corrects it in the segment table (a canvas grid, edited with
+the keyboard as a reviewer would), saves, and finds the new ground-truth version on its page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, running_app, settle
+from review_helpers import PASSWORD, PDFS, Seeded, seed
+
+from arbiter.review.settings import AppSettings
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)"
+)
+
+# Columns of the segment editor, left to right: first page, last page, dominant type, then one share
+# per taxonomy type in profile order.
+DOMINANT, GENOMIC, ADMINISTRATIVE = 2, 3, 7
+
+
+@pytest.fixture(name="seeded")
+def seeded_fixture(tmp_path: Path) -> Iterator[Seeded]:
+    data = seed(tmp_path)
+    yield data
+    data.store.dispose()
+
+
+@pytest.fixture(name="page")
+def page_fixture(seeded: Seeded, tmp_path: Path) -> Iterator[Any]:
+    settings = AppSettings(db_url=seeded.url, docs_root=PDFS, output_root=seeded.out_dir)
+    with running_app(settings, tmp_path / "streamlit.log") as url, playwright_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.set_default_timeout(30_000)
+            page.goto(url)
+            settle(page)
+            yield page
+        finally:
+            browser.close()
+
+
+def _edit_cell(page: Any, grid: Any, column: int, keys: str | None) -> None:
+    """Select row 1's cell in `column` (from the first page column) and type `keys`, or clear it."""
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 35 + 17)  # first data row, "First page" column
+    page.wait_for_timeout(200)
+    for _ in range(column):
+        page.keyboard.press("ArrowRight")
+    if keys is None:
+        page.keyboard.press("Delete")
+    else:
+        page.keyboard.type(keys)
+        page.wait_for_timeout(300)  # the cell editor opens asynchronously
+        page.keyboard.press("Enter")
+    settle(page)
+
+
+def test_reviewer_corrects_a_packet_in_the_browser(page: Any, seeded: Seeded, tmp_path: Path) -> None:
+    """Sign in, claim, correct the dominant type, save, and see version 1 on the ground-truth page."""
+    page.get_by_label("User name").fill("alice")
+    page.get_by_role("textbox", name="Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    settle(page)
+    page.get_by_role("button", name="Claim next").click()
+    settle(page)
+    page.get_by_role("heading", name="admin-requisition-03").wait_for()
+    page.get_by_role("heading", name="Issues (1)").wait_for()
+    page.locator("[data-testid='stImage'] img").first.wait_for()
+    settle(page)
+    page.screenshot(path=str(tmp_path / "packet.png"))
+
+    page.get_by_text("Correct", exact=True).click()
+    settle(page)
+    grid = page.locator("[data-testid='stDataFrame']:visible").first
+    grid.scroll_into_view_if_needed()
+    _edit_cell(page, grid, DOMINANT, None)  # blank: the type with the largest share
+    _edit_cell(page, grid, GENOMIC, "0")
+    _edit_cell(page, grid, ADMINISTRATIVE, "1")
+    page.get_by_text("Document: ADMINISTRATIVE").wait_for()
+    page.get_by_role("button", name="Save correction").click()
+    settle(page)
+    page.get_by_text("ground truth version 1").wait_for()
+
+    packet_id = seeded.packet_id("admin-requisition-03")
+    assert seeded.store.get_packet(packet_id).review_status == "COMPLETED"
+    page.get_by_role("link", name="Ground truth").click()
+    settle(page)
+    page.get_by_text("admin-requisition-03: 1 version").wait_for()
+    caption = page.get_by_text("Version 1 · Reviewer corrected · by alice")
+    caption.wait_for()
+    [record] = seeded.store.ground_truth_history("admin-requisition-03")
+    assert record.ground_truth_classification["dominant_type"] == "ADMINISTRATIVE"
