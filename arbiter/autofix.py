@@ -24,7 +24,11 @@ _APPEND = "-"
 def fingerprint(data: Any) -> str:
     """sha256 of the canonical JSON of `data`; text that is not JSON-serialisable is hashed as it is."""
     try:
-        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        # No circular-reference bookkeeping (half the cost): parsed JSON has no cycles, and a cyclic
+        # object still ends in the fallback below, by RecursionError instead of ValueError.
+        text = json.dumps(
+            data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False
+        )
     except (TypeError, ValueError, RecursionError):
         text = data if isinstance(data, str) else repr(data)
     return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()

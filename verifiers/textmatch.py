@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+import weakref
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import accumulate, chain
+from functools import lru_cache, partial
+from itertools import accumulate, chain, islice
+from operator import attrgetter
 
 from rapidfuzz import fuzz
 
@@ -113,20 +115,22 @@ def _ids(stop: int) -> tuple[int, ...]:
 
 def normalize(text: str) -> Normalized:
     """NFKC, case-fold, unify dashes/quotes/whitespace, de-hyphenate line breaks, drop invisible chars."""
-    flat = text.replace("\n", " ")
-    if (
-        text.isascii()
-        and flat.isprintable()
-        and "  " not in flat
-        and "-\n" not in text
-        and flat[:1] != " "
-        and flat[-1:] != " "
-    ):
-        # Common case: plain ASCII lines; only case and line breaks change, one char for one char.
-        return Normalized(flat.lower(), ranges=(range(len(text)),))
-    if text.isascii() and flat.isprintable() and not _HYPHEN_BREAK.search(text):
-        # Plain ASCII with runs of spaces (column gaps): keep each word, one space for each run.
-        return _collapse_spaces(flat)
+    if text.isascii() and not text.encode("ascii").translate(None, _PLAIN_LINE_BYTES):
+        # Only printable ASCII and line breaks (what "the text with line breaks as spaces is printable"
+        # means for ASCII, checked in C without the Unicode tables).
+        flat = text.replace("\n", " ")
+        if "  " not in flat and "-\n" not in text and flat[:1] != " " and flat[-1:] != " ":
+            # Common case: plain ASCII lines; only case and line breaks change, one char for one char.
+            return Normalized(flat.lower(), ranges=(range(len(text)),))
+        if not _HYPHEN_BREAK.search(text):
+            # Plain ASCII with runs of spaces (column gaps): keep each word, one space for each run.
+            return _collapse_spaces(flat)
+    return normalize_general(text)
+
+
+def normalize_general(text: str) -> Normalized:
+    """normalize without its ASCII fast paths: the reference they must agree with (and the way for
+    everything else)."""
     out: list[str] = []
     origin: list[int] = []
     ids = _ids(len(text))
@@ -209,28 +213,44 @@ def _joined_word_end(text: str, brk: int) -> tuple[int, int] | None:
     return hyphen, nxt
 
 
-_SPACE_RUNS = re.compile(r" {2,}")
+_SPACES = re.compile(r" +")
 _HYPHEN_BREAK = re.compile(r"-[ \t]*\n")
+# Bytes of printable ASCII (space to tilde) and the line feed: deleting them leaves nothing on a plain page.
+_PLAIN_LINE_BYTES = bytes(range(0x20, 0x7F)) + b"\n"
 
 
 def _collapse_spaces(flat: str) -> Normalized:
     """Lower-case ASCII text with every run of spaces made one space; leading/trailing spaces dropped.
 
-    Works run by run of 2+ spaces (a few per page), not word by word, so the cost stays in C.
+    Works run by run of 2+ spaces (a few per page), not word by word, so the cost stays in C: str.find
+    jumps to the next double space (a regex scan tries every position and costs twenty times more).
     """
     begin = len(flat) - len(flat.lstrip(" "))
     stop = len(flat.rstrip(" "))
     keep: list[range] = []
-    for match in _SPACE_RUNS.finditer(flat, begin, stop):
-        keep.append(range(begin, match.start() + 1))  # keep the run's first space
-        begin = match.end()
+    at = flat.find("  ", begin, stop)
+    while at >= 0:
+        keep.append(range(begin, at + 1))  # keep the run's first space
+        run = _SPACES.match(flat, at)
+        begin = run.end() if run is not None else at + 2  # a run never passes stop: flat[stop-1] is no space
+        at = flat.find("  ", begin, stop)
     keep.append(range(begin, stop))
     text = "".join(flat[r.start : r.stop] for r in keep).lower()
     return Normalized(text, ranges=tuple(keep))
 
 
+PLAIN_CACHE_CHARS = 512  # snippets, anchors, phrases and title lines; whole pages are not cached
+
+
 def normalize_plain(text: str) -> str:
-    """The normalised text alone."""
+    """The normalised text alone (remembered for short texts: V3 and V4 normalise the same snippets)."""
+    if len(text) <= PLAIN_CACHE_CHARS:
+        return _plain_cached(text)
+    return normalize(text).text
+
+
+@lru_cache(maxsize=8192)
+def _plain_cached(text: str) -> str:
     return normalize(text).text
 
 
@@ -262,39 +282,57 @@ def _compact_position(norm: str, kept: int) -> int:
     raise IndexError(kept)
 
 
-_SHARED: dict[tuple[int, float], PageIndex] = {}
-_SHARED_LOCK = threading.Lock()
+_SharedKey = tuple[int, float]
+# Each entry holds its bundle weakly: an index lives no longer than its bundle (a callback drops it), so
+# a finished document's pages are freed at once instead of staying in memory behind a cache.
+_SHARED: dict[_SharedKey, tuple[weakref.ref[DocumentBundle], PageIndex]] = {}
+_SHARED_LOCK = threading.RLock()  # re-entrant: a bundle may die (and its callback run) while it is held
 _SHARED_SIZE = 4
+
+
+def _forget(key: _SharedKey, ref: weakref.ref[DocumentBundle]) -> None:
+    """Weakref callback: the bundle is gone, so is its shared index (unless the key was reused since)."""
+    with _SHARED_LOCK:
+        entry = _SHARED.get(key)
+        if entry is not None and entry[0] is ref:
+            del _SHARED[key]
 
 
 class PageIndex:
     """Normalised pages of one bundle (each normalised once, lazily) and snippet search over them."""
 
     def __init__(self, bundle: DocumentBundle, fuzzy_threshold: float = 92.0) -> None:
-        self.bundle = bundle
+        self._bundle = weakref.ref(bundle)
         self.fuzzy_threshold = fuzzy_threshold
         self._pages: dict[int, Page] = {page.page_num: page for page in bundle.pages}
         self.page_numbers: tuple[int, ...] = tuple(sorted(self._pages))
         self._norm: dict[int, Normalized] = {}
         self._compact: dict[int, str] = {}
         self._lines: dict[int, tuple[list[LineBox], list[int]]] = {}
-        self._queries: dict[str, tuple[str, str]] = {}
+        self._compact_queries: dict[str, str] = {}
 
     @classmethod
     def shared(cls, bundle: DocumentBundle, fuzzy_threshold: float = 92.0) -> PageIndex:
         """The index of this very bundle object, reused across verifiers (V3 and V4 read the same pages).
 
-        Keeps the last few bundles alive; bundles are never mutated, so the cached text stays right.
+        Remembers the indexes of the last few bundles still alive, without keeping any bundle alive;
+        bundles are never mutated, so the cached text stays right.
         """
         key = (id(bundle), fuzzy_threshold)
         with _SHARED_LOCK:
-            index = _SHARED.get(key)
-            if index is None or index.bundle is not bundle:
-                index = cls(bundle, fuzzy_threshold)
-                _SHARED[key] = index
-                while len(_SHARED) > _SHARED_SIZE:
-                    _SHARED.pop(next(iter(_SHARED)))
+            entry = _SHARED.get(key)
+            if entry is not None and entry[0]() is bundle:
+                return entry[1]
+            index = cls(bundle, fuzzy_threshold)
+            _SHARED[key] = (weakref.ref(bundle, partial(_forget, key)), index)
+            while len(_SHARED) > _SHARED_SIZE:
+                _SHARED.pop(next(iter(_SHARED)), None)
             return index
+
+    @property
+    def bundle(self) -> DocumentBundle | None:
+        """The indexed bundle; None once nothing else holds it (the index never keeps it alive)."""
+        return self._bundle()
 
     def page(self, page_num: int) -> Page | None:
         return self._pages.get(page_num)
@@ -315,35 +353,50 @@ class PageIndex:
             self._compact[page] = cached
         return cached
 
-    def _query(self, snippet: str) -> tuple[str, str]:
-        cached = self._queries.get(snippet)
+    def _compact_query(self, query: str) -> str:
+        cached = self._compact_queries.get(query)
         if cached is None:
-            norm = normalize_plain(snippet)
-            cached = (norm, norm.translate(_COMPACT_DROP))
-            self._queries[snippet] = cached
+            cached = query.translate(_COMPACT_DROP)
+            self._compact_queries[query] = cached
         return cached
 
     def find(self, snippet: str, page: int) -> Match | None:
         """Where the snippet is on the page: exact after normalisation, else ignoring spaces and
         hyphens, else (OCR'd pages only) the best fuzzy alignment scoring at least the threshold."""
+        located = self._locate(snippet, page)
+        if located is None:
+            return None
+        source, norm, first, stop, score = located
+        return self._match(source, norm, first, stop, score)
+
+    def contains(self, snippet: str, page: int) -> bool:
+        """`find(snippet, page) is not None`, without mapping the span back to the page and its boxes."""
+        return self._locate(snippet, page) is not None
+
+    def _locate(self, snippet: str, page: int) -> tuple[Page, Normalized, int, int, float] | None:
+        """The page, its normalised text and the normalised span [first, stop) with its score, or None."""
         source = self._pages.get(page)
-        query, compact_query = self._query(snippet)
-        if source is None or not query:
+        if source is None:
+            return None
+        query = normalize_plain(snippet)
+        if not query:
             return None
         norm = self.text_of(page)
         at = norm.text.find(query)
         if at >= 0:
-            return self._match(source, norm, at, at + len(query), 100.0)
+            return source, norm, at, at + len(query), 100.0
+        # Only when the exact search failed (most snippets are found as they are).
+        compact_query = self._compact_query(query)
         if compact_query:
             at = self._compact_of(page).find(compact_query)
             if at >= 0:
                 first = _compact_position(norm.text, at)
                 last = _compact_position(norm.text[first:], len(compact_query) - 1) + first
-                return self._match(source, norm, first, last + 1, COMPACT_SCORE)
+                return source, norm, first, last + 1, COMPACT_SCORE
         if source.ocr_applied and norm.text:
             found = fuzz.partial_ratio_alignment(query, norm.text, score_cutoff=self.fuzzy_threshold)
             if found is not None and found.dest_end > found.dest_start:
-                return self._match(source, norm, found.dest_start, found.dest_end, round(found.score, 2))
+                return source, norm, found.dest_start, found.dest_end, round(found.score, 2)
         return None
 
     def find_any(self, snippet: str, pages: Iterable[int] | None = None) -> list[Match]:
@@ -364,20 +417,24 @@ class PageIndex:
         """boxes_for_span with a per-page table, so a page with many lines is not scanned per snippet."""
         table = self._lines.get(page.page_num)
         if table is None:
-            lines = sorted(page.lines, key=lambda line: line.start)
-            table = (lines, list(accumulate((line.end for line in lines), max)))
+            lines = sorted(page.lines, key=_START)
+            table = (lines, list(accumulate(map(_END, lines), max)))
             self._lines[page.page_num] = table
         lines, max_ends = table
         if end <= start:
             return ()
         boxes: list[Box] = []
-        for line in lines[bisect_right(max_ends, start) :]:
+        for line in islice(lines, bisect_right(max_ends, start), None):
             if line.start >= end:
                 break
             box = _clip(line, start, end)
             if box is not None:
                 boxes.append(box)
         return tuple(boxes)
+
+
+_START = attrgetter("start")
+_END = attrgetter("end")
 
 
 def _clip(line: LineBox, start: int, end: int) -> Box | None:

@@ -71,11 +71,25 @@ def phrase_pattern(phrase: str) -> tuple[str, re.Pattern[str]]:
     return max(words, key=len), re.compile(body + r"(?!\w)")
 
 
+@lru_cache(maxsize=1024)
+def _phrase_test(phrase: str) -> tuple[tuple[str, ...], re.Pattern[str]]:
+    """The phrase's distinct words, longest first, and its regex. Every word of a match is in the text,
+    so a word that is not there rules the phrase out with one fast substring scan (and no regex)."""
+    _, pattern = phrase_pattern(phrase)
+    words = [w for w in re.split(r"[\s\-]+", normalize_plain(phrase)) if w]
+    return tuple(sorted(dict.fromkeys(words), key=len, reverse=True)), pattern
+
+
 def find_phrase(text: str, phrase: str) -> re.Match[str] | None:
     """Where a profile phrase occurs in normalised text, at word boundaries."""
-    key, pattern = phrase_pattern(phrase)
-    if key not in text:
-        return None
+    words, pattern = _phrase_test(phrase)
+    for word in words:
+        if word not in text:
+            return None
+    return _at_word_start(text, pattern)
+
+
+def _at_word_start(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     for match in pattern.finditer(text):
         start = match.start()
         if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
@@ -84,11 +98,24 @@ def find_phrase(text: str, phrase: str) -> re.Match[str] | None:
 
 
 def first_phrase(text: str, phrases: Iterable[str]) -> tuple[str, re.Match[str]] | None:
-    """The first profile phrase (in profile order) found in normalised text, with its match."""
+    """The first profile phrase (in profile order) found in normalised text, with its match.
+
+    Phrases share words ("... instructions", "... report ..."): each word is looked for once per text,
+    since scanning a page for a word costs more than the rest of the test.
+    """
+    present: dict[str, bool] = {}
     for phrase in phrases:
-        found = find_phrase(text, phrase)
-        if found:
-            return phrase, found
+        words, pattern = _phrase_test(phrase)
+        for word in words:
+            there = present.get(word)
+            if there is None:
+                there = present[word] = word in text
+            if not there:
+                break
+        else:
+            found = _at_word_start(text, pattern)
+            if found:
+                return phrase, found
     return None
 
 

@@ -148,12 +148,17 @@ class V4Evidence:
                 highlight=highlight(at) if at is not None else None,
             )
 
-        shown = quote(evidence.snippet)
-        owner = f"for {assessment.document_type} in segment {segment.segment_index}"
+        # Message parts are built only for an issue: most snippets are found where they are claimed.
+        def shown() -> str:
+            return quote(evidence.snippet)
+
+        def owner() -> str:
+            return f"for {assessment.document_type} in segment {segment.segment_index}"
+
         if len(evidence.snippet.strip()) < profile.tolerances.min_snippet_chars:
             add(
                 "V4.SNIPPET_TOO_SHORT",
-                f"The evidence {shown} {owner} is too short to show what the document is "
+                f"The evidence {shown()} {owner()} is too short to show what the document is "
                 f"(fewer than {profile.tolerances.min_snippet_chars} characters).",
                 evidence.page,
             )
@@ -172,7 +177,7 @@ class V4Evidence:
         if claimed is not None and not claimed.has_text_layer and not claimed.ocr_applied:
             add(
                 "V4.PAGE_NO_TEXT_LAYER",
-                f"The evidence {shown} {owner} cannot be checked: page {evidence.page} is a scanned image "
+                f"The evidence {shown()} {owner()} cannot be checked: page {evidence.page} is a scanned image "
                 "with no text.",
                 evidence.page,
             )
@@ -193,7 +198,7 @@ class V4Evidence:
                 )
                 add(
                     "V4.SNIPPET_WRONG_PAGE",
-                    f"The evidence {shown} {owner} {claim}; it appears on page {match.page}.",
+                    f"The evidence {shown()} {owner()} {claim}; it appears on page {match.page}.",
                     match.page,
                     fix=[{"op": "replace", "path": f"{path}/page", "value": match.page}],
                     at=match,
@@ -212,7 +217,7 @@ class V4Evidence:
                     )
                     add(
                         "V4.SNIPPET_OUTSIDE_SEGMENT",
-                        f"The evidence {shown} {owner} is neither on page {evidence.page} nor elsewhere in "
+                        f"The evidence {shown()} {owner()} is neither on page {evidence.page} nor elsewhere in "
                         f"its segment ({span}); it appears only on {_pages_text([m.page for m in outside])}, "
                         "outside the segment.",
                         match.page,
@@ -222,17 +227,17 @@ class V4Evidence:
                     status = "not_found"
                     add(
                         "V4.SNIPPET_NOT_FOUND",
-                        f"The evidence {shown} {owner} could not be found anywhere in the document; "
+                        f"The evidence {shown()} {owner()} could not be found anywhere in the document; "
                         "it may be fabricated.",
                         evidence.page,
                     )
 
         anchor = (evidence.anchor or "").strip()
         anchor_page = match.page if match is not None else evidence.page
-        if anchor and index.page(anchor_page) is not None and index.find(anchor, anchor_page) is None:
+        if anchor and index.page(anchor_page) is not None and not index.contains(anchor, anchor_page):
             add(
                 "V4.ANCHOR_NOT_FOUND",
-                f"The anchor {quote(anchor)} of the evidence {owner} does not appear on page {anchor_page}.",
+                f"The anchor {quote(anchor)} of the evidence {owner()} does not appear on page {anchor_page}.",
                 anchor_page,
             )
         return check(status, match)
