@@ -10,7 +10,7 @@ from review_helpers import PDFS, Seeded, seed
 
 from arbiter.profile import load_profile
 from arbiter.review import documents
-from arbiter.review.desk import AdminDesk, Desk, machine_answer
+from arbiter.review.desk import AdminDesk, Desk, Outcome, machine_answer
 from arbiter.review.forms import CorrectionDraft, segment_rows
 from arbiter.review.gt_view import history_rows, latest_rows, version_caption
 from arbiter.review.queue_view import (
@@ -125,9 +125,13 @@ def test_double_submit_saves_once(seeded: Seeded) -> None:
     assert packet is not None
     bundle = documents.bundle_of(packet, [PDFS, seeded.out_dir])
     assert bundle is not None
-    args = {"notes": "", "confidence": 0.8, "reason_codes": [], "started_at": NOW, "token": "t1"}
-    first = desk.agree(packet, bundle, profile, **args)
-    second = desk.agree(packet, bundle, profile, **args)
+
+    def submit() -> Outcome:
+        return desk.agree(
+            packet, bundle, profile, notes="", confidence=0.8, reason_codes=[], started_at=NOW, token="t1"
+        )
+
+    first, second = submit(), submit()
     assert first.ok
     assert second.ok
     assert first.record == second.record
