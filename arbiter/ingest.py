@@ -40,6 +40,10 @@ EXTRACTOR_VERSION = f"{pypdfium2.PYPDFIUM_INFO.version}+layout1"
 # pypdfium2 is not thread-safe: every call into it, from any thread, holds this lock.
 PDFIUM_LOCK = threading.RLock()
 
+# Files up to this size are read once, hashed and parsed from memory: pdfium then makes no system call
+# for each object it reads, and the hash is of exactly the bytes parsed. Larger files are parsed from disk.
+IN_MEMORY_MAX_BYTES = 64 * 1024 * 1024
+
 FailureKind = Literal["encrypted", "broken", "empty", "not_pdf", "timeout", "too_large", "unreadable"]
 
 
@@ -74,16 +78,19 @@ class _Failed(Exception):
         self.message = message
 
 
-def _open_document(path: Path, password: str | None, looks_like_pdf: bool) -> Any:
-    """The raw FPDF_DOCUMENT, trying the empty password first, then `password`; _Failed otherwise."""
-    name = os.fsencode(path) + b"\0"
+def _open_document(source: Path | bytes, password: str | None, looks_like_pdf: bool) -> Any:
+    """The raw FPDF_DOCUMENT of a file or of its bytes (which must outlive the document), trying the empty
+    password first, then `password`; _Failed otherwise."""
     attempts: list[bytes | None] = [None]
     if password:
         attempts.append(password.encode("utf-8") + b"\0")
     err = 0
     for pw in attempts:
         with PDFIUM_LOCK:
-            doc = pdfium_c.FPDF_LoadDocument(name, pw)
+            if isinstance(source, bytes):
+                doc = pdfium_c.FPDF_LoadMemDocument64(source, len(source), pw)
+            else:
+                doc = pdfium_c.FPDF_LoadDocument(os.fsencode(source) + b"\0", pw)
             if doc:
                 return doc
             err = int(pdfium_c.FPDF_GetLastError())
@@ -127,36 +134,45 @@ def _read_page(doc: Any, index: int) -> RawPage | None:
             pdfium_c.FPDF_ClosePage(page)
 
 
-def _check_file(path: Path, max_bytes: int) -> bool:
-    """Size and header checks before the engine sees the file; True when it starts like a PDF."""
+def _unreadable(exc: OSError) -> _Failed:
+    if isinstance(exc, FileNotFoundError):
+        return _Failed("unreadable", "The file does not exist.")
+    if isinstance(exc, PermissionError):
+        return _Failed("unreadable", "The file could not be read: permission denied.")
+    return _Failed("unreadable", f"The file could not be read ({exc.strerror or 'input/output error'}).")
+
+
+def _check_file(path: Path, max_bytes: int) -> tuple[int, bool]:
+    """Size and header checks before the engine sees the file: its size, and True when it starts like a PDF."""
     try:
         size = path.stat().st_size
         if not path.is_file():
             raise _Failed("unreadable", "The path is not a regular file.")
         with path.open("rb") as fh:
             head = fh.read(1024)
-    except FileNotFoundError:
-        raise _Failed("unreadable", "The file does not exist.") from None
-    except PermissionError:
-        raise _Failed("unreadable", "The file could not be read: permission denied.") from None
     except OSError as exc:
-        raise _Failed(
-            "unreadable", f"The file could not be read ({exc.strerror or 'input/output error'})."
-        ) from None
+        raise _unreadable(exc) from None
     if size == 0:
         raise _Failed("empty", "The file is empty (0 bytes).")
     if size > max_bytes:
         raise _Failed(
             "too_large", f"The file is {size / 1e6:,.0f} MB, more than the {max_bytes / 1e6:,.0f} MB limit."
         )
-    return b"%PDF" in head
+    return size, b"%PDF" in head
 
 
 def _ingest(
-    path: Path, doc_id: str, sha: str, password: str | None, deadline_s: float, max_pages: int, head_ok: bool
+    path: Path,
+    source: Path | bytes,
+    doc_id: str,
+    sha: str,
+    password: str | None,
+    deadline_s: float,
+    max_pages: int,
+    head_ok: bool,
 ) -> DocumentBundle:
     started = time.monotonic()
-    doc = _open_document(path, password, head_ok)
+    doc = _open_document(source, password, head_ok)
     try:
         with PDFIUM_LOCK:
             total = int(pdfium_c.FPDF_GetPageCount(doc))
@@ -221,9 +237,17 @@ def ingest_pdf(
     doc_id = doc_id if doc_id is not None else path.stem
     sha: str | None = None
     try:
-        head_ok = _check_file(path, max_bytes)
-        sha = file_sha256(path)
-        return _ingest(path, doc_id, sha, password, deadline_s, max_pages, head_ok)
+        size, head_ok = _check_file(path, max_bytes)
+        source: Path | bytes = path
+        if size <= IN_MEMORY_MAX_BYTES:
+            try:
+                source = path.read_bytes()
+            except OSError as exc:
+                raise _unreadable(exc) from None
+            sha = hashlib.sha256(source).hexdigest()
+        else:
+            sha = file_sha256(path)
+        return _ingest(path, source, doc_id, sha, password, deadline_s, max_pages, head_ok)
     except _Failed as failed:
         return IngestFailure(
             doc_id=doc_id, file_path=str(path), file_sha256=sha, kind=failed.kind, message=failed.message

@@ -12,9 +12,10 @@ import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pypdfium2.raw as pdfium_c
+from pydantic import BaseModel
 
 from arbiter.contracts.bundle import BlockType, LineBox, Page, Paragraph
 
@@ -30,10 +31,18 @@ MIN_TEXT_CHARS = 3
 HEADING_MAX_CHARS = 80
 
 _BULLET = re.compile(r"^\s*(?:[•◦▪▫‣∙·●○■□➢➤✓✔\-–—*]|\(?\d{1,2}[.)]|\(?[a-z]\))\s+\S")
+# What a _BULLET match can start with besides a digit or a-z: checked first, as it costs less than the match.
+_BULLET_FIRST = frozenset("•◦▪▫‣∙·●○■□➢➤✓✔-–—*(")
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _NON_LETTERS = re.compile(r"[\W\d_]+")
 _ASTRAL = re.compile(r"[\U00010000-\U0010FFFF]")
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+# Looking up an enum member costs ten times reading a global; the per-line code reads these.
+_HEADER, _FOOTER, _TABLE, _LIST = BlockType.HEADER, BlockType.FOOTER, BlockType.TABLE, BlockType.LIST
+_HEADING, _PARAGRAPH = BlockType.HEADING, BlockType.PARAGRAPH
 
 
 @dataclass(slots=True)
@@ -85,6 +94,43 @@ def _identity(i: int) -> int:
     return i
 
 
+def _unchecked(function: Any, restype: Any) -> Any:
+    """A pypdfium2.raw function called without its argtypes, for the per-line getters.
+
+    Converting arguments through argtypes costs more than these tiny pdfium calls themselves (a third of
+    read_text_page's time went there); callers pass only Python ints and ctypes handles and pointers,
+    which ctypes then passes as they are. Calls still go under PDFIUM_LOCK like any other.
+    """
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    if address is None:
+        raise ImportError("pypdfium2 gave a null function pointer")
+    return ctypes.CFUNCTYPE(restype)(address)
+
+
+_count_rects = _unchecked(pdfium_c.FPDFText_CountRects, ctypes.c_int)
+_get_rect = _unchecked(pdfium_c.FPDFText_GetRect, ctypes.c_int)
+_font_size = _unchecked(pdfium_c.FPDFText_GetFontSize, ctypes.c_double)
+
+
+def round_box(left: float, bottom: float, right: float, top: float) -> Box:
+    """The box with each coordinate equal to round(value, 2), about three times faster.
+
+    pdfium's coordinates are single-precision floats, so value * 100 is exact in a double and
+    round() of it is the same half-even decision that round(value, 2) makes on the exact value; the
+    division then gives the double nearest to that many hundredths, as round(value, 2) does. `or`
+    restores the sign of a negative value that rounds to zero (round(-0.001, 2) is -0.0).
+    """
+    try:
+        return (
+            round(left * 100) / 100 or left * 0.0,
+            round(bottom * 100) / 100 or bottom * 0.0,
+            round(right * 100) / 100 or right * 0.0,
+            round(top * 100) / 100 or top * 0.0,
+        )
+    except (ValueError, OverflowError):  # NaN or infinity from a degenerate text matrix
+        return (round(left, 2), round(bottom, 2), round(right, 2), round(top, 2))
+
+
 def read_text_page(textpage: Any, page_num: int, width: float, height: float) -> RawPage:
     """The text and lines (boxes, font sizes, column gaps) of a pdfium text page; the caller holds PDFIUM_LOCK."""
     n_chars = pdfium_c.FPDFText_CountChars(textpage)
@@ -96,13 +142,14 @@ def read_text_page(textpage: Any, page_num: int, width: float, height: float) ->
     text = raw.replace("\r\n", "\n")
     to_char = _text_to_char_index(textpage, raw, n_chars)
     identity = to_char is _identity
-    count_rects, get_rect = pdfium_c.FPDFText_CountRects, pdfium_c.FPDFText_GetRect
-    font_size_at = pdfium_c.FPDFText_GetFontSize
+    count_rects, get_rect, font_size_at = _count_rects, _get_rect, _font_size
     left, top, right, bottom = (ctypes.c_double() for _ in range(4))
-    refs = (ctypes.byref(left), ctypes.byref(top), ctypes.byref(right), ctypes.byref(bottom))
+    left_ref, top_ref = ctypes.byref(left), ctypes.byref(top)
+    right_ref, bottom_ref = ctypes.byref(right), ctypes.byref(bottom)
     body_samples = 0
 
     lines: list[RawLine] = []
+    add_line = lines.append
     # Where each line starts in `raw`; with only CRLF breaks, each earlier line adds one "\r".
     line_texts = text.split("\n")
     raw_starts: list[int] | None = None
@@ -115,41 +162,46 @@ def read_text_page(textpage: Any, page_num: int, width: float, height: float) ->
     pos = 0
     for index, line_text in enumerate(line_texts):
         start = pos
-        end = pos = start + len(line_text)
+        length = len(line_text)
+        end = pos = start + length
         pos += 1
         stripped = line_text.lstrip()
         if not stripped:
             continue
         raw_start = start + index if raw_starts is None else raw_starts[index]
-        first = raw_start + len(line_text) - len(stripped)
-        last = raw_start + len(line_text) - 1
+        first = raw_start + length - len(stripped)
+        last = raw_start + length - 1
         if not identity:
             first, last = to_char(first), to_char(last)
         if first < 0 or last < first:
-            lines.append(RawLine(start, end, line_text, None))
+            add_line(RawLine(start, end, line_text, None))
             continue
-        rects = []
-        for i in range(count_rects(textpage, first, last - first + 1)):
-            if get_rect(textpage, i, *refs):
-                rects.append((left.value, bottom.value, right.value, top.value))
         box: Box | None = None
-        if len(rects) == 1:
-            r = rects[0]
-            box = (round(r[0], 2), round(r[1], 2), round(r[2], 2), round(r[3], 2))
-        elif rects:
-            box = (
-                round(min(r[0] for r in rects), 2),
-                round(min(r[1] for r in rects), 2),
-                round(max(r[2] for r in rects), 2),
-                round(max(r[3] for r in rects), 2),
-            )
+        gaps = 0
+        n_rects = count_rects(textpage, first, last - first + 1)
+        if n_rects == 1:  # the usual line: one run of text
+            if get_rect(textpage, 0, left_ref, top_ref, right_ref, bottom_ref):
+                box = round_box(left.value, bottom.value, right.value, top.value)
+        elif n_rects:
+            rects = []
+            for i in range(n_rects):
+                if get_rect(textpage, i, left_ref, top_ref, right_ref, bottom_ref):
+                    rects.append((left.value, bottom.value, right.value, top.value))
+            if rects:
+                box = round_box(
+                    min(r[0] for r in rects),
+                    min(r[1] for r in rects),
+                    max(r[2] for r in rects),
+                    max(r[3] for r in rects),
+                )
+                gaps = count_wide_gaps(rects)
         # Font size only matters for possible headings and, from a few long lines, the body size.
         font_size = 0.0
-        if len(stripped) <= HEADING_MAX_CHARS or body_samples < 5:
-            font_size = float(font_size_at(textpage, first))
-            body_samples += len(stripped) > HEADING_MAX_CHARS
-        gaps = count_wide_gaps(rects) if len(rects) >= 3 else 0
-        lines.append(RawLine(start, end, line_text, box, font_size, gaps))
+        long_line = len(stripped) > HEADING_MAX_CHARS
+        if not long_line or body_samples < 5:
+            font_size = font_size_at(textpage, first)
+            body_samples += long_line
+        add_line(RawLine(start, end, line_text, box, font_size, gaps))
     return RawPage(page_num, text, lines, width, height)
 
 
@@ -183,7 +235,8 @@ def _repeat_key(line: RawLine, height: float | None) -> tuple[str, str] | None:
         zone = "bottom"
     else:
         return None
-    norm = _SPACES.sub(" ", _DIGITS.sub("#", line.text.strip().lower()))
+    # Whitespace runs become one space and the ends go: split() uses the same whitespace as \s and strip().
+    norm = " ".join(_DIGITS.sub("#", line.text.lower()).split())
     return (norm, zone) if norm else None
 
 
@@ -193,10 +246,17 @@ def repeated_margin_lines(pages: Sequence[RawPage]) -> set[tuple[str, str]]:
         return set()
     seen: dict[tuple[str, str], set[int]] = defaultdict(set)
     for page in pages:
+        height = page.height
+        if not height:
+            continue
+        # _repeat_key's band test, first done here because most lines are outside the band.
+        top, bottom = height * (1 - REPEAT_BAND_SHARE), height * REPEAT_BAND_SHARE
         for line in page.lines:
-            key = _repeat_key(line, page.height)
-            if key is not None:
-                seen[key].add(page.page_num)
+            box = line.box
+            if box is not None and (box[1] >= top or box[3] <= bottom):
+                key = _repeat_key(line, height)
+                if key is not None:
+                    seen[key].add(page.page_num)
     needed = len(pages) if len(pages) == 2 else max(2, (len(pages) + 1) // 2)
     return {key for key, nums in seen.items() if len(nums) >= needed}
 
@@ -232,74 +292,123 @@ def classify_line(
     box = line.box
     if box is not None and height:
         if box[1] >= height * (1 - MARGIN_SHARE):
-            return BlockType.HEADER
+            return _HEADER
         if box[3] <= height * MARGIN_SHARE:
-            return BlockType.FOOTER
+            return _FOOTER
         if repeated and (box[1] >= height * (1 - REPEAT_BAND_SHARE) or box[3] <= height * REPEAT_BAND_SHARE):
             key = _repeat_key(line, height)
             if key is not None and key in repeated:
-                return BlockType.HEADER if key[1] == "top" else BlockType.FOOTER
+                return _HEADER if key[1] == "top" else _FOOTER
     if line.wide_gaps >= 2:
-        return BlockType.TABLE
-    if _BULLET.match(line.text):
-        return BlockType.LIST
-    if _looks_like_heading(line.text, line.font_size, body):
-        return BlockType.HEADING
-    return BlockType.PARAGRAPH
+        return _TABLE
+    text = line.text
+    first = text[:1]
+    if first.isspace():
+        first = text.lstrip()[:1]
+    if (first in _BULLET_FIRST or first.isdigit() or "a" <= first <= "z") and _BULLET.match(text):
+        return _LIST
+    if _looks_like_heading(text, line.font_size, body):
+        return _HEADING
+    return _PARAGRAPH
 
 
 def _continues(prev: RawLine, line: RawLine, kind: BlockType, para_kind: BlockType, first: RawLine) -> bool:
     """Whether `line` (of type `kind`) belongs to the paragraph that `prev` ends."""
-    if line.box is None or prev.box is None:
-        return kind == para_kind or kind == BlockType.PARAGRAPH
-    line_height = max(prev.box[3] - prev.box[1], line.box[3] - line.box[1], 1.0)
-    gap = prev.box[1] - line.box[3]
+    box, prev_box = line.box, prev.box
+    if box is None or prev_box is None:
+        return kind in (para_kind, _PARAGRAPH)
+    line_height = max(prev_box[3] - prev_box[1], box[3] - box[1], 1.0)
+    gap = prev_box[1] - box[3]
     if gap > 0.8 * line_height or gap < -0.5 * line_height:
         return False
     if kind == para_kind:
-        return kind != BlockType.LIST  # every bullet starts its own item
+        return kind != _LIST  # every bullet starts its own item
     # An indented plain line under a bullet is that item's continuation.
     return (
-        para_kind == BlockType.LIST
-        and kind == BlockType.PARAGRAPH
-        and first.box is not None
-        and line.box[0] >= first.box[0] + 3.0
+        para_kind == _LIST and kind == _PARAGRAPH and first.box is not None and box[0] >= first.box[0] + 3.0
     )
+
+
+def _trusted(cls: type[_Model]) -> Callable[[dict[str, Any]], _Model]:
+    """A constructor of `cls` from a dict holding every field's already valid value.
+
+    It does what `model_construct` does, minus the generic per-field loop that makes model_construct
+    slower than validating; ingestion builds some 80 of these per page from values it computed itself.
+    Only plain models qualify (no aliases, private attributes or post-init hook), checked here once.
+    """
+    fields = cls.model_fields
+    if (
+        cls.__pydantic_post_init__
+        or cls.__private_attributes__
+        or cls.__pydantic_root_model__
+        or any(f.alias or f.validation_alias for f in fields.values())
+    ):
+        raise TypeError(f"{cls.__name__} is not a plain model")
+    names = frozenset(fields)
+    new, set_attr = cls.__new__, object.__setattr__
+    # BaseModel's slots, set through their descriptors: quicker than by name.
+    slots = vars(BaseModel)
+    set_fields_set = slots["__pydantic_fields_set__"].__set__
+    set_extra = slots["__pydantic_extra__"].__set__
+    set_private = slots["__pydantic_private__"].__set__
+
+    def construct(values: dict[str, Any]) -> _Model:
+        obj = new(cls)
+        set_attr(obj, "__dict__", values)
+        set_fields_set(obj, set(names))
+        set_extra(obj, None)
+        set_private(obj, None)
+        return obj
+
+    return construct
+
+
+_new_line_box = _trusted(LineBox)
+_new_paragraph = _trusted(Paragraph)
+_new_page = _trusted(Page)
+
+
+def _paragraph(text: str, first: RawLine, last: RawLine, kind: BlockType) -> Paragraph:
+    start, end = first.start, last.end
+    return _new_paragraph({"text": text[start:end], "block_type": kind, "start": start, "end": end})
 
 
 def build_page(raw: RawPage, repeated: set[tuple[str, str]]) -> Page:
     """A contract Page with typed paragraphs and line boxes from one page's raw lines."""
+    text, height = raw.text, raw.height
     body = _body_font_size(raw.lines)
     paragraphs: list[Paragraph] = []
-    current: list[RawLine] = []
-    current_kind = BlockType.PARAGRAPH
+    first: RawLine | None = None  # first and last line of the paragraph being gathered
+    last: RawLine | None = None
+    kind_of_paragraph = _PARAGRAPH
     has_tables = False
-
-    def flush() -> None:
-        if current:
-            start, end = current[0].start, current[-1].end
-            paragraphs.append(
-                Paragraph(text=raw.text[start:end], block_type=current_kind, start=start, end=end)
-            )
-
     for line in raw.lines:
-        kind = classify_line(line, raw.height, repeated, body)
-        has_tables = has_tables or kind == BlockType.TABLE
-        if current and _continues(current[-1], line, kind, current_kind, current[0]):
-            current.append(line)
-            continue
-        flush()
-        current, current_kind = [line], kind
-    flush()
-
-    return Page(
-        page_num=raw.page_num,
-        text=raw.text,
-        paragraphs=paragraphs,
-        has_tables=has_tables,
-        has_text_layer=has_text_layer(raw.text),
-        ocr_applied=False,
-        width=raw.width,
-        height=raw.height,
-        lines=[LineBox(start=ln.start, end=ln.end, box=ln.box) for ln in raw.lines if ln.box is not None],
+        kind = classify_line(line, height, repeated, body)
+        if kind is _TABLE:
+            has_tables = True
+        if first is not None and last is not None:
+            if _continues(last, line, kind, kind_of_paragraph, first):
+                last = line
+                continue
+            paragraphs.append(_paragraph(text, first, last, kind_of_paragraph))
+        first = last = line
+        kind_of_paragraph = kind
+    if first is not None and last is not None:
+        paragraphs.append(_paragraph(text, first, last, kind_of_paragraph))
+    return _new_page(
+        {
+            "page_num": raw.page_num,
+            "text": text,
+            "paragraphs": paragraphs,
+            "has_tables": has_tables,
+            "has_text_layer": has_text_layer(text),
+            "ocr_applied": False,
+            "width": raw.width,
+            "height": height,
+            "lines": [
+                _new_line_box({"start": ln.start, "end": ln.end, "box": ln.box})
+                for ln in raw.lines
+                if ln.box is not None
+            ],
+        }
     )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+import struct
 import sys
 import tempfile
 import threading
@@ -27,6 +29,7 @@ from ingest_helpers import (
     make_zero_page_pdf,
 )
 
+from arbiter import ingest as ingest_module
 from arbiter.bundle_cache import BundleCache
 from arbiter.contracts.bundle import BlockType, DocumentBundle, Page
 from arbiter.ingest import (
@@ -39,7 +42,18 @@ from arbiter.ingest import (
     file_sha256,
     ingest_pdf,
 )
-from arbiter.layout import RawLine, classify_line, count_wide_gaps, has_text_layer
+from arbiter.layout import (
+    _BULLET,
+    RawLine,
+    RawPage,
+    classify_line,
+    count_wide_gaps,
+    has_text_layer,
+    repeated_margin_lines,
+    round_box,
+)
+
+FIXTURE_PDF = Path(__file__).resolve().parents[1] / "fixtures" / "pdfs" / "packet-01.pdf"
 
 
 @pytest.fixture(scope="module")
@@ -352,6 +366,62 @@ def test_wide_gaps_between_text_rects(rects: list[tuple[float, float, float, flo
 def test_text_layer_needs_three_visible_characters(text: str, expected: bool) -> None:
     """A page with fewer than three non-space characters has no usable text layer."""
     assert has_text_layer(text) is expected
+
+
+# --- fast paths give what the plain ones gave -------------------------------------------------------
+
+
+def test_fixture_bundle_round_trips_through_json() -> None:
+    """A bundle built from trusted values serialises to JSON and validates back to an equal bundle."""
+    bundle = bundle_of(ingest_pdf(FIXTURE_PDF))
+    again = DocumentBundle.model_validate_json(bundle.model_dump_json())
+    assert again == bundle
+    assert again.model_dump(exclude_unset=True) == bundle.model_dump(exclude_unset=True)
+    assert DocumentBundle.model_validate(bundle.model_dump()) == bundle
+
+
+def test_file_read_from_disk_gives_the_same_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file over the in-memory limit is parsed from disk, password included, into the same bundle."""
+    path = make_encrypted_pdf(tmp_path / "locked.pdf", "s3cret", "owner")
+    in_memory = bundle_of(ingest_pdf(path, password="s3cret"))
+    monkeypatch.setattr(ingest_module, "IN_MEMORY_MAX_BYTES", 0)
+    from_disk = bundle_of(ingest_pdf(path, password="s3cret"))
+    exclude = {"processing_timestamp"}
+    assert from_disk.model_dump(exclude=exclude) == in_memory.model_dump(exclude=exclude)
+    assert failure_of(ingest_pdf(path)).kind == "encrypted"
+
+
+def single(value: float) -> float:
+    """The nearest single-precision float, as pdfium's coordinates are."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
+
+
+# Ties and near-ties of the hundredths and values that round to a signed zero, besides any single.
+COORDINATES = st.floats(width=32) | st.sampled_from([-0.001, -0.005, 0.005, 0.125, -0.375, 2.675]).map(single)
+
+
+@given(st.lists(COORDINATES, min_size=4, max_size=4))
+def test_round_box_rounds_exactly_like_round(values: list[float]) -> None:
+    """round_box gives round(value, 2) bit for bit (sign of zero, NaN, infinity) for single-precision values."""
+    assert repr(round_box(*values)) == repr(tuple(round(v, 2) for v in values))
+
+
+@given(st.text(st.sampled_from(" \t\u00a0•◦–-*(1)9.abzAZ") | st.characters(), max_size=10))
+def test_list_lines_are_exactly_those_the_bullet_pattern_matches(text: str) -> None:
+    """A plain mid-page line is a list item exactly when the bullet pattern matches it."""
+    kind = classify_line(line(text, font_size=0.0), 792.0, set(), 11.0)
+    assert (kind == BlockType.LIST) == bool(_BULLET.match(text))
+
+
+@given(st.text(st.sampled_from(" \t\n\u2003\x1fAb7z") | st.characters(), max_size=16))
+def test_repeated_line_key_ignores_case_digits_and_spacing(text: str) -> None:
+    """A top line on both pages repeats as its lower-cased text, digit runs as "#", spaces collapsed."""
+    pages = [
+        RawPage(n, text, [RawLine(0, len(text), text, (72.0, 760.0, 300.0, 770.0))], 612.0, 792.0)
+        for n in (1, 2)
+    ]
+    norm = re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.strip().lower()))
+    assert repeated_margin_lines(pages) == ({(norm, "top")} if norm else set())
 
 
 # --- isolated ingestion -----------------------------------------------------------------------------
