@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint format bench clean
+.PHONY: setup system-deps demo test lint format bench clean
 
 setup: $(STAMP)
 
@@ -26,7 +26,10 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: lint
+system-deps:
+	scripts/system-deps.sh
+
+test: lint system-deps
 	$(BIN)/pytest
 
 bench: $(STAMP)
