@@ -27,7 +27,7 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 
 system-deps:
-	scripts/system-deps.sh
+	.ci/system-deps.sh
 
 test: lint system-deps
 	$(BIN)/pytest
