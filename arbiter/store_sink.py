@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from arbiter import atomic
 from arbiter.contracts import GroundTruthRecord
@@ -23,6 +24,14 @@ class DatabaseResultStore:
     def __init__(self, store: Store, out_dir: Path) -> None:
         self.store = store
         self.files = FileStore(out_dir)
+
+    @property
+    def root(self) -> Path:
+        """The mirror root (BatchRunner writes run summaries under it)."""
+        return self.files.root
+
+    def index_entry(self, doc_id: str) -> dict[str, Any] | None:
+        return self.files.index_entry(doc_id)
 
     def completed_key(self, doc_id: str) -> str | None:
         return self.store.completed_key(doc_id)

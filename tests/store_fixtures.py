@@ -30,6 +30,7 @@ from arbiter.store import Store
 
 PG_URL = os.environ.get("ARBITER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+SPAWN_HEAD_START_S = 4.0
 CLASSIFICATION = {"dominant_type": "discharge_summary", "segments": [], "document_mixture": []}
 
 
@@ -55,21 +56,25 @@ def drop_pg_database(url: str) -> None:
     engine.dispose()
 
 
+TABLES = "runs, documents, outcomes, packets, packet_codes, reviews, ground_truth, users, audit_log"
+
+
 def reset(store: Store) -> None:
-    """Empty every table (triggers on the append-only tables are bypassed by dropping the schema)."""
-    store.downgrade("base")
+    """Migrate, then empty every table (TRUNCATE does not fire the append-only row triggers)."""
     store.migrate()
+    with store.write() as conn:
+        conn.exec_driver_sql(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
 
 
-@pytest.fixture(scope="session")
-def pg_server_url() -> Iterator[str]:
+@pytest.fixture(scope="session", name="pg_server_url")
+def pg_server_url_fixture() -> Iterator[str]:
     url = create_pg_database()
     yield url
     drop_pg_database(url)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Store]:
+@pytest.fixture(params=["sqlite", "postgresql"], name="store")
+def store_fixture(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Store]:
     """A migrated, empty Store on each database."""
     if request.param == "sqlite":
         s = Store(f"sqlite:///{tmp_path / 'arbiter.db'}")
@@ -178,3 +183,102 @@ def review(reviewer: str, *, agrees: bool = True, at: datetime | None = None) ->
         started_at=stamp - timedelta(minutes=2),
         submitted_at=stamp,
     )
+
+
+def row_counts(store: Store) -> dict[str, int]:
+    """Rows in every store table, to prove an operation wrote nothing (or exactly what it should)."""
+    with store.read() as conn:
+        return {t: conn.exec_driver_sql(f"SELECT count(*) FROM {t}").scalar_one() for t in TABLES.split(", ")}
+
+
+def stress_worker(url: str, name: str, claims: int, release_every: int, go: Any, results: Any) -> None:
+    """One reviewer process: claim_next, then submit (or every release_every-th claim, release), `claims` times."""
+    import time
+
+    from arbiter.store import ClaimLost
+
+    store = Store(url)
+    store.get_user("warm-up")  # connect before the start signal
+    go.wait()
+    started = time.perf_counter()
+    claimed = lost = released = 0
+    claim_s: list[float] = []
+    while claimed < claims:
+        t = time.perf_counter()
+        packet = store.claim_next(name)
+        claim_s.append(time.perf_counter() - t)
+        if packet is None:
+            break
+        claimed += 1
+        if claimed % release_every == 0:
+            released += store.release(packet.packet_id, name)
+            continue
+        try:
+            store.submit_review(
+                packet.packet_id, name, review(name), CLASSIFICATION, idempotency_key=f"{name}-{claimed}"
+            )
+        except ClaimLost:
+            lost += 1
+    store.dispose()
+    claim_s.sort()
+    results.put(
+        {
+            "name": name,
+            "claimed": claimed,
+            "lost": lost,
+            "released": released,
+            "seconds": time.perf_counter() - started,
+            "claim_p95_ms": 1000 * claim_s[int(0.95 * (len(claim_s) - 1))] if claim_s else 0.0,
+        }
+    )
+
+
+def run_stress(
+    url: str, *, processes: int = 8, claims: int = 1000, release_every: int = 10
+) -> dict[str, Any]:
+    """Seed processes × claims packets, run the reviewer processes at once, and return what they report."""
+    import multiprocessing as mp
+    import time
+
+    from arbiter.store.synthetic import seed_packets
+
+    store = Store(url)
+    seed_packets(store, processes * claims, prefix="stress")
+    store.dispose()
+    ctx = mp.get_context("spawn")
+    go, results = ctx.Event(), ctx.Queue()
+    workers = [
+        ctx.Process(target=stress_worker, args=(url, f"rev{i}", claims, release_every, go, results))
+        for i in range(processes)
+    ]
+    for w in workers:
+        w.start()
+    time.sleep(SPAWN_HEAD_START_S)  # spawned children import SQLAlchemy and pydantic before they wait
+    started = time.perf_counter()
+    go.set()
+    reports = [results.get(timeout=600) for _ in workers]
+    seconds = time.perf_counter() - started
+    for w in workers:
+        w.join(timeout=60)
+    return {"seconds": seconds, "workers": reports}
+
+
+def claim_violations(store: Store) -> list[str]:
+    """From the audit log: a packet claimed again before its holder released or submitted it."""
+    with store.read() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT target, actor, action FROM audit_log WHERE action IN "
+            "('packet.claim', 'packet.release', 'packet.submit') ORDER BY id"
+        ).all()
+    holder: dict[str, str | None] = {}
+    problems: list[str] = []
+    for target, actor, action in rows:
+        if action == "packet.claim":
+            if holder.get(target) is not None:
+                problems.append(f"{target} claimed by {actor} while {holder[target]} held it")
+            holder[target] = actor
+        else:
+            if holder.get(target) != actor:
+                problems.append(f"{target} {action} by {actor} who did not hold it")
+            holder[target] = None
+    return problems

@@ -12,6 +12,8 @@ from sqlalchemy.engine import Connection
 from arbiter.store.db import Database
 from arbiter.store.models import audit_log
 
+_INSERT = sa.insert(audit_log)  # built once: statement construction is most of a write's CPU
+
 
 @dataclass(frozen=True)
 class AuditEvent:
@@ -33,11 +35,14 @@ def write_audit(
     at: datetime | None = None,
 ) -> None:
     """Add one event inside the caller's transaction (so it commits or rolls back with the change it records)."""
-    conn.execute(
-        sa.insert(audit_log).values(
-            at=at or datetime.now(UTC), actor=actor, action=action, target=target, details=details or {}
-        )
-    )
+    row = {
+        "at": at or datetime.now(UTC),
+        "actor": actor,
+        "action": action,
+        "target": target,
+        "details": details or {},
+    }
+    conn.execute(_INSERT, row)
 
 
 class AuditMixin(Database):

@@ -41,7 +41,10 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
         return engine
     connect_args = dict(kwargs.pop("connect_args", {}))
     connect_args.setdefault("options", "-c timezone=UTC")
-    return sa.create_engine(resolved, connect_args=connect_args, pool_pre_ping=True, **kwargs)
+    # No pool_pre_ping: it costs a round trip per transaction; connections are recycled instead, and a
+    # connection found dead raises once and is discarded with the pool (SQLAlchemy invalidates it).
+    kwargs.setdefault("pool_recycle", 1800)
+    return sa.create_engine(resolved, connect_args=connect_args, **kwargs)
 
 
 def _sqlite_events(engine: Engine) -> None:

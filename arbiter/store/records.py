@@ -25,7 +25,16 @@ from arbiter.ground_truth import next_version
 from arbiter.store.audit import write_audit
 from arbiter.store.db import insert_ignore
 from arbiter.store.errors import ClaimLost
-from arbiter.store.models import documents, ground_truth, outcomes, packet_codes, packets, reviews, runs
+from arbiter.store.models import (
+    UTCDateTime,
+    documents,
+    ground_truth,
+    outcomes,
+    packet_codes,
+    packets,
+    reviews,
+    runs,
+)
 from arbiter.store.queue import (
     COMPLETED,
     IN_REVIEW,
@@ -74,18 +83,43 @@ def latest_gt(conn: Connection, doc_id: str) -> GroundTruthRecord | None:
     return GroundTruthRecord.model_validate(row[0]) if row else None
 
 
-def insert_gt(conn: Connection, record: GroundTruthRecord) -> None:
-    conn.execute(
-        sa.insert(ground_truth).values(
-            gt_id=record.gt_id,
-            doc_id=record.doc_id,
-            version=record.version,
-            supersedes=record.supersedes,
-            source=record.ground_truth_source.value,
-            created_at=record.created_at,
-            payload=record.model_dump(mode="json"),
-        )
+# Built once (see queue.py): the submit path runs these for every review.
+_INSERT_GT = sa.insert(ground_truth)
+_INSERT_REVIEW = sa.insert(reviews)
+_COMPLETE = (
+    sa.update(packets)
+    .where(
+        packets.c.packet_id == sa.bindparam("p_packet_id"),
+        packets.c.status == IN_REVIEW,
+        packets.c.claimed_by == sa.bindparam("p_reviewer"),
+        packets.c.claim_expires_at >= sa.bindparam("p_now_at", type_=UTCDateTime()),
     )
+    .values(status=COMPLETED, updated_at=sa.bindparam("p_now_at", type_=UTCDateTime()))
+    .returning(*packets.c)
+)
+_CONTEXT = sa.select(
+    sa.select(ground_truth.c.payload)
+    .where(ground_truth.c.doc_id == sa.bindparam("p_doc_id"))
+    .order_by(ground_truth.c.version.desc())
+    .limit(1)
+    .scalar_subquery(),
+    sa.select(outcomes.c.outcome)
+    .where(outcomes.c.doc_id == sa.bindparam("p_doc_id"), outcomes.c.run_id == sa.bindparam("p_run_id"))
+    .scalar_subquery(),
+)
+
+
+def insert_gt(conn: Connection, record: GroundTruthRecord) -> None:
+    row = {
+        "gt_id": record.gt_id,
+        "doc_id": record.doc_id,
+        "version": record.version,
+        "supersedes": record.supersedes,
+        "source": record.ground_truth_source.value,
+        "created_at": record.created_at,
+        "payload": record.model_dump(mode="json"),
+    }
+    conn.execute(_INSERT_GT, row)
 
 
 def _retrying(fn: Any) -> Any:
@@ -256,12 +290,20 @@ class RecordsMixin(QueueMixin):
         if review.reviewer != reviewer:
             raise ValueError("The review is signed by a different reviewer than the one submitting it.")
         stamp = now or datetime.now(UTC)
-        record: GroundTruthRecord = _retrying(
-            lambda: self._submit(
-                packet_id, reviewer, review, ground_truth_classification, idempotency_key, stamp
-            )
-        )
-        return record
+        for attempt in range(_RETRIES):
+            try:
+                return self._submit(
+                    packet_id, reviewer, review, ground_truth_classification, idempotency_key, stamp
+                )
+            except IntegrityError:
+                # A concurrent review of the same document took the version number, or the key was reused.
+                # A key used for another packet raises ValueError here; anything else is retried.
+                with self.read() as conn:
+                    self._by_idempotency_key(conn, idempotency_key, packet_id)
+                if attempt == _RETRIES - 1:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _submit(
         self,
@@ -272,30 +314,19 @@ class RecordsMixin(QueueMixin):
         key: str,
         now: datetime,
     ) -> GroundTruthRecord:
-        p = packets.c
         with self.write() as conn:
-            done = self._by_idempotency_key(conn, key, packet_id)
-            if done is not None:
-                return done
-            row = conn.execute(
-                sa.update(packets)
-                .where(
-                    p.packet_id == packet_id,
-                    p.status == IN_REVIEW,
-                    p.claimed_by == reviewer,
-                    p.claim_expires_at >= now,
-                )
-                .values(status=COMPLETED, updated_at=now)
-                .returning(*packets.c)
-            ).first()
+            # The conditional UPDATE is the claim check and the lock in one; only when it fails is it worth
+            # asking whether this is a repeat of a submit that already went through.
+            claim = {"p_packet_id": packet_id, "p_reviewer": reviewer, "p_now_at": now}
+            row = conn.execute(_COMPLETE, claim).first()
             if row is None:
-                # PostgreSQL: a concurrent double submit waited on the row lock and lost; it finds the first.
+                # A repeat (PostgreSQL: also a concurrent double submit that waited on the row lock).
                 done = self._by_idempotency_key(conn, key, packet_id)
                 if done is not None:
                     return done
                 raise ClaimLost(self._lost_message(conn, packet_id, reviewer, now))
             packet = packet_from_row(row)
-            previous = latest_gt(conn, packet.doc_id)
+            previous, outcome = self._context_for(conn, packet)
             source = (
                 GroundTruthSource.SME_VALIDATED
                 if review.agrees_with_primary
@@ -308,7 +339,7 @@ class RecordsMixin(QueueMixin):
                 classification=classification,
                 primary=packet.primary_agent_classification,
                 production=packet.production_classification,
-                outcome=self._outcome_for(conn, packet),
+                outcome=outcome,
                 pdf_sha256=packet.pdf_sha256,
                 review=review,
                 run_id=packet.run_id,
@@ -319,17 +350,16 @@ class RecordsMixin(QueueMixin):
                 record = previous
             else:
                 insert_gt(conn, record)
-            conn.execute(
-                sa.insert(reviews).values(
-                    packet_id=packet_id,
-                    doc_id=packet.doc_id,
-                    reviewer=reviewer,
-                    idempotency_key=key,
-                    gt_id=record.gt_id,
-                    payload=review.model_dump(mode="json"),
-                    created_at=now,
-                )
-            )
+            review_row = {
+                "packet_id": packet_id,
+                "doc_id": packet.doc_id,
+                "reviewer": reviewer,
+                "idempotency_key": key,
+                "gt_id": record.gt_id,
+                "payload": review.model_dump(mode="json"),
+                "created_at": now,
+            }
+            conn.execute(_INSERT_REVIEW, review_row)
             details = {"gt_id": record.gt_id, "version": record.version, "source": source.value}
             write_audit(conn, reviewer, "packet.submit", packet_id, details, at=now)
             return record
@@ -360,16 +390,17 @@ class RecordsMixin(QueueMixin):
             return f"Your claim on this packet expired at {expired}. Claim it again to submit. {kept}"
         return f"This packet was released back to the queue. Claim it again to submit. {kept}"
 
-    def _outcome_for(self, conn: Connection, packet: SMEPacket) -> VerificationOutcome:
-        data = conn.execute(
-            sa.select(outcomes.c.outcome).where(
-                outcomes.c.doc_id == packet.doc_id, outcomes.c.run_id == packet.run_id
-            )
-        ).scalar()
-        if data is not None:
-            return VerificationOutcome.model_validate(data)
+    def _context_for(
+        self, conn: Connection, packet: SMEPacket
+    ) -> tuple[GroundTruthRecord | None, VerificationOutcome]:
+        """The document's newest ground truth and the packet's outcome, in one round trip."""
+        params = {"p_doc_id": packet.doc_id, "p_run_id": packet.run_id}
+        gt_data, outcome_data = conn.execute(_CONTEXT, params).one()
+        previous = GroundTruthRecord.model_validate(gt_data) if gt_data is not None else None
+        if outcome_data is not None:
+            return previous, VerificationOutcome.model_validate(outcome_data)
         # A packet loaded without its run (imported mirror): summarise what the packet itself says.
-        return VerificationOutcome(
+        return previous, VerificationOutcome(
             doc_id=packet.doc_id,
             final_decision=FinalDecision.ESCALATE_TO_SME,
             escalation_reason=packet.escalation_reason,
