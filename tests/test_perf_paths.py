@@ -7,14 +7,24 @@ import hashlib
 import json
 import re
 import weakref
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from arbiter.autofix import fingerprint
+from arbiter.contracts import DocumentBundle, VerifierResult
+from arbiter.profile import Profile
+from arbiter.runner import INLINE, run_verifiers
+from tests.governor_helpers import CrashingVerifier, FakeVerifier, bundle, issue, subject
 from tests.v34_helpers import PROFILE, make_bundle, make_page
 from verifiers import textmatch
+from verifiers.base import Subject, VerifyContext
+from verifiers.llm_phase import PhaseDeferred
 from verifiers.textmatch import PLAIN_CACHE_CHARS, PageIndex, normalize, normalize_general, normalize_plain
 from verifiers.v3_traps import find_phrase, first_phrase, phrase_pattern
 
@@ -148,3 +158,64 @@ def test_fingerprint_of_a_cyclic_object_hashes_its_repr() -> None:
     data: dict[str, Any] = {"a": 1}
     data["self"] = data
     assert fingerprint(data) == hashlib.sha256(repr(data).encode("utf-8")).hexdigest()
+
+
+class FutureInline(Executor):
+    """The inline executor as it was: each call made at submit time, its outcome kept in a Future."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+
+@dataclass
+class Deferring:
+    """Raises PhaseDeferred, as a verifier whose LLM request went to a batch job."""
+
+    name: str = "V2"
+    version: str = "test"
+    output_file: str = "deferred.json"
+    calls: list[int] = field(default_factory=list)
+
+    def verify(
+        self, subject: Subject, bundle: DocumentBundle, profile: Profile, context: VerifyContext
+    ) -> VerifierResult:
+        self.calls.append(1)
+        raise PhaseDeferred(self.name, "doc-1")
+
+
+def _comparable(results: list[VerifierResult]) -> list[dict[str, Any]]:
+    return [r.model_dump(exclude={"duration_ms"}) for r in results]
+
+
+def test_inline_runner_equals_the_future_based_inline_executor() -> None:
+    """Without Futures, INLINE gives the same results, crashes included, as submitting to Futures."""
+
+    found = [issue("V1")], [issue("V4", fix=[{"op": "remove", "path": "/x"}])]
+
+    def build() -> list[Any]:
+        return [
+            FakeVerifier("V1", [found[0]]),
+            CrashingVerifier(),
+            FakeVerifier("V2"),
+            FakeVerifier("V4", [found[1]]),
+        ]
+
+    run = [
+        run_verifiers(subject(), bundle(), PROFILE, build(), VerifyContext(), executor=ex)
+        for ex in (INLINE, FutureInline())
+    ]
+    assert _comparable(run[0]) == _comparable(run[1])
+
+
+@pytest.mark.parametrize("executor", [INLINE, FutureInline()], ids=["inline", "futures"])
+def test_inline_runner_defers_after_every_verifier_ran(executor: Executor) -> None:
+    """PhaseDeferred still propagates only once the later verifiers have run too."""
+    later = FakeVerifier("V3")
+    with pytest.raises(PhaseDeferred):
+        run_verifiers(subject(), bundle(), PROFILE, [Deferring(), later], VerifyContext(), executor=executor)
+    assert len(later.calls) == 1

@@ -165,8 +165,15 @@ def _check_mixture(
 ) -> bool:
     """Report a mixture that does not sum to 1 or differs from the segments; True when one was reported."""
     types = profile.taxonomy.document_types
-    # Both mixture faults get the same canonical patch so the fix engine merges them.
-    fix = mixture_fix(model, bundle.total_pages, types)
+    # Both mixture faults get the same canonical patch so the fix engine merges them. It is worked out
+    # only for a fault (most mixtures are right), and once.
+    fixes: list[list[dict[str, Any]] | None] = []
+
+    def fix() -> list[dict[str, Any]] | None:
+        if not fixes:
+            fixes.append(mixture_fix(model, bundle.total_pages, types))
+        return fixes[0]
+
     total = sum(entry.share for entry in model.document_mixture)
     faulty = abs(total - 1.0) > profile.tolerances.share_sum
     if faulty:
@@ -174,7 +181,7 @@ def _check_mixture(
             "V2.MIXTURE_SHARES_SUM",
             f"The document mixture adds up to {_fmt(total)} instead of 1.",
             path="/document_mixture",
-            fix=fix,
+            fix=fix(),
         )
     expected = page_weighted_mixture(model, bundle.total_pages, types)
     if expected is None:
@@ -193,7 +200,7 @@ def _check_mixture(
         f"The document mixture does not match the segments weighted by their page counts: {details}.",
         path="/document_mixture",
         document_type=differing[0],
-        fix=fix,
+        fix=fix(),
     )
     return True
 
