@@ -108,6 +108,7 @@ class PacketRow(SQLModel, table=True):
         ),
         sa.Index("ix_packets_status_order", "status", "priority", "created_at", "packet_id"),
         sa.Index("ix_packets_order", "priority", "created_at", "packet_id"),
+        sa.Index("ix_packets_status_reason", "status", "escalation_reason"),  # queue counts, covering
     )
     packet_id: str = Field(primary_key=True, max_length=64)
     doc_id: str = Field(index=True, max_length=255)

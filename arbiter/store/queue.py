@@ -44,9 +44,25 @@ _PICK_NEXT = (
     .with_for_update(skip_locked=True)
     .scalar_subquery()
 )
-CLAIM_NEXT = (
-    sa.update(packets).where(packets.c.packet_id == _PICK_NEXT).values(_CLAIM_SET).returning(*packets.c)
-)
+# SQLite without fresh statistics may pick the status index and sort every open packet per claim; the
+# partial index walks open packets in claim order, so name it (SQLAlchemy renders no hints for SQLite).
+_PICK_NEXT_SQLITE = (
+    sa.select(
+        sa.text(
+            f"SELECT packet_id FROM packets INDEXED BY ix_packets_open_order WHERE {OPEN_PREDICATE} "
+            "AND (status = 'PENDING' OR claim_expires_at < :p_now_at) "
+            "ORDER BY priority, created_at, packet_id LIMIT 1"
+        )
+        .bindparams(_param("p_now_at"))
+        .columns(packet_id=sa.String())
+        .subquery("next_packet")
+        .c.packet_id
+    )
+).scalar_subquery()
+CLAIM_NEXT = {
+    name: sa.update(packets).where(packets.c.packet_id == pick).values(_CLAIM_SET).returning(*packets.c)
+    for name, pick in (("postgresql", _PICK_NEXT), ("sqlite", _PICK_NEXT_SQLITE))
+}
 RELEASE = (
     sa.update(packets)
     .where(
@@ -253,7 +269,7 @@ class QueueMixin(UsersMixin):
         now = now or datetime.now(UTC)
         params = {"p_reviewer": reviewer, "p_now_at": now, "p_expires_at": now + lease}
         with self.write() as conn:
-            row = conn.execute(CLAIM_NEXT, params).first()
+            row = conn.execute(CLAIM_NEXT[self.dialect], params).first()
             if row is None:
                 return None
             write_audit(conn, reviewer, "packet.claim", row._mapping["packet_id"], {"via": "next"}, at=now)
