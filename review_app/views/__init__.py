@@ -1,0 +1,1 @@
+"""Page scripts of the review app (Streamlit calls only); run through st.navigation in app.py."""
