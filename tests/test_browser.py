@@ -10,17 +10,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import playwright.sync_api as playwright_api
 import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, running_app, settle
 from review_helpers import PASSWORD, PDFS, Seeded, seed
 
 from arbiter.review.settings import AppSettings
 
-playwright_api = pytest.importorskip("playwright.sync_api")
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (.ci/run installs it)"
-)
+@pytest.fixture(autouse=True)
+def _chromium_present() -> None:
+    """The browser test never skips: without Chromium it fails and says how to get it."""
+    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"
+
 
 # Columns of the segment editor, left to right: first page, last page, dominant type, then one share
 # per taxonomy type in profile order.
