@@ -13,11 +13,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from arbiter import __version__, atomic
 from arbiter.errors import InputError
-from arbiter.outputs import FileStore
 from arbiter.pipeline import PENDING, DocResult, Pipeline
 
 PDF_SUFFIXES = {".pdf"}
@@ -106,8 +105,17 @@ class Tally:
 ProgressFn = Callable[[DocResult], None]
 
 
+class RunStore(Protocol):
+    """What a batch needs of its store: where run summaries go and what an earlier run decided."""
+
+    @property
+    def root(self) -> Path: ...
+
+    def index_entry(self, doc_id: str) -> dict[str, Any] | None: ...
+
+
 class BatchRunner:
-    def __init__(self, pipeline: Pipeline, store: FileStore, *, workers: int, force: bool = False) -> None:
+    def __init__(self, pipeline: Pipeline, store: RunStore, *, workers: int, force: bool = False) -> None:
         self.pipeline = pipeline
         self.store = store
         self.workers = max(1, workers)

@@ -78,6 +78,9 @@ def run(
     resume_batch: Annotated[
         str | None, typer.Option(help="Collect a submitted batch job's answers and finish its run.")
     ] = None,
+    db: Annotated[
+        str | None, typer.Option("--db", help="Database URL (default: $DATABASE_URL, else OUT/arbiter.db).")
+    ] = None,
 ) -> None:
     """Verify a batch of PDFs; write results under --out and a summary under OUT/runs/RUN_ID/."""
     from arbiter.runjob import RunOptions, execute, resume
@@ -112,6 +115,7 @@ def run(
                 profile=str(profile) if profile else None,
                 force=force,
                 timeout=timeout,
+                db=db,
                 llm={k: v for k, v in overrides.items() if v is not None},
             )
         summary = execute(options, password=password, progress=None if quiet else _progress_factory)
@@ -321,6 +325,17 @@ def demo(
     out.print(
         f"Packets for the SME queue: {out_dir / 'sme_packets'}; ground truth: {out_dir / 'ground_truth'}"
     )
+
+
+def _register_review_commands() -> None:
+    from arbiter.cli_review import export, review, users_app
+
+    app.add_typer(users_app, name="users")
+    app.command()(review)
+    app.command()(export)
+
+
+_register_review_commands()
 
 
 def main() -> None:

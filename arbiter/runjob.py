@@ -10,6 +10,7 @@ stage's requests (a classification's verification) as a new job.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -35,6 +36,7 @@ class RunOptions:
     profile: str | None = None
     force: bool = False
     timeout: float = 120.0
+    db: str | None = None  # database URL; None: $DATABASE_URL, else OUT/arbiter.db
     llm: dict[str, Any] = field(default_factory=dict)  # LLMSettings overrides given on the command line
 
     def to_json(self) -> str:
@@ -53,6 +55,11 @@ class RunOptions:
         overrides = dict(self.llm)
         overrides.setdefault("cache_dir", str(Path(self.out_dir) / "cache" / "llm"))
         return LLMSettings.from_env(**overrides)
+
+
+def database_url(db: str | None, out_dir: Path) -> str:
+    """--db, else DATABASE_URL, else the SQLite file beside the run's other outputs."""
+    return db or os.environ.get("DATABASE_URL") or f"sqlite:///{(out_dir / 'arbiter.db').resolve()}"
 
 
 def records_dir(out_dir: Path) -> Path:
@@ -78,10 +85,11 @@ def execute(
     from arbiter.llm.cache import DiskCache
     from arbiter.llm.client import LLMClient
     from arbiter.llm.config import build_client
-    from arbiter.outputs import FileStore
     from arbiter.pipeline import Pipeline
     from arbiter.production import load_production
     from arbiter.profile import load_profile
+    from arbiter.store import Store
+    from arbiter.store_sink import DatabaseResultStore
 
     classifications = Path(options.classifications) if options.classifications else None
     classifier_name = options.classifier
@@ -115,7 +123,10 @@ def execute(
     production = load_production(Path(options.production)) if options.production else {}
     docs = discover([Path(p) for p in options.inputs])
     n = options.workers or default_workers()
-    store = FileStore(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    database = Store(database_url(options.db, out_dir))
+    database.migrate()
+    store = DatabaseResultStore(database, out_dir)
     with IsolatedIngestor(workers=n, timeout_s=options.timeout) as ingestor:
         pipeline = Pipeline(
             profile=prof,
@@ -128,7 +139,10 @@ def execute(
             llm=client,
         )
         runner = BatchRunner(pipeline, store, workers=n, force=options.force)
-        summary = runner.run(docs, progress=progress(len(docs)) if progress else None)
+        try:
+            summary = runner.run(docs, progress=progress(len(docs)) if progress else None)
+        finally:
+            database.dispose()
     summary["classifier"] = classifier_name
     if collector is not None and len(collector):
         from arbiter.llm.batch import submit

@@ -1,0 +1,120 @@
+"""CLI commands around the review database: runs write into it, accounts, mirrors export, the app launcher."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import review_app.launch  # noqa: F401  (sys.modules entry patched below)
+from arbiter.cli import app
+from arbiter.store import Store
+from tests.conftest import FIXTURES
+
+runner = CliRunner()
+
+
+def run_some(tmp_path: Path, n: int = 4) -> Path:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for pdf in sorted((FIXTURES / "pdfs").glob("*.pdf"))[:n]:
+        shutil.copy(pdf, folder / pdf.name)
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["run", str(folder), "--classifications", str(FIXTURES / "demo"), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_run_writes_packets_and_ground_truth_into_the_database(tmp_path: Path) -> None:
+    """`arbiter run` records every document in OUT/arbiter.db: packets for escalations, ground truth for accepts."""
+    out = run_some(tmp_path, n=31)
+    summary = json.loads(next((out / "runs").glob("*/summary.json")).read_text())
+    store = Store(f"sqlite:///{out / 'arbiter.db'}")
+    try:
+        counts = store.queue_counts()
+        assert counts["by_status"]["PENDING"] == summary["escalated"] + summary["errors"]
+        for gt in (out / "ground_truth").glob("gt_*.json"):
+            latest = store.latest_ground_truth(gt.stem.removeprefix("gt_"))
+            assert latest is not None
+            assert latest.ground_truth_source == "PRIMARY_AGENT_AUTO_ACCEPT"
+    finally:
+        store.dispose()
+
+
+def test_users_add_and_list(tmp_path: Path) -> None:
+    """`arbiter users add NAME --role admin --password ...` creates an account that `users list` shows."""
+    out = tmp_path / "out"
+    added = runner.invoke(
+        app, ["users", "add", "dana", "--role", "admin", "--password", "s3cret-pass", "--out", str(out)]
+    )
+    assert added.exit_code == 0, added.output
+    listed = runner.invoke(app, ["users", "list", "--out", str(out)])
+    assert "dana" in listed.output
+    assert "admin" in listed.output
+    store = Store(f"sqlite:///{out / 'arbiter.db'}")
+    try:
+        assert store.verify_password("dana", "s3cret-pass") is not None
+        assert store.verify_password("dana", "wrong") is None
+    finally:
+        store.dispose()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["users", "add", "x", "--role", "boss", "--password", "p"], "reviewer or admin"),
+        (["users", "add", "x", "--password", ""], "empty password"),
+        (["export"], "--mirrors"),
+        (["review", "--docs", "/nonexistent/folder"], "not a folder"),
+        (["review", "--auth", "magic"], "local or proxy"),
+    ],
+)
+def test_review_commands_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    """Mistakes in the review commands are one-line errors with exit 2."""
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+def test_export_mirrors_regenerates_deleted_files(tmp_path: Path) -> None:
+    """`arbiter export --mirrors` rewrites packet and ground-truth files from the database."""
+    out = run_some(tmp_path, n=31)
+    before = {p.name: p.read_text() for p in (out / "sme_packets").glob("*.json")}
+    assert before
+    shutil.rmtree(out / "sme_packets")
+    shutil.rmtree(out / "ground_truth")
+    result = runner.invoke(app, ["export", "--mirrors", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    after = {p.name for p in (out / "sme_packets").glob("*.json")}
+    assert after == set(before)
+    assert list((out / "ground_truth").glob("gt_*.json"))
+    for name in after:
+        assert json.loads((out / "sme_packets" / name).read_text())["doc_id"]
+
+
+def test_review_launches_the_app_with_the_runs_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`arbiter review` starts the app on the run's database, documents root and port."""
+    seen: dict[str, Any] = {}
+
+    def fake_launch(**kwargs: Any) -> int:
+        seen.update(kwargs)
+        return 0
+
+    monkeypatch.setattr(sys.modules["review_app.launch"], "launch", fake_launch)
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["review", "--docs", str(FIXTURES / "pdfs"), "--out", str(out), "--port", "8999"]
+    )
+    assert result.exit_code == 0, result.output
+    assert seen["port"] == 8999
+    assert seen["db_url"].endswith("arbiter.db")
+    assert Path(seen["docs_root"]) == FIXTURES / "pdfs"
