@@ -260,3 +260,23 @@ def test_non_admins_cannot_release_or_reassign(store: Store) -> None:
         store.admin_release(packet_id, "carol")
     with pytest.raises(PermissionDenied):
         store.reassign(packet_id, "carol", "carol")
+
+
+def test_concurrent_double_submit_creates_nothing_twice(store: Store) -> None:
+    """Four simultaneous submits with one key (a double click on two tabs) store one review and one version."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    store.record_document(escalated("d1"))
+    packet_id = _claim(store, "alice")
+    draft = review("alice", at=NOW)
+
+    def submit(_: int) -> str:
+        return store.submit_review(
+            packet_id, "alice", draft, CLASSIFICATION, idempotency_key="same", now=NOW
+        ).gt_id
+
+    with ThreadPoolExecutor(4) as pool:
+        ids = set(pool.map(submit, range(4)))
+    counts = row_counts(store)
+    assert len(ids) == 1
+    assert (counts["reviews"], counts["ground_truth"]) == (1, 1)

@@ -73,3 +73,18 @@ def test_models_match_migrations(fresh: Store) -> None:
             MigrationContext.configure(conn, opts={"compare_type": True}), SQLModel.metadata
         )
     assert diff == []
+
+
+def test_concurrent_migrations_do_not_collide(fresh: Store) -> None:
+    """The app and a batch run migrating at the same moment both succeed (one waits for the other)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    others = [Store(fresh.url) for _ in range(3)]
+    try:
+        with ThreadPoolExecutor(3) as pool:
+            list(pool.map(lambda s: s.migrate(), others))
+    finally:
+        for other in others:
+            other.dispose()
+    assert _tables(fresh) == TABLES
+    assert fresh.current_revision() == "0002"

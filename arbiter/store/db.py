@@ -108,15 +108,24 @@ class Database:
         """Bring the schema up to `revision` (Alembic upgrade)."""
         from alembic import command
 
-        with self.engine.begin() as conn:
+        with self._migration_lock() as conn:
             command.upgrade(self.alembic_config(conn), revision)
 
     def downgrade(self, revision: str) -> None:
         """Alembic downgrade (tests and emergencies; `base` drops every table)."""
         from alembic import command
 
-        with self.engine.begin() as conn:
+        with self._migration_lock() as conn:
             command.downgrade(self.alembic_config(conn), revision)
+
+    @contextmanager
+    def _migration_lock(self) -> Iterator[Connection]:
+        """One migrator at a time (the app and a batch run may both start now): SQLite's write lock, or a
+        PostgreSQL advisory lock held until the migration commits."""
+        with self.write() as conn:
+            if self.dialect == "postgresql":
+                conn.exec_driver_sql("SELECT pg_advisory_xact_lock(7420011)")
+            yield conn
 
     def current_revision(self) -> str | None:
         from alembic.runtime.migration import MigrationContext
