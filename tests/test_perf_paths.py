@@ -22,10 +22,11 @@ from arbiter.profile import Profile
 from arbiter.runner import INLINE, run_verifiers
 from tests.governor_helpers import CrashingVerifier, FakeVerifier, bundle, issue, subject
 from tests.v34_helpers import PROFILE, make_bundle, make_page
-from verifiers import textmatch
+from verifiers import textmatch, textnorm
 from verifiers.base import Subject, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
-from verifiers.textmatch import PLAIN_CACHE_CHARS, PageIndex, normalize, normalize_general, normalize_plain
+from verifiers.textmatch import PageIndex, normalize, normalize_plain
+from verifiers.textnorm import PLAIN_CACHE_CHARS, normalize_general
 from verifiers.v3_traps import find_phrase, first_phrase, phrase_pattern
 
 # ASCII with what pushes text off the fast paths: control characters, DEL, tabs, space runs, line-end hyphens.
@@ -65,9 +66,9 @@ def test_cached_normalize_plain_equals_uncached(text: str) -> None:
 def test_long_texts_bypass_the_plain_cache() -> None:
     """A page-sized text is normalised without entering the cache, with the same result."""
     text = "Tumor  MUTATIONAL burden\n" * (PLAIN_CACHE_CHARS // 10)
-    before = textmatch._plain_cached.cache_info().currsize
+    before = textnorm._plain_cached.cache_info().currsize
     assert normalize_plain(text) == normalize_general(text).text
-    assert textmatch._plain_cached.cache_info().currsize == before
+    assert textnorm._plain_cached.cache_info().currsize == before
 
 
 @given(PAGE_TEXT, PAGE_TEXT, st.sampled_from([*PAGE_WORDS, "blood count", "follow-up", "3 months"]))
