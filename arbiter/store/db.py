@@ -4,6 +4,8 @@ DATABASE_URL; Alembic configured in code so migrations run from an installed pac
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,7 +56,7 @@ def _sqlite_events(engine: Engine) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cur.execute("PRAGMA journal_mode = WAL")
+        _ensure_wal(cur)
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
         cur.close()
@@ -65,6 +67,22 @@ def _sqlite_events(engine: Engine) -> None:
         # writes fails at once with SQLITE_BUSY_SNAPSHOT when another writer got in between.
         immediate = conn.get_execution_options().get(_WRITE, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+def _ensure_wal(cur: Any) -> None:
+    """WAL is a property of the file: set it once. Switching modes needs the database to itself and does
+    not wait on the busy timeout, so a connection racing another one's first write retries briefly."""
+    if str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 class Database:
