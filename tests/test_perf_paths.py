@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gc
 import hashlib
 import json
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arbiter.autofix import fingerprint
+from arbiter.autofix import fingerprint, json_copy
 from arbiter.contracts import DocumentBundle, VerifierResult
 from arbiter.profile import Profile
 from arbiter.runner import INLINE, run_verifiers
@@ -61,6 +62,7 @@ def test_cached_normalize_plain_equals_uncached(text: str) -> None:
     """normalize_plain's cache returns the normalised text, on the first call and on a repeat."""
     assert normalize_plain(text) == normalize_general(text).text
     assert normalize_plain(text) == normalize_general(text).text
+    assert textnorm._plain(text) == normalize_general(text).text
 
 
 def test_long_texts_bypass_the_plain_cache() -> None:
@@ -152,6 +154,28 @@ def test_fingerprint_equals_canonical_json_hash(data: Any) -> None:
     """The fingerprint is still the sha256 of sorted, compact, non-ASCII-escaped JSON."""
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert fingerprint(data) == hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+@given(JSON_VALUES)
+def test_json_copy_equals_deepcopy(data: Any) -> None:
+    """json_copy gives what deepcopy gives, and shares no container with the original."""
+    copied = json_copy(data)
+    assert copied == copy.deepcopy(data)
+    assert type(copied) is type(data)
+    if isinstance(data, dict | list) and data:
+        assert copied is not data
+        copied.clear()
+        assert data
+
+
+def test_json_copy_keeps_aliases_and_odd_types_like_deepcopy() -> None:
+    """A container reached twice stays shared in the copy, and tuples or sets are copied by deepcopy."""
+    shared = [1, 2]
+    copied = json_copy({"a": shared, "b": shared, "c": ({"x": [3]},), "d": {1: "int key"}})
+    assert copied["a"] is copied["b"]
+    assert copied["a"] is not shared
+    assert copied["c"] == ({"x": [3]},)
+    assert copied["d"] == {1: "int key"}
 
 
 def test_fingerprint_of_a_cyclic_object_hashes_its_repr() -> None:

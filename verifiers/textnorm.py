@@ -234,9 +234,18 @@ def normalize_plain(text: str) -> str:
     """The normalised text alone (remembered for short texts: V3 and V4 normalise the same snippets)."""
     if len(text) <= PLAIN_CACHE_CHARS:
         return _plain_cached(text)
-    return normalize(text).text
+    return _plain(text)
 
 
 @lru_cache(maxsize=8192)
 def _plain_cached(text: str) -> str:
+    return _plain(text)
+
+
+def _plain(text: str) -> str:
+    """normalize(text).text; plain ASCII lines skip building the origin map that only a match needs."""
+    if text.isascii() and not text.encode("ascii").translate(None, _PLAIN_LINE_BYTES):
+        flat = text.replace("\n", " ")
+        if "  " not in flat and "-\n" not in text and flat[:1] != " " and flat[-1:] != " ":
+            return flat.lower()  # normalize's first fast path, text only
     return normalize(text).text

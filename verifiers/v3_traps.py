@@ -80,6 +80,12 @@ def _phrase_test(phrase: str) -> tuple[tuple[str, ...], re.Pattern[str]]:
     return tuple(sorted(dict.fromkeys(words), key=len, reverse=True)), pattern
 
 
+@lru_cache(maxsize=64)
+def _phrase_tests(phrases: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]:
+    """_phrase_test of each phrase of a profile list, looked up once per list instead of once per phrase."""
+    return tuple((phrase, *_phrase_test(phrase)) for phrase in phrases)
+
+
 def find_phrase(text: str, phrase: str) -> re.Match[str] | None:
     """Where a profile phrase occurs in normalised text, at word boundaries."""
     words, pattern = _phrase_test(phrase)
@@ -104,8 +110,7 @@ def first_phrase(text: str, phrases: Iterable[str]) -> tuple[str, re.Match[str]]
     since scanning a page for a word costs more than the rest of the test.
     """
     present: dict[str, bool] = {}
-    for phrase in phrases:
-        words, pattern = _phrase_test(phrase)
+    for phrase, words, pattern in _phrase_tests(tuple(phrases)):
         for word in words:
             there = present.get(word)
             if there is None:
