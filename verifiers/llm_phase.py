@@ -264,6 +264,28 @@ def model_of(llm: Any) -> str:
     return DEFAULT_MODEL
 
 
+def semantic_phase(
+    spec: PhaseSpec,
+    context: VerifyContext,
+    build_prompt: Callable[[], str],
+    issues: IssueList,
+    model: ClassificationOutput,
+    bundle: DocumentBundle,
+    profile: Profile,
+) -> PhaseOutcome:
+    """run_llm_phase for a verifier checking `model` against `bundle`: locations bounded by both."""
+    return run_llm_phase(
+        spec,
+        context,
+        build_prompt,
+        issues=issues,
+        doc_id=bundle.doc_id,
+        segments=len(model.segments),
+        pages=bundle.total_pages,
+        document_types=profile.taxonomy.document_types,
+    )
+
+
 def run_llm_phase(
     spec: PhaseSpec,
     context: VerifyContext,

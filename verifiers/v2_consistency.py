@@ -27,8 +27,8 @@ from verifiers.llm_phase import (
     page_block,
     page_text,
     render_prompt,
-    run_llm_phase,
     segment_heading,
+    semantic_phase,
 )
 from verifiers.shares import arg_max, leads, mixture_fix, page_weighted_mixture, round_to_one, type_shares
 
@@ -75,15 +75,14 @@ class V2Consistency:
         if any(issue.severity == Severity.BLOCKER for issue in issues.items):
             return result(self, issues, notes=[BLOCKER_NOTE], llm_phase=PhaseStatus.SKIPPED)
         rules = list(issues.items)
-        phase = run_llm_phase(
+        phase = semantic_phase(
             PHASE,
             context,
             lambda: semantic_prompt(model, bundle, profile, rules),
-            issues=issues,
-            doc_id=bundle.doc_id,
-            segments=len(model.segments),
-            pages=bundle.total_pages,
-            document_types=profile.taxonomy.document_types,
+            issues,
+            model,
+            bundle,
+            profile,
         )
         return finish(self, issues, phase, score=penalty_score)
 

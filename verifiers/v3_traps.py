@@ -30,8 +30,8 @@ from verifiers.llm_phase import (
     page_block,
     page_text,
     render_prompt,
-    run_llm_phase,
     segment_heading,
+    semantic_phase,
     untrusted,
 )
 from verifiers.textmatch import PageIndex, normalize_plain
@@ -162,15 +162,14 @@ class V3Traps:
         self._header_footer_evidence(issues, profile, model.segments)
         self._prompt_injection(issues, index, profile)
         rules = list(issues.items)
-        phase = run_llm_phase(
+        phase = semantic_phase(
             PHASE,
             context,
             lambda: contextual_prompt(model, bundle, profile, rules),
-            issues=issues,
-            doc_id=bundle.doc_id,
-            segments=len(model.segments),
-            pages=bundle.total_pages,
-            document_types=profile.taxonomy.document_types,
+            issues,
+            model,
+            bundle,
+            profile,
         )
         return finish(self, issues, phase, score=penalty_score)
 

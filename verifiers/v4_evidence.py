@@ -30,7 +30,7 @@ from verifiers.llm_phase import (
     page_block,
     page_text,
     render_prompt,
-    run_llm_phase,
+    semantic_phase,
     skipped_phase,
     untrusted,
 )
@@ -102,15 +102,14 @@ class V4Evidence:
         rules = list(issues.items)
         judged = [check for check in checks if check.status in JUDGED]
         if judged or context.llm is None:
-            phase = run_llm_phase(
+            phase = semantic_phase(
                 PHASE,
                 context,
                 lambda: evidence_prompt(model, bundle, profile, judged, rules),
-                issues=issues,
-                doc_id=bundle.doc_id,
-                segments=len(model.segments),
-                pages=bundle.total_pages,
-                document_types=profile.taxonomy.document_types,
+                issues,
+                model,
+                bundle,
+                profile,
             )
         else:
             phase = skipped_phase(NOTHING_TO_JUDGE_NOTE)
