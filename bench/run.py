@@ -1,7 +1,8 @@
 """The one benchmark command: runs (a) verification throughput, (b) ingestion speed, (c) batch memory and
-(llm) LLM concurrency, prints one JSON object with every figure, its target and whether it was met, and saves it.
+(llm) LLM concurrency and (review) the review app's pages, prints one JSON object with every figure, its target
+and whether it was met, and saves it.
 
-    .venv/bin/python bench/run.py [--quick] [--only a,b,c,llm] [--out FILE]
+    .venv/bin/python bench/run.py [--quick] [--only a,b,c,llm,review] [--out FILE]
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import batch_memory, corpus, ingest_speed, llm_concurrency, verify_throughput
+from bench import batch_memory, corpus, ingest_speed, llm_concurrency, review_pages, verify_throughput
 
 LATEST = corpus.REPO / "output" / "bench" / "latest.json"
 
@@ -34,21 +35,25 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "b": {"pdfs": 100, "pages": 10, "repeats": 3},
         "c": {"docs": 5000, "workers": 2},
         "llm": {},
+        "review": review_pages.PRESETS["full"],
     },
     "quick": {
         "a": {"docs": 200, "repeats": 3},
         "b": {"pdfs": 20, "pages": 10, "repeats": 3},
         "c": {"docs": 300, "workers": 2},
         "llm": {"quick": True},
+        "review": review_pages.PRESETS["quick"],
     },
     "tiny": {
         "a": {"docs": 5, "repeats": 1, "warmup": 1},
         "b": {"pdfs": 2, "pages": 2, "repeats": 1, "include_fixtures": False, "profile_if_missed": False},
         "c": {"docs": 5, "workers": 2},
         "llm": {"quick": True, "latency_ms": 5, "docs_limit": 2},
+        "review": review_pages.PRESETS["tiny"],
     },
 }
-NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory", "llm": "llm_concurrency"}
+NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory", "llm": "llm_concurrency",
+         "review": "review_pages"}  # fmt: skip
 TARGETS: dict[str, dict[str, Any]] = {
     "a": {"figure": "verify_throughput.ratio", "rule": "<=", "value": 3.0,
           "meaning": "time to verify (rules only) / time to only parse the same inputs with pydantic"},
@@ -59,6 +64,9 @@ TARGETS: dict[str, dict[str, Any]] = {
     "llm": {"figure": "llm_concurrency.ratio", "rule": "<=", "value": 1.2,
             "meaning": "per-document wall time / critical path (classify + slowest verifier), fake model of "
                        "300 ms; its throughput (>= 90% of bound) and cached re-run (0 calls) must also pass (all_met)"},
+    "review": {"figure": "review_pages.worst_page_ms", "rule": "<", "value": 1000.0,
+               "meaning": "slowest review-app page (AppTest run): packet page p95 and first render, queue page p95 "
+                          "over 100k packets on SQLite and PostgreSQL incl. filters and the last page (all_met)"},
 }  # fmt: skip
 
 
@@ -112,6 +120,7 @@ def run(
         "b": ingest_speed.run,
         "c": batch_memory.run,
         "llm": llm_concurrency.run,
+        "review": review_pages.run,
     }
     started = time.perf_counter()
     results: dict[str, Any] = {}
@@ -147,14 +156,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Arbiter benchmarks: one JSON object with every figure.")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a minute or two)")
     parser.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # the smoke test's size
-    parser.add_argument("--only", default="a,b,c,llm", help="comma-separated subset of a,b,c,llm")
+    parser.add_argument(
+        "--only", default="a,b,c,llm,review", help="comma-separated subset of a,b,c,llm,review"
+    )
     parser.add_argument("--out", type=Path, help=f"also write the JSON here (it always goes to {LATEST})")
     parser.add_argument("--data-dir", type=Path, help=f"where generated PDFs go (default {corpus.DATA_DIR})")
     args = parser.parse_args(argv)
     only = [k.strip() for k in args.only.split(",") if k.strip()]
     unknown = [k for k in only if k not in NAMES]
     if unknown or not only:
-        parser.error(f"--only takes names from a,b,c,llm; got {args.only!r}")
+        parser.error(f"--only takes names from {','.join(NAMES)}; got {args.only!r}")
     mode = "tiny" if args.tiny else "quick" if args.quick else "full"
     report = run(only, mode, args.data_dir, log=lambda msg: print(msg, file=sys.stderr, flush=True))
     text = json.dumps(report, indent=2)
