@@ -55,14 +55,14 @@ def _edit_cell(page: Any, grid: Any, column: int, keys: str | None) -> None:
     """Select row 1's cell in `column` (from the first page column) and type `keys`, or clear it."""
     box = grid.bounding_box()
     page.mouse.click(box["x"] + 60, box["y"] + 35 + 17)  # first data row, "First page" column
-    page.wait_for_timeout(200)
+    page.wait_for_timeout(500)
     for _ in range(column):
         page.keyboard.press("ArrowRight")
     if keys is None:
         page.keyboard.press("Delete")
     else:
         page.keyboard.type(keys)
-        page.wait_for_timeout(300)  # the cell editor opens asynchronously
+        page.wait_for_timeout(700)  # the cell editor opens asynchronously (slower on a busy machine)
         page.keyboard.press("Enter")
     settle(page)
 
@@ -85,10 +85,17 @@ def test_reviewer_corrects_a_packet_in_the_browser(page: Any, seeded: Seeded, tm
     settle(page)
     grid = page.locator("[data-testid='stDataFrame']:visible").first
     grid.scroll_into_view_if_needed()
-    _edit_cell(page, grid, DOMINANT, None)  # blank: the type with the largest share
-    _edit_cell(page, grid, GENOMIC, "0")
-    _edit_cell(page, grid, ADMINISTRATIVE, "1")
-    page.get_by_text("Document: ADMINISTRATIVE").wait_for()
+    summary = page.get_by_text("Document: ADMINISTRATIVE")
+    for _attempt in range(3):  # a keystroke can land before the grid's editor opens on a loaded machine
+        _edit_cell(page, grid, DOMINANT, None)  # blank: the type with the largest share
+        _edit_cell(page, grid, GENOMIC, "0")
+        _edit_cell(page, grid, ADMINISTRATIVE, "1")
+        try:
+            summary.wait_for(timeout=10_000)
+            break
+        except playwright_api.TimeoutError:
+            continue
+    summary.wait_for()
     page.get_by_role("button", name="Save correction").click()
     settle(page)
     page.get_by_text("ground truth version 1").wait_for()
