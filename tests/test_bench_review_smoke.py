@@ -12,8 +12,6 @@ from arbiter.review.settings import ENV_DB
 from bench import review_pages
 from bench import run as bench_run
 
-pytest.importorskip("streamlit")
-
 VIEWS = {"default", "deep_page", "filter_code", "filter_code_deep_page", "filter_reason_type"}
 SERIES = {"first_ms", "p50_ms", "p95_ms", "max_ms", "n"}
 

@@ -9,8 +9,6 @@ from typing import Any
 import pytest
 from review_helpers import PASSWORD, Seeded, app_test, seed, sign_in
 
-pytest.importorskip("streamlit")
-
 
 @pytest.fixture(name="seeded")
 def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
