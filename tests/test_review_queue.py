@@ -90,6 +90,7 @@ def test_queue_rows_are_plain_words() -> None:
         "Waiting": "3 h",
     }
     assert reason_label("") == "Unspecified"
+    assert reason_label("pdf_not_pdf") == "Not a PDF"
 
 
 @pytest.fixture(name="seeded")

@@ -45,8 +45,25 @@ def offset_of(page: int, size: int = PAGE_SIZE) -> int:
     return (max(page, 1) - 1) * size
 
 
+# Reasons a document could not be verified at all, as a reviewer would say them.
+_INPUT_REASONS = {
+    "pdf_encrypted": "PDF is password-protected",
+    "pdf_broken": "PDF is damaged",
+    "pdf_empty": "PDF is empty",
+    "pdf_not_pdf": "Not a PDF",
+    "pdf_timeout": "PDF took too long to read",
+    "pdf_too_large": "PDF is too large",
+    "pdf_unreadable": "PDF could not be read",
+    "classification_failed": "No classification",
+    "internal_error": "Arbiter failed on it",
+    "budget_exhausted": "Token budget ran out",
+}
+
+
 def reason_label(reason: str) -> str:
-    """A rule name like too_many_major as words: "Too many major"."""
+    """A rule name like too_many_major as words: "Too many major"; unreadable inputs in plain words."""
+    if reason in _INPUT_REASONS:
+        return _INPUT_REASONS[reason]
     words = reason.replace("_", " ").strip()
     return words[:1].upper() + words[1:] if words else "Unspecified"
 
