@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -21,3 +22,12 @@ def pytest_configure(config: object) -> None:
     from arbiter.llm import network
 
     network.ALLOW_NETWORK = False
+
+
+def corpora_missing() -> bool:
+    """True when ../shared/corpora is absent on a developer checkout; in CI (where it is always beside
+    the clone) its absence is a failure, never a silent skip."""
+    if CORPORA.is_dir():
+        return False
+    assert not os.environ.get("CI"), f"CI must have the shared corpora at {CORPORA}"
+    return True

@@ -13,14 +13,14 @@ from arbiter.ingest import IsolatedIngestor
 from arbiter.outputs import FileStore
 from arbiter.pipeline import Pipeline
 from arbiter.profile import load_profile
-from tests.conftest import CORPORA
+from tests.conftest import CORPORA, corpora_missing
 
 pytestmark = pytest.mark.corpus
 
 LEAVES = sorted(p for p in (CORPORA / "robustness").glob("*/*") if p.is_dir()) if CORPORA.is_dir() else []
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside this checkout")
+@pytest.mark.skipif(corpora_missing(), reason="../shared/corpora is not beside this checkout")
 @pytest.mark.parametrize("leaf", LEAVES, ids=[f"{p.parent.name}/{p.name}" for p in LEAVES])
 def test_every_corpus_file_gets_a_result(leaf: Path, tmp_path: Path) -> None:
     """Each robustness file ends accepted or escalated with a reason; encrypted and broken ones escalate."""
@@ -44,7 +44,7 @@ def test_every_corpus_file_gets_a_result(leaf: Path, tmp_path: Path) -> None:
         assert entry["error"] != "internal_error", doc.path
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside this checkout")
+@pytest.mark.skipif(corpora_missing(), reason="../shared/corpora is not beside this checkout")
 def test_real_lab_report_is_verified(tmp_path: Path) -> None:
     """The real LabCorp sample report goes through the chain and is classified as a lab report."""
     pdf = CORPORA / "medical" / "164947.pdf"

@@ -9,6 +9,7 @@ import pytest
 
 from arbiter.contracts.bundle import BlockType, DocumentBundle
 from arbiter.ingest import IngestFailure, IngestResult, IsolatedIngestor
+from tests.conftest import corpora_missing
 
 pytestmark = pytest.mark.corpus
 
@@ -18,8 +19,9 @@ FOLDERS = ("robustness", "medical")
 
 @pytest.fixture(scope="module")
 def sweep() -> dict[Path, IngestResult]:
-    if not all((CORPORA / folder).is_dir() for folder in FOLDERS):
+    if corpora_missing():
         pytest.skip(f"the shared corpora are not at {CORPORA}")
+    assert all((CORPORA / folder).is_dir() for folder in FOLDERS), f"{CORPORA} lacks {FOLDERS}"
     files = sorted(p for folder in FOLDERS for p in (CORPORA / folder).rglob("*") if p.is_file())
     with IsolatedIngestor(workers=2, timeout_s=20.0) as ingestor, ThreadPoolExecutor(2) as pool:
         results = list(pool.map(ingestor.ingest, files))
