@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the test suite needs from the system, installed or started when missing:
 #  - Debian's Chromium, driven by Playwright in the review app's real-browser test (no browser download);
+#  - Tesseract OCR (English data), read by ingestion for pages without a usable text layer;
 #  - PostgreSQL at 127.0.0.1:5432 (DATABASE tests run against it as well as SQLite).
 # Needs root (or sudo) only when something is missing.
 set -euo pipefail
@@ -11,6 +12,12 @@ if ! command -v chromium >/dev/null 2>&1; then
   echo "installing Debian's chromium for the browser test"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+if ! command -v tesseract >/dev/null 2>&1; then
+  echo "installing Debian's tesseract-ocr for the OCR fallback"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null
 fi
 
 if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -h 127.0.0.1 -p 5432 -q; then

@@ -39,6 +39,7 @@ class DocumentRecord:
     packet: SMEPacket | None
     ground_truth: GroundTruthRecord | None
     error: str | None = None
+    samples: tuple[SMEPacket, ...] = ()  # blind audit / second-review packets (database only, no mirror)
 
 
 class ResultStore(Protocol):

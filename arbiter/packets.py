@@ -7,9 +7,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from arbiter.contracts import (
+    BLIND_KINDS,
     SEVERITY_ORDER,
     FinalDecision,
     Issue,
+    PacketKind,
     ProductionClassification,
     RetryLogEntry,
     Severity,
@@ -100,4 +102,67 @@ def build_packet(
         updated_at=stamp,
         run_id=run_id,
         policy_version=outcome.policy_version,
+    )
+
+
+def sampled(kind: PacketKind, doc_id: str, pdf_sha256: str, share: float, salt: str) -> bool:
+    """Whether this document falls in the blind sample of `kind` (hash below the share: reproducible)."""
+    if share <= 0:
+        return False
+    digest = hashlib.sha256(f"{salt}|{kind.value}|{doc_id}|{pdf_sha256}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+BLIND_REASON = "review_sample"
+BLIND_MESSAGE = (
+    "Sampled for an independent review. Judge the classification against the document as you would "
+    "any other; the machine's verdict is deliberately not shown."
+)
+
+
+def build_blind_packet(
+    kind: PacketKind,
+    outcome: VerificationOutcome,
+    *,
+    pdf_path: str,
+    pdf_sha256: str,
+    bundle_path: str | None,
+    total_pages: int,
+    primary: dict[str, Any] | None,
+    run_id: str,
+    pair_of: str | None = None,
+    now: datetime | None = None,
+) -> SMEPacket:
+    """A blind packet: the document and the classification under review (the accepted answer for an audit,
+    the escalated one for a second review), with no decision, issues, retry log or production result —
+    nothing in its body tells the reviewer what the machine or another reviewer concluded."""
+    if kind not in BLIND_KINDS:
+        raise ValueError(f"{kind} is not a blind packet kind")
+    if kind == PacketKind.SECOND_REVIEW and pair_of is None:
+        raise ValueError("a second review needs the escalation packet it doubles (pair_of)")
+    stamp = now or datetime.now(UTC)
+    key = f"{outcome.doc_id}|{pdf_sha256}|{run_id}|{kind.value}"
+    return SMEPacket(
+        packet_id="pkt-" + hashlib.sha256(key.encode()).hexdigest()[:16],
+        doc_id=outcome.doc_id,
+        pdf_filename=pdf_path.rsplit("/", 1)[-1],
+        pdf_path=pdf_path,
+        pdf_sha256=pdf_sha256,
+        document_bundle_path=bundle_path,
+        total_pages=total_pages,
+        primary_agent_classification=primary,
+        final_classification=outcome.final_classification,
+        v5_decision=None,
+        escalation_reason=BLIND_REASON,
+        escalation_message=BLIND_MESSAGE,
+        total_issues=0,
+        issues_summary=[],
+        retry_log=[],
+        priority=1,
+        created_at=stamp,
+        updated_at=stamp,
+        run_id=run_id,
+        policy_version=outcome.policy_version,
+        packet_kind=kind,
+        pair_of=pair_of,
     )

@@ -22,7 +22,9 @@ from arbiter.classifiers.gemini import ClassificationDeferred, GeminiClassifier
 from arbiter.contracts import (
     DocumentBundle,
     FinalDecision,
+    PacketKind,
     ProductionClassification,
+    SMEPacket,
     StopReason,
     VerificationOutcome,
 )
@@ -32,7 +34,7 @@ from arbiter.ground_truth import auto_accept_record
 from arbiter.ingest import EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
 from arbiter.llm.client import LLMClient
 from arbiter.outputs import DocumentRecord, ResultStore
-from arbiter.packets import build_packet
+from arbiter.packets import build_blind_packet, build_packet, sampled
 from arbiter.profile import Profile
 from verifiers.base import Verifier, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
@@ -190,6 +192,7 @@ class Pipeline:
                 pdf_sha256=pdf_sha,
                 run_id=self.run_id,
             )
+        samples = self._samples(outcome, packet, pdf, pdf_sha, bundle.total_pages, primary)
         self.store.save(
             DocumentRecord(
                 doc_id=doc_id,
@@ -201,6 +204,7 @@ class Pipeline:
                 bundle=bundle,
                 packet=packet,
                 ground_truth=gt,
+                samples=samples,
             )
         )
         return DocResult(
@@ -216,6 +220,39 @@ class Pipeline:
             llm_calls=outcome.llm_calls,
             llm_cost_usd=outcome.llm_cost_usd,
         )
+
+    def _samples(
+        self,
+        outcome: VerificationOutcome,
+        packet: SMEPacket | None,
+        pdf: Path,
+        pdf_sha: str,
+        total_pages: int,
+        primary: dict[str, Any] | None,
+    ) -> tuple[SMEPacket, ...]:
+        """The blind packets this document is sampled into: an audit of an auto-accept, or a second
+        review of an escalation that has a classification to judge (DESIGN §9)."""
+        cfg = self.profile.sampling
+        if packet is None:
+            kind, share, pair_of = PacketKind.AUDIT, cfg.audit_share, None
+        elif outcome.final_classification is not None:
+            kind, share, pair_of = PacketKind.SECOND_REVIEW, cfg.second_review_share, packet.packet_id
+        else:
+            return ()
+        if not sampled(kind, outcome.doc_id, pdf_sha, share, cfg.salt):
+            return ()
+        blind = build_blind_packet(
+            kind,
+            outcome,
+            pdf_path=str(pdf),
+            pdf_sha256=pdf_sha,
+            bundle_path=self.store.bundle_path(outcome.doc_id),
+            total_pages=total_pages,
+            primary=primary,
+            run_id=self.run_id,
+            pair_of=pair_of,
+        )
+        return (blind,)
 
     def _failed(
         self,

@@ -93,6 +93,19 @@ class Retry(Strict):
     max_retries: int = Field(ge=0, le=10)
 
 
+class Sampling(Strict):
+    """Blind review samples (DESIGN §9). Membership is a hash of (salt, kind, doc_id, pdf sha256) against the
+    share: reproducible, independent of run order, and unrelated to whether the answer was right."""
+
+    audit_share: float = Field(
+        default=0.05, ge=0, le=1, description="Share of auto-accepted documents sent to a blind audit."
+    )
+    second_review_share: float = Field(
+        default=0.10, ge=0, le=1, description="Share of escalations given a blind second review."
+    )
+    salt: str = Field(default="arbiter-sample-1", min_length=1)
+
+
 class Bound(Strict):
     min: int | None = None
     max: int | None = None
@@ -179,6 +192,7 @@ class Profile(Strict):
     tolerances: Tolerances
     retry: Retry
     arbiter: ArbiterPolicy
+    sampling: Sampling = Field(default_factory=Sampling)
     baseline: Baseline | None = None
 
     @cached_property

@@ -10,9 +10,11 @@ from arbiter.contracts.classification import (
     TypeAssessment,
 )
 from arbiter.contracts.review import (
+    BLIND_KINDS,
     Corrections,
     GroundTruthRecord,
     GroundTruthSource,
+    PacketKind,
     ProductionClassification,
     RetryLogEntry,
     ReviewStatus,
@@ -43,6 +45,7 @@ from arbiter.contracts.verification import (
 )
 
 __all__ = [
+    "BLIND_KINDS",
     "SEVERITY_ORDER",
     "ArbiterDecision",
     "Attempt",
@@ -65,6 +68,7 @@ __all__ = [
     "LineBox",
     "Location",
     "MixtureEntry",
+    "PacketKind",
     "Page",
     "Paragraph",
     "PhaseStatus",

@@ -21,6 +21,18 @@ class ReviewStatus(StrEnum):
     COMPLETED = "COMPLETED"
 
 
+class PacketKind(StrEnum):
+    """Why a packet is in the queue. AUDIT and SECOND_REVIEW packets are blind: their body carries no
+    decision, issues or retry log, so the reviewer judges the classification on its own."""
+
+    ESCALATION = "ESCALATION"  # the arbiter escalated the document
+    AUDIT = "AUDIT"  # a sample of auto-accepted documents: measures the false-accept rate
+    SECOND_REVIEW = "SECOND_REVIEW"  # a sample of escalations reviewed again by someone else: agreement
+
+
+BLIND_KINDS = frozenset({PacketKind.AUDIT, PacketKind.SECOND_REVIEW})
+
+
 class GroundTruthSource(StrEnum):
     PRIMARY_AGENT_AUTO_ACCEPT = "PRIMARY_AGENT_AUTO_ACCEPT"
     SME_VALIDATED = "SME_VALIDATED"
@@ -67,6 +79,14 @@ class SMEPacket(Strict):
     updated_at: datetime
     run_id: str
     policy_version: str
+    packet_kind: PacketKind = PacketKind.ESCALATION
+    pair_of: str | None = Field(
+        default=None, description="SECOND_REVIEW only: the escalation packet this one reviews again."
+    )
+
+    @property
+    def blind(self) -> bool:
+        return self.packet_kind in BLIND_KINDS
 
 
 class Corrections(Strict):

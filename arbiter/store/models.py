@@ -93,7 +93,8 @@ class PacketRow(SQLModel, table=True):
     """A packet's claim state lives in columns; the SMEPacket contract body in `payload`.
 
     status is PENDING, IN_REVIEW or COMPLETED, or SUPERSEDED (store-only: a later run escalated the
-    same document again before anyone claimed this packet, so it left the queue).
+    same document again before anyone claimed this packet, so it left the queue). kind is a PacketKind;
+    pair_of links a SECOND_REVIEW to the escalation packet it doubles.
     """
 
     __tablename__ = "packets"
@@ -109,6 +110,12 @@ class PacketRow(SQLModel, table=True):
         sa.Index("ix_packets_status_order", "status", "priority", "created_at", "packet_id"),
         sa.Index("ix_packets_order", "priority", "created_at", "packet_id"),
         sa.Index("ix_packets_status_reason", "status", "escalation_reason"),  # queue counts, covering
+        sa.Index(
+            "ix_packets_pair_of",
+            "pair_of",
+            postgresql_where=sa.text("pair_of IS NOT NULL"),
+            sqlite_where=sa.text("pair_of IS NOT NULL"),
+        ),
     )
     packet_id: str = Field(primary_key=True, max_length=64)
     doc_id: str = Field(index=True, max_length=255)
@@ -122,6 +129,11 @@ class PacketRow(SQLModel, table=True):
     claimed_at: datetime | None = _ts(nullable=True)
     claim_expires_at: datetime | None = _ts(nullable=True)
     superseded_by: str | None = Field(default=None, max_length=64)
+    kind: str = Field(
+        default="ESCALATION",
+        sa_column=sa.Column(sa.String(16), nullable=False, server_default="ESCALATION", index=True),
+    )
+    pair_of: str | None = Field(default=None, max_length=64)
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
     payload: dict[str, Any] = _json()

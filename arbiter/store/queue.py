@@ -35,10 +35,23 @@ _CLAIM_SET = {
     "claim_expires_at": _param("p_expires_at"),
     "updated_at": _param("p_now_at"),
 }
+# Blind second reviews need a second reviewer: nobody is handed a packet whose pair (the escalation it
+# doubles, or the second review of it) they hold or held.
+_SIB = packets.alias("sib")
+
+
+def _not_paired_with(reviewer: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    return sa.and_(
+        ~sa.exists().where(_SIB.c.packet_id == packets.c.pair_of, _SIB.c.claimed_by == reviewer),
+        ~sa.exists().where(_SIB.c.pair_of == packets.c.packet_id, _SIB.c.claimed_by == reviewer),
+    )
+
+
 _PICK_NEXT = (
     sa.select(packets.c.packet_id)
     .where(sa.text(OPEN_PREDICATE))
     .where(sa.or_(packets.c.status == PENDING, packets.c.claim_expires_at < _param("p_now_at")))
+    .where(_not_paired_with(sa.bindparam("p_reviewer")))
     .order_by(*QUEUE_ORDER)
     .limit(1)
     .with_for_update(skip_locked=True)
@@ -51,6 +64,10 @@ _PICK_NEXT_SQLITE = (
         sa.text(
             f"SELECT packet_id FROM packets INDEXED BY ix_packets_open_order WHERE {OPEN_PREDICATE} "
             "AND (status = 'PENDING' OR claim_expires_at < :p_now_at) "
+            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.packet_id = packets.pair_of "
+            "AND sib.claimed_by = :p_reviewer) "
+            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.pair_of = packets.packet_id "
+            "AND sib.claimed_by = :p_reviewer) "
             "ORDER BY priority, created_at, packet_id LIMIT 1"
         )
         .bindparams(_param("p_now_at"))
@@ -90,6 +107,7 @@ class PacketSummary:
     created_at: datetime
     doc_type: str | None
     top_codes: list[str]
+    kind: str = "ESCALATION"
 
 
 def packet_from_row(row: Any) -> SMEPacket:
@@ -102,6 +120,8 @@ def packet_from_row(row: Any) -> SMEPacket:
         claimed_by=m["claimed_by"],
         claim_expires_at=m["claim_expires_at"],
         updated_at=m["updated_at"],
+        packet_kind=m["kind"],
+        pair_of=m["pair_of"],
     )
     return SMEPacket.model_validate(body)
 
@@ -126,6 +146,7 @@ def _summary(row: Any) -> PacketSummary:
         created_at=m["created_at"],
         doc_type=m["doc_type"],
         top_codes=[c for c in m["top_codes"].split(",") if c],
+        kind=m["kind"],
     )
 
 
@@ -285,6 +306,7 @@ class QueueMixin(UsersMixin):
             sa.update(packets)
             .where(p.packet_id == packet_id, p.status.in_([PENDING, IN_REVIEW]))
             .where(sa.or_(p.status == PENDING, p.claim_expires_at < now, p.claimed_by == reviewer))
+            .where(_not_paired_with(sa.literal(reviewer)))
             .values(
                 status=IN_REVIEW,
                 claimed_by=reviewer,

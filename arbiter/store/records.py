@@ -16,6 +16,7 @@ from arbiter.contracts import (
     FinalDecision,
     GroundTruthRecord,
     GroundTruthSource,
+    PacketKind,
     SMEPacket,
     SMEReview,
     StopReason,
@@ -184,6 +185,8 @@ class RecordsMixin(QueueMixin):
                 },
             )
             packet_id = self._insert_packet(conn, packet, now) if packet is not None else None
+            for sample in record.samples:
+                self._insert_packet(conn, sample, now)
             gt = self._auto_ground_truth(conn, record) if record.ground_truth is not None else None
             details = {
                 "run_id": record.run_id,
@@ -191,16 +194,25 @@ class RecordsMixin(QueueMixin):
                 "reason": outcome.escalation_reason,
                 "packet_id": packet_id,
                 "gt_version": gt.version if gt else None,
+                "samples": [p.packet_id for p in record.samples],
             }
             write_audit(conn, "arbiter", "document.record", record.doc_id, details, at=now)
             return RecordResult(True, packet_id, gt)
 
     def _insert_packet(self, conn: Connection, packet: SMEPacket, now: datetime) -> str:
-        # A newer escalation replaces an older one nobody has started; claimed or completed ones stay.
+        # A newer packet replaces an older one of the same kind nobody has started (a new escalation also
+        # retires the old escalation's pending second review); claimed or completed ones stay.
         p = packets.c
+        kind = packet.packet_kind.value
+        replaces = [kind, PacketKind.SECOND_REVIEW.value] if kind == PacketKind.ESCALATION else [kind]
         conn.execute(
             sa.update(packets)
-            .where(p.doc_id == packet.doc_id, p.status == PENDING, p.packet_id != packet.packet_id)
+            .where(
+                p.doc_id == packet.doc_id,
+                p.status == PENDING,
+                p.kind.in_(replaces),
+                p.packet_id != packet.packet_id,
+            )
             .values(status=SUPERSEDED, superseded_by=packet.packet_id, updated_at=now)
         )
         codes = _codes(packet)
@@ -216,10 +228,13 @@ class RecordsMixin(QueueMixin):
                 "doc_type": _doc_type(packet.final_classification, packet.primary_agent_classification),
                 "top_codes": ",".join(codes[:3])[:255],
                 "status": PENDING,
+                "kind": kind,
+                "pair_of": packet.pair_of,
                 "created_at": packet.created_at,
                 "updated_at": packet.updated_at,
                 "payload": packet.model_dump(
-                    mode="json", exclude={"review_status", "claimed_by", "claim_expires_at"}
+                    mode="json",
+                    exclude={"review_status", "claimed_by", "claim_expires_at", "packet_kind", "pair_of"},
                 ),
             },
         )

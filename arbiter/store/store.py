@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from arbiter import atomic
-from arbiter.contracts import GroundTruthRecord
+from arbiter.contracts import GroundTruthRecord, PacketKind
 from arbiter.store.audit import AuditMixin
 from arbiter.store.models import ground_truth, packets
 from arbiter.store.queue import SUPERSEDED, packet_from_row
@@ -25,7 +25,8 @@ class Store(RecordsMixin, AuditMixin):
 
     def export_mirrors(self, out_dir: Path | str) -> dict[str, int]:
         """Regenerate DESIGN §4's packet and ground-truth JSON files from the database (atomic writes):
-        sme_packets/sme_packet_{doc}.json (the document's newest packet), ground_truth/gt_{doc}.json
+        sme_packets/sme_packet_{doc}.json (the document's newest escalation packet; blind samples stay in the
+        database), ground_truth/gt_{doc}.json
         (newest version) and ground_truth/history/{doc}/v{n:04d}.json (every version)."""
         from arbiter.outputs import FileStore
 
@@ -35,7 +36,7 @@ class Store(RecordsMixin, AuditMixin):
             newest: dict[str, Any] = {}
             query = (
                 sa.select(packets)
-                .where(packets.c.status != SUPERSEDED)
+                .where(packets.c.status != SUPERSEDED, packets.c.kind == PacketKind.ESCALATION.value)
                 .order_by(packets.c.doc_id, packets.c.created_at)
             )
             for row in conn.execute(query.execution_options(yield_per=_BATCH)):
