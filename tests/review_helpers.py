@@ -12,7 +12,7 @@ from arbiter.ingest import ingest_pdf
 from arbiter.outputs import DocumentRecord, FileStore
 from arbiter.pipeline import Pipeline
 from arbiter.production import load_production
-from arbiter.profile import load_profile
+from arbiter.profile import Sampling, load_profile
 from arbiter.review.settings import ENV_AUTH, ENV_DB, ENV_DOCS, ENV_OUTPUT
 from arbiter.store import Store
 
@@ -36,11 +36,17 @@ class _Capture(FileStore):
         self.records.append(record)
 
 
-def run_fixtures(out_dir: Path, doc_ids: tuple[str, ...] = ESCALATED + ACCEPTED) -> list[DocumentRecord]:
-    """Verify fixture PDFs with the demo classifications; bundles land under out_dir/bundles."""
+def run_fixtures(
+    out_dir: Path, doc_ids: tuple[str, ...] = ESCALATED + ACCEPTED, *, sample_all: bool = False
+) -> list[DocumentRecord]:
+    """Verify fixture PDFs with the demo classifications; bundles land under out_dir/bundles. Blind samples
+    are off (the queue holds exactly the escalations), or every document is sampled with sample_all."""
     capture = _Capture(out_dir)
+    share = 1.0 if sample_all else 0.0
+    profile = load_profile()
+    profile = profile.model_copy(update={"sampling": Sampling(audit_share=share, second_review_share=share)})
     pipeline = Pipeline(
-        profile=load_profile(),
+        profile=profile,
         classifier=get_classifier("file", classifications_dir=FIXTURES / "demo", llm=None),
         store=capture,
         run_id="run-review-test",
@@ -68,13 +74,15 @@ class Seeded:
         return {ENV_DB: self.url, ENV_DOCS: str(PDFS), ENV_OUTPUT: str(self.out_dir), ENV_AUTH: "local"}
 
 
-def seed(tmp_path: Path, doc_ids: tuple[str, ...] = ESCALATED + ACCEPTED) -> Seeded:
+def seed(
+    tmp_path: Path, doc_ids: tuple[str, ...] = ESCALATED + ACCEPTED, *, sample_all: bool = False
+) -> Seeded:
     """A migrated SQLite store holding the fixtures' packets and ground truth, and four accounts."""
     out_dir = tmp_path / "output"
     url = f"sqlite:///{tmp_path / 'arbiter.db'}"
     store = Store(url)
     store.migrate()
-    records = run_fixtures(out_dir, doc_ids)
+    records = run_fixtures(out_dir, doc_ids, sample_all=sample_all)
     for record in records:
         store.record_document(record)
     store.add_user("alice", "reviewer", PASSWORD)

@@ -6,6 +6,7 @@ to `postgres`) and dropped at the end; ARBITER_TEST_PG_URL points at the server 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import sqlalchemy as sa
 from arbiter.contracts import (
     FinalDecision,
     Issue,
+    PacketKind,
     Severity,
     SMEReview,
     StopReason,
@@ -25,7 +27,7 @@ from arbiter.contracts import (
 )
 from arbiter.ground_truth import auto_accept_record
 from arbiter.outputs import DocumentRecord
-from arbiter.packets import build_packet
+from arbiter.packets import build_blind_packet, build_packet
 from arbiter.store import Store
 
 PG_URL = os.environ.get("ARBITER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -172,6 +174,24 @@ def accepted(
         packet=None,
         ground_truth=gt,
     )
+
+
+def with_sample(record: DocumentRecord, *, created: datetime = T0) -> DocumentRecord:
+    """The record with its blind sample: an AUDIT for an accept, a SECOND_REVIEW for an escalation."""
+    second = record.packet is not None
+    blind = build_blind_packet(
+        PacketKind.SECOND_REVIEW if second else PacketKind.AUDIT,
+        record.outcome,
+        pdf_path=record.pdf_path,
+        pdf_sha256=record.packet.pdf_sha256 if record.packet else "a" * 64,
+        bundle_path=None,
+        total_pages=6,
+        primary=dict(CLASSIFICATION),
+        run_id=record.run_id,
+        pair_of=record.packet.packet_id if record.packet else None,
+        now=created,
+    )
+    return dataclasses.replace(record, samples=(blind,))
 
 
 def review(reviewer: str, *, agrees: bool = True, at: datetime | None = None) -> SMEReview:

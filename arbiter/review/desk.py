@@ -62,7 +62,11 @@ class Desk:
         except UnknownPacket as exc:
             return Outcome(False, str(exc))
         if packet is None:
-            return Outcome(False, "Someone else is reviewing this packet, or it is already done.")
+            return Outcome(
+                False,
+                "Someone else is reviewing this packet, it is already done, or it is a blind second review "
+                "of a document you reviewed (it needs another reviewer).",
+            )
         return Outcome(True, f"You claimed {packet.doc_id}.", packet=packet)
 
     def my_claims(self) -> list[Any]:

@@ -81,6 +81,8 @@ def segments_table(classification: Any) -> list[dict[str, Any]]:
 def production_summary(packet: SMEPacket, answer: Any) -> str:
     """One sentence comparing the production classifier with the machine's answer."""
     production = packet.production_classification
+    if packet.blind:
+        return "Blind sample: judge the classification on the document alone."
     if production is None:
         return "No production classification was supplied for this document."
     ours = answer.get("dominant_type") if isinstance(answer, dict) else None
@@ -120,9 +122,11 @@ def retry_rows(packet: SMEPacket) -> list[dict[str, Any]]:
 
 
 def answer_differs(packet: SMEPacket) -> bool:
-    """Whether automatic fixes changed the primary's classification before it was escalated."""
+    """Whether automatic fixes changed the primary's classification before it was escalated (never said
+    of a blind sample: that would hint at the machine's verdict)."""
     return (
-        packet.final_classification is not None
+        not packet.blind
+        and packet.final_classification is not None
         and packet.primary_agent_classification is not None
         and packet.final_classification != packet.primary_agent_classification
     )

@@ -57,6 +57,7 @@ _INPUT_REASONS = {
     "classification_failed": "No classification",
     "internal_error": "Arbiter failed on it",
     "budget_exhausted": "Token budget ran out",
+    "review_sample": "Blind review sample",
 }
 
 

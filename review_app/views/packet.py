@@ -127,7 +127,15 @@ with left:
             st.error(str(exc))
 
 with right:
-    st.subheader(f"Issues ({len(issues)})")
+    if packet.blind:
+        st.subheader("Blind review")
+        st.info(
+            "This document was sampled for an independent review. The machine's verdict, its checks and "
+            "any other review are not shown, so your judgement stays your own. The highlighted words are "
+            "the evidence the classification cites."
+        )
+    else:
+        st.subheader(f"Issues ({len(issues)})")
     for number, ctx in enumerate(contexts):
         issue = ctx.issue
         with st.container(border=True):
@@ -147,9 +155,8 @@ with right:
                     f"Show page {ctx.page}", key=f"issue_page_{number}", on_click=show_page, args=(ctx.page,)
                 )
 
-review_tab, segments_tab, answer_tab, retry_tab = st.tabs(
-    ["Review", "Segments", "Classification", "Retry log"]
-)
+tab_names = ["Review", "Segments", "Classification"] + ([] if packet.blind else ["Retry log"])
+review_tab, segments_tab, answer_tab, *more_tabs = st.tabs(tab_names)
 
 with segments_tab:
     st.dataframe(segments_table(answer), hide_index=True)
@@ -163,14 +170,15 @@ with answer_tab:
         with st.expander("The primary classification before fixes"):
             st.json(packet.primary_agent_classification or {}, expanded=False)
 
-with retry_tab:
-    for row in retry_rows(packet):
-        st.markdown(f"**Attempt {row['attempt']}**: {row['decision']} by rule `{row['rule']}`")
-        st.caption(f"Issue codes: {row['issue_codes'] or 'none'}")
-        for fix in row["fixes"]:
-            st.markdown(f"Fix for `{fix['issue']}` ({fix['code']})")
-            st.code(fix["patch"], language="json")
-            st.caption(f"before: {fix['before']} → after: {fix['after']}")
+for retry_tab in more_tabs:
+    with retry_tab:
+        for row in retry_rows(packet):
+            st.markdown(f"**Attempt {row['attempt']}**: {row['decision']} by rule `{row['rule']}`")
+            st.caption(f"Issue codes: {row['issue_codes'] or 'none'}")
+            for fix in row["fixes"]:
+                st.markdown(f"Fix for `{fix['issue']}` ({fix['code']})")
+                st.code(fix["patch"], language="json")
+                st.caption(f"before: {fix['before']} → after: {fix['after']}")
 
 with review_tab:
     drafts = state.drafts().setdefault(packet_id, {})

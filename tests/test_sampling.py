@@ -1,0 +1,221 @@
+"""Blind review samples (DESIGN §9): which documents are sampled, what a blind packet carries, how the
+store queues it, and that no reviewer is handed both halves of a double review."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from store_fixtures import (  # noqa: F401  (fixtures)
+    CLASSIFICATION,
+    T0,
+    accepted,
+    escalated,
+    pg_server_url_fixture,
+    review,
+    store_fixture,
+    with_sample,
+)
+
+from arbiter.batch import new_run_id
+from arbiter.classifiers import get_classifier
+from arbiter.contracts import PacketKind
+from arbiter.ingest import ingest_pdf
+from arbiter.packets import BLIND_REASON, build_blind_packet, sampled
+from arbiter.pipeline import Pipeline
+from arbiter.profile import Sampling, load_profile
+from arbiter.store import Store
+from arbiter.store_sink import DatabaseResultStore
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SALT = "test-salt"
+
+
+@pytest.mark.parametrize(
+    ("share", "expected_low", "expected_high"),
+    [(0.0, 0, 0), (1.0, 10_000, 10_000), (0.05, 420, 580), (0.5, 4_850, 5_150)],
+)
+def test_sample_share_is_honoured(share: float, expected_low: int, expected_high: int) -> None:
+    """Over 10,000 documents the sample holds about share × 10,000 (exactly none at 0, all at 1)."""
+    hits = sum(sampled(PacketKind.AUDIT, f"doc-{i}", "a" * 64, share, SALT) for i in range(10_000))
+    assert expected_low <= hits <= expected_high
+
+
+def test_sampling_is_reproducible_and_depends_on_kind_salt_and_content() -> None:
+    """The same document, kind and salt always give the same answer; another salt or kind reshuffles."""
+    ids = [f"doc-{i}" for i in range(2_000)]
+
+    def pick(kind: PacketKind, salt: str, sha: str = "a" * 64) -> set[str]:
+        return {d for d in ids if sampled(kind, d, sha, 0.2, salt)}
+
+    base = pick(PacketKind.AUDIT, SALT)
+    assert base == pick(PacketKind.AUDIT, SALT)
+    assert base != pick(PacketKind.AUDIT, "other")
+    assert base != pick(PacketKind.SECOND_REVIEW, SALT)
+    assert base != pick(PacketKind.AUDIT, SALT, "b" * 64)
+
+
+@pytest.mark.parametrize("kind", [PacketKind.AUDIT, PacketKind.SECOND_REVIEW])
+def test_blind_packet_reveals_no_decision(kind: PacketKind) -> None:
+    """A blind packet carries the classification but no decision, issue, retry log or production answer."""
+    source = escalated("doc-1") if kind == PacketKind.SECOND_REVIEW else accepted("doc-1")
+    packet = with_sample(source).samples[0]
+    assert packet.packet_kind == kind
+    assert packet.blind
+    assert packet.v5_decision is None
+    assert packet.issues_summary == []
+    assert packet.retry_log == []
+    assert packet.total_issues == 0
+    assert packet.production_classification is None
+    assert packet.production_differs is None
+    assert packet.escalation_reason == BLIND_REASON
+    assert packet.final_classification == CLASSIFICATION
+    body = packet.model_dump_json()
+    for revealing in ("AUTO_ACCEPT", "ESCALATE", "major_non_fixable", "V2_PAGE_COUNT", "accepted"):
+        assert revealing not in body
+
+
+def test_second_review_needs_its_escalation() -> None:
+    """A second review without the packet it doubles is refused; an escalation is not a blind kind."""
+    record = escalated("doc-1")
+    with pytest.raises(ValueError, match="pair_of"):
+        build_blind_packet(
+            PacketKind.SECOND_REVIEW,
+            record.outcome,
+            pdf_path="/d.pdf",
+            pdf_sha256="a" * 64,
+            bundle_path=None,
+            total_pages=1,
+            primary=None,
+            run_id="r",
+        )
+    with pytest.raises(ValueError, match="not a blind"):
+        build_blind_packet(
+            PacketKind.ESCALATION,
+            record.outcome,
+            pdf_path="/d.pdf",
+            pdf_sha256="a" * 64,
+            bundle_path=None,
+            total_pages=1,
+            primary=None,
+            run_id="r",
+        )
+
+
+def test_samples_are_queued_with_their_kind(store: Store) -> None:
+    """An audit and a second review are stored as open packets of their kind, the second linked to its pair."""
+    store.record_document(with_sample(accepted("acc-1", store=store)))
+    esc = with_sample(escalated("esc-1"))
+    store.record_document(esc)
+    assert esc.packet is not None
+    rows = {p.doc_id + ":" + p.kind: p for p in store.list_packets(limit=10)}
+    assert set(rows) == {"acc-1:AUDIT", "esc-1:ESCALATION", "esc-1:SECOND_REVIEW"}
+    second = store.get_packet(rows["esc-1:SECOND_REVIEW"].packet_id)
+    assert second.pair_of == esc.packet.packet_id
+    assert second.packet_kind == PacketKind.SECOND_REVIEW
+    audit = store.get_packet(rows["acc-1:AUDIT"].packet_id)
+    assert audit.blind
+    assert audit.v5_decision is None
+    assert (
+        store.latest_ground_truth("acc-1") is not None
+    )  # the auto-accept stands until someone says otherwise
+
+
+def test_no_reviewer_gets_both_halves_of_a_double_review(store: Store) -> None:
+    """claim_next never hands a reviewer the other half of a pair they hold or reviewed; someone else gets it."""
+    esc = with_sample(escalated("esc-1"))
+    store.record_document(esc)
+    first = store.claim_next("alice", now=T0)
+    assert first is not None
+    assert store.claim_next("alice", now=T0) is None  # the only other packet is alice's pair
+    other = store.claim_next("bob", now=T0)
+    assert other is not None
+    assert {first.packet_kind, other.packet_kind} == {PacketKind.ESCALATION, PacketKind.SECOND_REVIEW}
+    assert store.claim(other.packet_id, "alice", now=T0) is None  # nor by a direct claim
+
+
+def test_reviewed_pair_stays_barred_after_completion(store: Store) -> None:
+    """After alice completes one half, the other half still goes to someone else."""
+    store.record_document(with_sample(escalated("esc-1")))
+    mine = store.claim_next("alice", now=T0)
+    assert mine is not None
+    store.submit_review(
+        mine.packet_id, "alice", review("alice", at=T0), dict(CLASSIFICATION), idempotency_key="k1", now=T0
+    )
+    assert store.claim_next("alice", now=T0) is None
+    assert store.claim_next("bob", now=T0) is not None
+
+
+def test_a_new_audit_replaces_only_the_old_pending_audit(store: Store) -> None:
+    """A later run's audit supersedes the pending audit of the same document, never an escalation."""
+    store.record_document(with_sample(accepted("doc-1", "run-1", store=store)))
+    store.record_document(escalated("doc-2", "run-1"))
+    store.record_document(with_sample(accepted("doc-1", "run-2", store=store)))
+    open_kinds = sorted(
+        (p.doc_id, p.kind, p.packet_id) for p in store.list_packets(status="PENDING", limit=10)
+    )
+    assert [(d, k) for d, k, _ in open_kinds] == [("doc-1", "AUDIT"), ("doc-2", "ESCALATION")]
+
+
+def test_a_new_escalation_retires_the_old_pending_second_review(store: Store) -> None:
+    """When a later run escalates the document again, the old escalation's pending second review leaves too."""
+    store.record_document(with_sample(escalated("doc-1", "run-1")))
+    new = escalated("doc-1", "run-2", sha="b" * 64)
+    store.record_document(new)
+    pending = store.list_packets(status="PENDING", limit=10)
+    assert [(p.kind, p.packet_id) for p in pending] == [
+        ("ESCALATION", new.packet.packet_id if new.packet else "")
+    ]
+
+
+def test_mirrors_hold_escalations_only(store: Store, tmp_path: Path) -> None:
+    """export --mirrors writes the escalation packet; blind samples stay in the database."""
+    store.record_document(with_sample(accepted("acc-1", store=store)))
+    store.record_document(with_sample(escalated("esc-1")))
+    counts = store.export_mirrors(tmp_path)
+    assert counts["packets"] == 1
+    assert [p.name for p in (tmp_path / "sme_packets").iterdir()] == ["sme_packet_esc-1.json"]
+
+
+@pytest.mark.parametrize(
+    ("audit", "second", "expect_audit", "expect_second"),
+    [(0.0, 0.0, False, False), (1.0, 0.0, True, False), (0.0, 1.0, False, True), (1.0, 1.0, True, True)],
+)
+def test_pipeline_samples_by_the_profile_shares(
+    tmp_path: Path, audit: float, second: float, expect_audit: bool, expect_second: bool
+) -> None:
+    """A real run queues audits of accepts and second reviews of escalations at the profile's shares."""
+    (tmp_path / "cls").mkdir()
+    doc_ids = ("gen-foundation-01", "note-injection-03")  # one accepted, one escalated by the demo answers
+    for doc_id in doc_ids:
+        shutil.copy(FIXTURES / "demo" / f"{doc_id}.json", tmp_path / "cls" / f"{doc_id}.json")
+    profile = load_profile()
+    profile = profile.model_copy(
+        update={"sampling": Sampling(audit_share=audit, second_review_share=second, salt=SALT)}
+    )
+    store = Store(f"sqlite:///{tmp_path / 'a.db'}")
+    store.migrate()
+    pipeline = Pipeline(
+        profile=profile,
+        classifier=get_classifier("file", classifications_dir=tmp_path / "cls"),
+        store=DatabaseResultStore(store, tmp_path / "out"),
+        run_id=new_run_id(),
+        ingest=lambda path, doc_id: ingest_pdf(path, doc_id=doc_id),
+    )
+    decisions = {d: pipeline.process(FIXTURES / "pdfs" / f"{d}.pdf", d).final_decision for d in doc_ids}
+    assert decisions == {"gen-foundation-01": "AUTO_ACCEPT", "note-injection-03": "ESCALATE_TO_SME"}
+    kinds = {(p.doc_id, p.kind) for p in store.list_packets(limit=10)}
+    assert (("gen-foundation-01", "AUDIT") in kinds) == expect_audit
+    assert (("note-injection-03", "SECOND_REVIEW") in kinds) == expect_second
+    assert ("note-injection-03", "ESCALATION") in kinds
+    store.dispose()
+
+
+def test_default_profile_samples_five_and_ten_percent() -> None:
+    """The bundled profile audits 5% of accepts and double-reviews 10% of escalations."""
+    assert load_profile().sampling == Sampling(
+        audit_share=0.05, second_review_share=0.10, salt="arbiter-sample-1"
+    )
+    with pytest.raises(ValueError, match="less than or equal to 1"):
+        Sampling(audit_share=1.5)
