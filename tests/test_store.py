@@ -88,6 +88,8 @@ def test_newer_escalation_supersedes_an_unclaimed_packet(store: Store) -> None:
     assert [r.packet_id for r in rows] == [store.list_packets(status="PENDING")[0].packet_id]
     assert store.count_packets(status="SUPERSEDED") == 1
     assert store.queue_counts()["total"] == 1
+    old = store.list_packets(status="SUPERSEDED")[0]
+    assert store.get_packet(old.packet_id).review_status == ReviewStatus.SUPERSEDED
 
 
 def test_auto_accept_ground_truth_is_versioned_append_only(store: Store) -> None:

@@ -19,6 +19,7 @@ class ReviewStatus(StrEnum):
     PENDING = "PENDING"
     IN_REVIEW = "IN_REVIEW"
     COMPLETED = "COMPLETED"
+    SUPERSEDED = "SUPERSEDED"  # a later run queued the document again before anyone claimed this packet
 
 
 class PacketKind(StrEnum):

@@ -92,8 +92,8 @@ class OutcomeRow(SQLModel, table=True):
 class PacketRow(SQLModel, table=True):
     """A packet's claim state lives in columns; the SMEPacket contract body in `payload`.
 
-    status is PENDING, IN_REVIEW or COMPLETED, or SUPERSEDED (store-only: a later run escalated the
-    same document again before anyone claimed this packet, so it left the queue). kind is a PacketKind;
+    status is PENDING, IN_REVIEW or COMPLETED, or SUPERSEDED (a later run escalated the same document
+    again before anyone claimed this packet, so it left the queue). kind is a PacketKind;
     pair_of links a SECOND_REVIEW to the escalation packet it doubles.
     """
 

@@ -18,7 +18,7 @@ from arbiter.store.users import UsersMixin
 
 DEFAULT_LEASE = timedelta(minutes=30)
 PENDING, IN_REVIEW, COMPLETED = ReviewStatus.PENDING.value, ReviewStatus.IN_REVIEW.value, "COMPLETED"
-SUPERSEDED = "SUPERSEDED"
+SUPERSEDED = ReviewStatus.SUPERSEDED.value
 QUEUE_ORDER = (packets.c.priority, packets.c.created_at, packets.c.packet_id)
 
 
@@ -113,7 +113,7 @@ class PacketSummary:
 def packet_from_row(row: Any) -> SMEPacket:
     """The contract packet: the stored body with the live claim state from the columns."""
     m = row._mapping
-    status = m["status"] if m["status"] != SUPERSEDED else PENDING
+    status = m["status"]
     body = dict(m["payload"])
     body.update(
         review_status=status,
@@ -273,7 +273,7 @@ class QueueMixin(UsersMixin):
             return packet_from_row(load_packet(conn, packet_id))
 
     def packet_status(self, packet_id: str) -> str:
-        """The stored status, including the store-only SUPERSEDED."""
+        """The stored status (what get_packet(...).review_status also says)."""
         with self.read() as conn:
             return str(load_packet(conn, packet_id)._mapping["status"])
 

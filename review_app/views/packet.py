@@ -74,8 +74,11 @@ st.caption(
     f" · {reason_label(packet.escalation_reason)}"
 )
 st.write(escape(packet.escalation_message))
+closed = packet.review_status in ("COMPLETED", "SUPERSEDED")
 if packet.review_status == "COMPLETED":
     st.success("This packet has been reviewed. Its ground truth is on the Ground truth page.")
+elif packet.review_status == "SUPERSEDED":
+    st.warning("A newer run queued this document again; review its new packet from the queue instead.")
 elif not holding:
     holder = (
         f" {packet.claimed_by} holds it now." if packet.claimed_by and packet.claimed_by != user.name else ""
@@ -182,7 +185,7 @@ for retry_tab in more_tabs:
 
 with review_tab:
     drafts = state.drafts().setdefault(packet_id, {})
-    can_submit = packet.review_status != "COMPLETED" and bundle is not None
+    can_submit = not closed and bundle is not None
     if bundle is None:
         st.error("The document could not be read, so this packet cannot be reviewed here.")
     decision = st.radio(
@@ -308,7 +311,7 @@ with review_tab:
                 st.switch_page("views/queue.py")
             st.error(outcome.message, icon=":material/block:")
 
-    if packet.review_status != "COMPLETED" and st.button(
+    if not closed and st.button(
         "Skip (back to the queue)", key="skip", shortcut="Alt+K"
     ):
         outcome = desk.release(packet_id)
