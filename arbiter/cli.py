@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,6 +35,34 @@ ProfileOpt = Annotated[
 PasswordOpt = Annotated[
     str | None, typer.Option("--password", help="Password for encrypted PDFs (an empty one is always tried).")
 ]
+ExtractorOpt = Annotated[
+    str | None, typer.Option(help="local | documentai (default: $ARBITER_EXTRACTOR or local).")
+]
+DocAIProcessorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--documentai-processor",
+        help="Document AI processor, projects/P/locations/L/processors/ID (default: $ARBITER_DOCUMENTAI_PROCESSOR).",
+    ),
+]
+DocAILocationOpt = Annotated[
+    str | None,
+    typer.Option("--documentai-location", help="Its location, e.g. us or eu (default: from its name)."),
+]
+DocAIReplayOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--documentai-replay",
+        help="Answer from Document AI responses recorded in DIR, never the network "
+        "(default: $ARBITER_DOCUMENTAI_REPLAY_DIR).",
+    ),
+]
+
+
+def _documentai(processor: str | None, location: str | None, replay: Path | None) -> dict[str, Any]:
+    """The Document AI settings given on the command line (the environment fills in the rest)."""
+    given = {"processor": processor, "location": location, "replay_dir": str(replay) if replay else None}
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -81,6 +110,10 @@ def run(
     db: Annotated[
         str | None, typer.Option("--db", help="Database URL (default: $DATABASE_URL, else OUT/arbiter.db).")
     ] = None,
+    extractor: ExtractorOpt = None,
+    documentai_processor: DocAIProcessorOpt = None,
+    documentai_location: DocAILocationOpt = None,
+    documentai_replay: DocAIReplayOpt = None,
 ) -> None:
     """Verify a batch of PDFs; write results under --out and a summary under OUT/runs/RUN_ID/."""
     from arbiter.runjob import RunOptions, execute, resume
@@ -117,6 +150,8 @@ def run(
                 timeout=timeout,
                 db=db,
                 llm={k: v for k, v in overrides.items() if v is not None},
+                extractor=extractor,
+                documentai=_documentai(documentai_processor, documentai_location, documentai_replay),
             )
         summary = execute(options, password=password, progress=None if quiet else _progress_factory)
     except ArbiterError as exc:
@@ -204,11 +239,16 @@ def verify(
         str | None, typer.Option(help="gemini | openai | replay | none (default: $ARBITER_LLM or none).")
     ] = None,
     llm_model: Annotated[str | None, typer.Option(help="Model name (default: $ARBITER_LLM_MODEL).")] = None,
+    extractor: ExtractorOpt = None,
+    documentai_processor: DocAIProcessorOpt = None,
+    documentai_location: DocAILocationOpt = None,
+    documentai_replay: DocAIReplayOpt = None,
 ) -> None:
     """Verify one document's classification and print the decision (only the LLM cache is written)."""
     from arbiter.contracts import FinalDecision, StopReason, VerificationOutcome
+    from arbiter.extraction import open_ingestor
     from arbiter.governor import verify_with_retries
-    from arbiter.ingest import IngestFailure, ingest_pdf
+    from arbiter.ingest import IngestFailure
     from arbiter.llm.config import LLMSettings, build_client
     from arbiter.profile import load_profile
     from verifiers.base import VerifyContext
@@ -221,9 +261,15 @@ def verify(
         if not classification.is_file():
             raise ArbiterError(f"Classification {classification} does not exist.")
         raw = classification.read_bytes()
+        ingestor, _ = open_ingestor(
+            extractor,
+            isolated=False,
+            documentai=_documentai(documentai_processor, documentai_location, documentai_replay),
+        )
     except ArbiterError as exc:
         raise _fail(str(exc)) from None
-    bundle = ingest_pdf(pdf, password=password)
+    with closing(ingestor):
+        bundle = ingestor.ingest(pdf, password=password)
     if isinstance(bundle, IngestFailure):
         outcome = VerificationOutcome(
             doc_id=bundle.doc_id,

@@ -21,6 +21,7 @@ from arbiter.classifiers.base import ClassificationError, Classifier
 from arbiter.classifiers.gemini import ClassificationDeferred, GeminiClassifier
 from arbiter.contracts import (
     DocumentBundle,
+    Extractor,
     FinalDecision,
     PacketKind,
     ProductionClassification,
@@ -31,7 +32,7 @@ from arbiter.contracts import (
 from arbiter.diagnostics import describe
 from arbiter.governor import verify_with_retries
 from arbiter.ground_truth import auto_accept_record
-from arbiter.ingest import EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
+from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
 from arbiter.llm.client import LLMClient
 from arbiter.outputs import DocumentRecord, ResultStore
 from arbiter.packets import build_blind_packet, build_packet, sampled
@@ -74,6 +75,7 @@ class Pipeline:
     context: VerifyContext = field(default_factory=VerifyContext)
     verifiers: Sequence[Verifier] | None = None
     llm: LLMClient | None = None  # None: the LLM phases are SKIPPED and say so
+    extractor: Extractor | None = None  # what `ingest` produces; None: local ingestion (arbiter.ingest)
 
     def llm_key(self) -> str:
         if self.llm is None:
@@ -86,6 +88,10 @@ class Pipeline:
             return f"{self.classifier.name}:{digest(doc_id)}"
         return f"{self.classifier.name}:{getattr(self.classifier, 'version', '?')}"
 
+    def extractor_id(self) -> Extractor:
+        """The extractor's name and version: the bundle cache and the skip key are keyed on both."""
+        return self.extractor or Extractor(name=EXTRACTOR_NAME, version=EXTRACTOR_VERSION)
+
     def skip_key(self, doc_id: str, pdf_sha256: str) -> str:
         """Changes when the PDF, the classifier's input, the production answer, the profile or the code change."""
         production = self.production.get(doc_id)
@@ -95,7 +101,7 @@ class Pipeline:
             production.model_dump_json() if production else "-",
             self.profile.digest,
             __version__,
-            EXTRACTOR_VERSION,
+            f"{self.extractor_id().name}/{self.extractor_id().version}",
             self.llm_key(),
         ]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()
@@ -130,8 +136,9 @@ class Pipeline:
 
     def _bundle(self, pdf: Path, doc_id: str, pdf_sha: str) -> IngestResult:
         if self.cache is not None:
-            cached = self.cache.get(pdf_sha, EXTRACTOR_VERSION)
-            if cached is not None:
+            extractor = self.extractor_id()
+            cached = self.cache.get(pdf_sha, extractor.version)
+            if cached is not None and cached.extractor.name == extractor.name:
                 return cached.model_copy(update={"doc_id": doc_id, "file_path": str(pdf)})
         result = self.ingest(pdf, doc_id)
         if isinstance(result, DocumentBundle) and self.cache is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ class RunOptions:
     timeout: float = 120.0
     db: str | None = None  # database URL; None: $DATABASE_URL, else OUT/arbiter.db
     llm: dict[str, Any] = field(default_factory=dict)  # LLMSettings overrides given on the command line
+    extractor: str | None = None  # local | documentai (None: $ARBITER_EXTRACTOR, else local)
+    documentai: dict[str, Any] = field(default_factory=dict)  # DocumentAISettings overrides (CLI options)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -81,7 +84,7 @@ def execute(
     from arbiter.batch import BatchRunner, default_workers, discover, new_run_id
     from arbiter.bundle_cache import BundleCache
     from arbiter.classifiers import get_classifier
-    from arbiter.ingest import IsolatedIngestor
+    from arbiter.extraction import open_ingestor
     from arbiter.llm.cache import DiskCache
     from arbiter.llm.client import LLMClient
     from arbiter.llm.config import build_client
@@ -123,11 +126,14 @@ def execute(
     production = load_production(Path(options.production)) if options.production else {}
     docs = discover([Path(p) for p in options.inputs])
     n = options.workers or default_workers()
+    ingestor, extractor = open_ingestor(
+        options.extractor, workers=n, timeout_s=options.timeout, documentai=options.documentai
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     database = Store(database_url(options.db, out_dir))
     database.migrate()
     store = DatabaseResultStore(database, out_dir)
-    with IsolatedIngestor(workers=n, timeout_s=options.timeout) as ingestor:
+    with closing(ingestor):
         pipeline = Pipeline(
             profile=prof,
             classifier=clf,
@@ -137,6 +143,7 @@ def execute(
             cache=BundleCache(out_dir / "cache" / "bundles"),
             production=production,
             llm=client,
+            extractor=extractor,
         )
         runner = BatchRunner(pipeline, store, workers=n, force=options.force)
         try:
