@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel
 
-from arbiter.contracts.bundle import BlockType, LineBox, Page, Paragraph
+from arbiter.contracts.bundle import BlockType, LineBox, OcrStatus, Page, Paragraph, WordBox
 
 Box = tuple[float, float, float, float]
 
@@ -55,6 +55,7 @@ class RawLine:
     box: Box | None
     font_size: float = 0.0
     wide_gaps: int = 0
+    words: list[tuple[int, int, Box]] | None = None  # OCR: each word's span in page.text and box
 
 
 @dataclass(slots=True)
@@ -364,6 +365,7 @@ def _trusted(cls: type[_Model]) -> Callable[[dict[str, Any]], _Model]:
 
 
 _new_line_box = _trusted(LineBox)
+_new_word_box = _trusted(WordBox)
 _new_paragraph = _trusted(Paragraph)
 _new_page = _trusted(Page)
 
@@ -373,8 +375,19 @@ def _paragraph(text: str, first: RawLine, last: RawLine, kind: BlockType) -> Par
     return _new_paragraph({"text": text[start:end], "block_type": kind, "start": start, "end": end})
 
 
-def build_page(raw: RawPage, repeated: set[tuple[str, str]]) -> Page:
-    """A contract Page with typed paragraphs and line boxes from one page's raw lines."""
+def build_page(
+    raw: RawPage,
+    repeated: set[tuple[str, str]],
+    *,
+    text_layer: bool | None = None,
+    ocr_status: OcrStatus | None = None,
+    ocr_confidence: float | None = None,
+) -> Page:
+    """A contract Page with typed paragraphs and line boxes from one page's raw lines.
+
+    `text_layer` overrides the character-count test of has_text_layer (ingestion's junk-layer check
+    decides it); an OCR_APPLIED status marks the text as read by OCR.
+    """
     text, height = raw.text, raw.height
     body = _body_font_size(raw.lines)
     paragraphs: list[Paragraph] = []
@@ -401,14 +414,22 @@ def build_page(raw: RawPage, repeated: set[tuple[str, str]]) -> Page:
             "text": text,
             "paragraphs": paragraphs,
             "has_tables": has_tables,
-            "has_text_layer": has_text_layer(text),
-            "ocr_applied": False,
+            "has_text_layer": has_text_layer(text) if text_layer is None else text_layer,
+            "ocr_applied": ocr_status is OcrStatus.APPLIED,
+            "ocr_status": ocr_status,
+            "ocr_confidence": ocr_confidence,
             "width": raw.width,
             "height": height,
             "lines": [
-                _new_line_box({"start": ln.start, "end": ln.end, "box": ln.box})
+                _new_line_box({"start": ln.start, "end": ln.end, "box": ln.box, "words": _words(ln)})
                 for ln in raw.lines
                 if ln.box is not None
             ],
         }
     )
+
+
+def _words(line: RawLine) -> list[WordBox] | None:
+    if line.words is None:
+        return None
+    return [_new_word_box({"start": a, "end": b, "box": box}) for a, b, box in line.words]

@@ -28,9 +28,10 @@ FIXTURE_PDFS = corpus.REPO / "fixtures" / "pdfs"
 
 
 def _arbiter(path: Path) -> int:
-    from arbiter.ingest import IngestFailure, ingest_pdf
+    from arbiter.ingest import IngestFailure, OcrConfig, ingest_pdf
 
-    result = ingest_pdf(path)
+    # Text extraction only, like the engines it is compared with (bench/ocr_speed.py measures OCR).
+    result = ingest_pdf(path, ocr=OcrConfig(enabled=False))
     if isinstance(result, IngestFailure):
         raise RuntimeError(result.kind)
     return len(result.pages)

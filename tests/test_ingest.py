@@ -29,15 +29,16 @@ from ingest_helpers import (
     make_zero_page_pdf,
 )
 
-from arbiter import ingest as ingest_module
+from arbiter.ingest import reader as ingest_reader
 from arbiter.bundle_cache import BundleCache
-from arbiter.contracts.bundle import BlockType, DocumentBundle, Page
+from arbiter.contracts.bundle import BlockType, DocumentBundle, OcrStatus, Page
 from arbiter.ingest import (
     EXTRACTOR_NAME,
     EXTRACTOR_VERSION,
     PDFIUM_LOCK,
     IngestFailure,
     IsolatedIngestor,
+    OcrConfig,
     WorkerStartError,
     file_sha256,
     ingest_pdf,
@@ -184,9 +185,12 @@ def test_a_single_page_line_below_the_margin_is_not_a_header(tmp_path: Path) -> 
 
 
 def test_image_only_page_has_no_text_layer(tmp_path: Path) -> None:
-    """A scanned page (an image, no text) has has_text_layer False and empty text."""
-    page = bundle_of(ingest_pdf(make_image_only_pdf(tmp_path / "scan.pdf"))).pages[0]
+    """Without OCR, a scanned page (an image, no text) has has_text_layer False, empty text, and says so."""
+    scan = make_image_only_pdf(tmp_path / "scan.pdf")
+    page = bundle_of(ingest_pdf(scan, ocr=OcrConfig(enabled=False))).pages[0]
     assert not page.has_text_layer
+    assert not page.ocr_applied
+    assert page.ocr_status == OcrStatus.DISABLED
     assert page.text.strip() == ""
     assert page.paragraphs == []
 
@@ -384,7 +388,7 @@ def test_file_read_from_disk_gives_the_same_bundle(tmp_path: Path, monkeypatch: 
     """A file over the in-memory limit is parsed from disk, password included, into the same bundle."""
     path = make_encrypted_pdf(tmp_path / "locked.pdf", "s3cret", "owner")
     in_memory = bundle_of(ingest_pdf(path, password="s3cret"))
-    monkeypatch.setattr(ingest_module, "IN_MEMORY_MAX_BYTES", 0)
+    monkeypatch.setattr(ingest_reader, "IN_MEMORY_MAX_BYTES", 0)
     from_disk = bundle_of(ingest_pdf(path, password="s3cret"))
     exclude = {"processing_timestamp"}
     assert from_disk.model_dump(exclude=exclude) == in_memory.model_dump(exclude=exclude)

@@ -1,6 +1,15 @@
 """The data contracts (DESIGN §3) as pydantic models with extra="forbid"."""
 
-from arbiter.contracts.bundle import BlockType, DocumentBundle, Extractor, LineBox, Page, Paragraph
+from arbiter.contracts.bundle import (
+    BlockType,
+    DocumentBundle,
+    Extractor,
+    LineBox,
+    OcrStatus,
+    Page,
+    Paragraph,
+    WordBox,
+)
 from arbiter.contracts.classification import (
     ClassificationOutput,
     Evidence,
@@ -68,6 +77,7 @@ __all__ = [
     "LineBox",
     "Location",
     "MixtureEntry",
+    "OcrStatus",
     "PacketKind",
     "Page",
     "Paragraph",
@@ -87,4 +97,5 @@ __all__ = [
     "VerificationSummary",
     "VerifierResult",
     "VerifierStatus",
+    "WordBox",
 ]

@@ -30,15 +30,36 @@ class Paragraph(Strict):
     )
 
 
+class WordBox(Strict):
+    """One word of an OCR'd line: its character span in page.text and its box in PDF points."""
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    box: tuple[float, float, float, float]
+
+
 class LineBox(Strict):
     """One text line of a page: its character span in page.text and its box in PDF points.
 
     Boxes are (left, bottom, right, top) from the page's bottom-left corner, as PDF engines report them.
+    OCR'd lines also keep their words' boxes, so a highlight covers exactly the words matched.
     """
 
     start: int = Field(ge=0)
     end: int = Field(ge=0)
     box: tuple[float, float, float, float]
+    words: list[WordBox] | None = None
+
+
+class OcrStatus(StrEnum):
+    """Whether and how a page's text came from OCR."""
+
+    NOT_NEEDED = "not_needed"  # the page has a usable text layer
+    APPLIED = "applied"  # no usable text layer; the text was read by OCR
+    NO_TEXT = "no_text"  # no usable text layer, and OCR found no readable text either
+    UNAVAILABLE = "unavailable"  # no usable text layer, and no OCR engine is installed
+    DISABLED = "disabled"  # no usable text layer, and OCR is turned off by configuration
+    FAILED = "failed"  # no usable text layer, and OCR failed or ran out of time on this page
 
 
 class Page(Strict):
@@ -48,6 +69,10 @@ class Page(Strict):
     has_tables: bool = False
     has_text_layer: bool = True
     ocr_applied: bool = False
+    ocr_status: OcrStatus | None = Field(default=None, description="None when the extractor does not say.")
+    ocr_confidence: float | None = Field(
+        default=None, ge=0, le=100, description="Mean OCR word confidence (0-100) of an OCR'd page."
+    )
     width: float | None = Field(default=None, description="Page width in PDF points.")
     height: float | None = Field(default=None, description="Page height in PDF points.")
     lines: list[LineBox] = Field(default_factory=list)

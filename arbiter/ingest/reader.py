@@ -1,21 +1,17 @@
 """PDF ingestion with pypdfium2: a file becomes a DocumentBundle, or an IngestFailure that says why not.
 
-`ingest_pdf` runs in-process (soft deadline between pages); `IsolatedIngestor` runs it in worker
-processes so that a hung or crashing PDF engine costs one document, never the batch.
+Each page's text layer is read first; a page whose layer is missing or junk (textlayer) is then
+rendered and read by Tesseract (ocr) when it is installed and OCR is on, else it stays a page without
+text that V4 reports as unverifiable. `ingest_pdf` runs in-process (soft deadline between pages).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import multiprocessing
 import os
-import queue
-import threading
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,8 +19,12 @@ import pypdfium2
 import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, ConfigDict
 
-from arbiter.contracts.bundle import DocumentBundle, Extractor
+from arbiter.contracts.bundle import DocumentBundle, Extractor, OcrStatus
 from arbiter.diagnostics import describe
+from arbiter.ingest.lock import PDFIUM_LOCK
+from arbiter.ingest.ocr import OcrConfig, engine_probe
+from arbiter.ingest.ocr_pass import ocr_pages, report_ocr_gaps
+from arbiter.ingest.textlayer import OcrReason, image_share, ocr_reason
 from arbiter.layout import (
     RawPage,
     build_page,
@@ -35,10 +35,18 @@ from arbiter.layout import (
 log = logging.getLogger(__name__)
 
 EXTRACTOR_NAME = "pypdfium2"
-EXTRACTOR_VERSION = f"{pypdfium2.PYPDFIUM_INFO.version}+layout1"
+# Bumped when the layout or OCR rules change what a bundle holds: bundle caches key on the version.
+LAYOUT_VERSION = "layout2"
 
-# pypdfium2 is not thread-safe: every call into it, from any thread, holds this lock.
-PDFIUM_LOCK = threading.RLock()
+
+def extractor_version(config: OcrConfig | None = None) -> str:
+    """pdfium's version, the layout rules' and the OCR engine's (or that there is none): the cache key."""
+    config = config if config is not None else OcrConfig.from_env()
+    found = engine_probe(config)
+    engine = found.engine if found is not None else None
+    ocr = engine.tag if engine is not None else "ocr-missing" if found is not None else "ocr-off"
+    return f"{pypdfium2.PYPDFIUM_INFO.version}+{LAYOUT_VERSION}+{ocr}"
+
 
 # Files up to this size are read once, hashed and parsed from memory: pdfium then makes no system call
 # for each object it reads, and the hash is of exactly the bytes parsed. Larger files are parsed from disk.
@@ -114,22 +122,25 @@ def _open_document(source: Path | bytes, password: str | None, looks_like_pdf: b
     raise _Failed("broken", "The PDF is damaged: its internal structure could not be read.")
 
 
-def _read_page(doc: Any, index: int) -> RawPage | None:
-    """One page's text and lines; None when pdfium cannot load the page at all."""
+def _read_page(doc: Any, index: int) -> tuple[RawPage | None, OcrReason | None]:
+    """One page's text and lines, and why its text layer is not usable (None: it is); (None, None) when
+    pdfium cannot load the page at all."""
     with PDFIUM_LOCK:
         page = pdfium_c.FPDF_LoadPage(doc, index)
         if not page:
-            return None
+            return None, None
         try:
             width = round(float(pdfium_c.FPDF_GetPageWidthF(page)), 2)
             height = round(float(pdfium_c.FPDF_GetPageHeightF(page)), 2)
             textpage = pdfium_c.FPDFText_LoadPage(page)
             if not textpage:
-                return RawPage(index + 1, "", [], width, height)
-            try:
-                return read_text_page(textpage, index + 1, width, height)
-            finally:
-                pdfium_c.FPDFText_ClosePage(textpage)
+                raw = RawPage(index + 1, "", [], width, height)
+            else:
+                try:
+                    raw = read_text_page(textpage, index + 1, width, height)
+                finally:
+                    pdfium_c.FPDFText_ClosePage(textpage)
+            return raw, ocr_reason(raw.text, lambda: image_share(page, width, height))
         finally:
             pdfium_c.FPDF_ClosePage(page)
 
@@ -170,6 +181,7 @@ def _ingest(
     deadline_s: float,
     max_pages: int,
     head_ok: bool,
+    ocr: OcrConfig,
 ) -> DocumentBundle:
     started = time.monotonic()
     doc = _open_document(source, password, head_ok)
@@ -190,6 +202,7 @@ def _ingest(
                 "too_large", f"The PDF has {total:,} pages, more than the {max_pages:,}-page limit."
             )
         raw_pages: list[RawPage] = []
+        needs_ocr: list[int] = []
         unreadable = 0
         for index in range(total):
             if time.monotonic() - started > deadline_s:
@@ -198,24 +211,38 @@ def _ingest(
                     f"Reading the PDF took longer than the {deadline_s:g}-second limit "
                     f"(stopped after {index} of {total} pages).",
                 )
-            page = _read_page(doc, index)
+            page, reason = _read_page(doc, index)
             if page is None:
                 unreadable += 1
                 page = RawPage(index + 1, "", [], None, None)
+            elif reason is not None:
+                needs_ocr.append(index)
             raw_pages.append(page)
         if unreadable == total:
             raise _Failed("broken", f"The PDF is damaged: none of its {total} pages could be read.")
+        # OCR has its own time budget (per page and per document), outside the text pass's deadline.
+        states = ocr_pages(doc, raw_pages, needs_ocr, ocr, doc_id) if needs_ocr else {}
     finally:
         with PDFIUM_LOCK:
             pdfium_c.FPDF_CloseDocument(doc)
     repeated = repeated_margin_lines(raw_pages)
+    pages = []
+    for index, raw in enumerate(raw_pages):
+        if raw.width is None:  # pdfium could not load the page
+            pages.append(build_page(raw, repeated))
+            continue
+        status, confidence = states.get(index, (OcrStatus.NOT_NEEDED, None))
+        text_layer = status is OcrStatus.NOT_NEEDED
+        pages.append(
+            build_page(raw, repeated, text_layer=text_layer, ocr_status=status, ocr_confidence=confidence)
+        )
     return DocumentBundle(
         doc_id=doc_id,
         file_path=str(path),
         file_sha256=sha,
         total_pages=total,
-        pages=[build_page(raw, repeated) for raw in raw_pages],
-        extractor=Extractor(name=EXTRACTOR_NAME, version=EXTRACTOR_VERSION),
+        pages=pages,
+        extractor=Extractor(name=EXTRACTOR_NAME, version=extractor_version(ocr)),
         processing_timestamp=datetime.now(UTC),
     )
 
@@ -228,12 +255,30 @@ def ingest_pdf(
     deadline_s: float = 60.0,
     max_pages: int = 5000,
     max_bytes: int = 500_000_000,
+    ocr: OcrConfig | None = None,
 ) -> IngestResult:
     """Extract a PDF into a DocumentBundle; any problem with the file is an IngestFailure, never an exception.
 
-    The deadline is checked between pages; use IsolatedIngestor for a hard bound.
+    The deadline is checked between pages of the text pass; OCR (configured by `ocr`, else by the
+    ARBITER_OCR* environment) has its own per-page and per-document limits. Use IsolatedIngestor for
+    a hard bound.
     """
+    result = _ingest_pdf(path, doc_id, password, deadline_s, max_pages, max_bytes, ocr)
+    report_ocr_gaps(result)
+    return result
+
+
+def _ingest_pdf(
+    path: Path,
+    doc_id: str | None,
+    password: str | None,
+    deadline_s: float,
+    max_pages: int,
+    max_bytes: int,
+    ocr: OcrConfig | None,
+) -> IngestResult:
     path = Path(path)
+    ocr = ocr if ocr is not None else OcrConfig.from_env()
     doc_id = doc_id if doc_id is not None else path.stem
     sha: str | None = None
     try:
@@ -247,7 +292,7 @@ def ingest_pdf(
             sha = hashlib.sha256(source).hexdigest()
         else:
             sha = file_sha256(path)
-        return _ingest(path, source, doc_id, sha, password, deadline_s, max_pages, head_ok)
+        return _ingest(path, source, doc_id, sha, password, deadline_s, max_pages, head_ok, ocr)
     except _Failed as failed:
         return IngestFailure(
             doc_id=doc_id, file_path=str(path), file_sha256=sha, kind=failed.kind, message=failed.message
@@ -264,185 +309,3 @@ def ingest_pdf(
         return IngestFailure(
             doc_id=doc_id, file_path=str(path), file_sha256=sha, kind="unreadable", message=message
         )
-
-
-IngestTarget = Callable[..., IngestResult]
-
-
-def _worker_main(conn: Connection, target: IngestTarget, memory_limit_mb: int | None) -> None:
-    """Worker process loop: one job in, one result out, until told to stop."""
-    if memory_limit_mb:
-        import resource
-
-        limit = memory_limit_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    conn.send("ready")
-    while True:
-        try:
-            job = conn.recv()
-        except (EOFError, OSError):
-            return
-        if job is None:
-            return
-        path, kwargs = job
-        try:
-            result = target(path, **kwargs)
-        except BaseException as exc:
-            log.error("ingestion worker failed on %s: %s", Path(path).name, describe(exc))
-            result = IngestFailure(
-                doc_id=kwargs.get("doc_id") or Path(path).stem,
-                file_path=str(path),
-                file_sha256=None,
-                kind="unreadable",
-                message="The PDF could not be read because of an unexpected problem in the PDF reader.",
-            )
-        conn.send(result)
-
-
-class WorkerStartError(RuntimeError):
-    """A worker process died before it could take any document: the environment is at fault, not a PDF."""
-
-
-class _WorkerLost(Exception):
-    """The worker process died or stopped answering."""
-
-
-class _Worker:
-    def __init__(self, ctx: Any, target: IngestTarget, memory_limit_mb: int | None) -> None:
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(
-            target=_worker_main, args=(child, target, memory_limit_mb), name="arbiter-ingest", daemon=True
-        )
-        self.process.start()
-        child.close()
-        self.ready = False
-
-    def run(self, job: tuple[Path, dict[str, Any]], timeout_s: float) -> IngestResult | None:
-        """The job's result; None on timeout; _WorkerLost when the process died."""
-        try:
-            if not self.ready:
-                # Interpreter start-up is not the document's fault: it does not count against the timeout.
-                if not self.conn.poll(max(timeout_s, 60.0)) or self.conn.recv() != "ready":
-                    raise EOFError
-                self.ready = True
-            self.conn.send(job)
-            if not self.conn.poll(timeout_s):
-                return None
-            result = self.conn.recv()
-        except (EOFError, OSError) as exc:
-            if not self.ready:
-                raise WorkerStartError(
-                    "An ingestion worker process could not start. A script that uses IsolatedIngestor "
-                    'must guard its entry point with `if __name__ == "__main__":`.'
-                ) from exc
-            raise _WorkerLost from exc
-        if not isinstance(result, DocumentBundle | IngestFailure):
-            raise _WorkerLost
-        return result
-
-    def stop(self, *, kill: bool) -> None:
-        if not kill:
-            try:
-                self.conn.send(None)
-            except (OSError, ValueError):
-                kill = True
-            self.process.join(2.0)
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(5.0)
-        self.conn.close()
-
-
-class IsolatedIngestor:
-    """Runs ingestion in worker processes with a hard time bound per document.
-
-    Thread-safe: up to `workers` documents are in flight at once. A worker that overruns `timeout_s` is
-    killed and replaced (kind "timeout"); one that dies, e.g. on a segfault in the engine, is replaced
-    too (kind "unreadable"). `target` replaces ingest_pdf, for tests.
-    """
-
-    def __init__(
-        self,
-        workers: int = 1,
-        timeout_s: float = 60.0,
-        *,
-        target: IngestTarget = ingest_pdf,
-        memory_limit_mb: int | None = 4096,
-    ) -> None:
-        if workers < 1:
-            raise ValueError("workers must be at least 1")
-        self.timeout_s = timeout_s
-        self._target = target
-        self._memory_limit_mb = memory_limit_mb
-        # spawn, not fork: forking while another thread holds PDFIUM_LOCK would deadlock the child.
-        self._ctx = multiprocessing.get_context("spawn")
-        self._slots = threading.BoundedSemaphore(workers)
-        self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
-        self._closed = False
-
-    def ingest(self, path: Path, *, doc_id: str | None = None, password: str | None = None) -> IngestResult:
-        """Ingest one file in a worker; never raises for a bad file."""
-        path = Path(path)
-        doc_id = doc_id if doc_id is not None else path.stem
-        # The soft deadline inside the worker normally answers first, with a cleaner message.
-        kwargs = {"doc_id": doc_id, "password": password, "deadline_s": self.timeout_s * 0.9}
-        with self._slots:
-            if self._closed:
-                raise RuntimeError("IsolatedIngestor is closed")
-            worker = self._take()
-            try:
-                result = worker.run((path, kwargs), self.timeout_s)
-            except WorkerStartError:
-                worker.stop(kill=True)
-                raise
-            except _WorkerLost:
-                worker.stop(kill=True)
-                return self._failure(
-                    path,
-                    doc_id,
-                    "unreadable",
-                    "The PDF reader crashed on this file; it is probably damaged.",
-                )
-            if result is None:
-                worker.stop(kill=True)
-                return self._failure(
-                    path,
-                    doc_id,
-                    "timeout",
-                    f"Reading the PDF took longer than the {self.timeout_s:g}-second limit and was stopped.",
-                )
-            if self._closed:
-                worker.stop(kill=False)
-            else:
-                self._idle.put(worker)
-            return result
-
-    def _take(self) -> _Worker:
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            return _Worker(self._ctx, self._target, self._memory_limit_mb)
-
-    @staticmethod
-    def _failure(path: Path, doc_id: str, kind: FailureKind, message: str) -> IngestFailure:
-        try:
-            sha: str | None = file_sha256(path)
-        except OSError:
-            sha = None
-        return IngestFailure(doc_id=doc_id, file_path=str(path), file_sha256=sha, kind=kind, message=message)
-
-    def close(self) -> None:
-        """Stop the idle workers; documents in flight finish first."""
-        self._closed = True
-        while True:
-            try:
-                worker = self._idle.get_nowait()
-            except queue.Empty:
-                return
-            worker.stop(kill=False)
-
-    def __enter__(self) -> IsolatedIngestor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

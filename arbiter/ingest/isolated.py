@@ -1,0 +1,221 @@
+"""Ingestion in worker processes with a hard time bound per document (`IsolatedIngestor`).
+
+A hung or crashing PDF engine costs one document, never the batch. OCR stretches the bound: before
+each page it OCRs, the worker tells the parent how long that page may take, so the hard timeout is
+the text pass's limit plus each OCR'd page's (itself bounded by the OCR per-document budget).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import queue
+import threading
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from arbiter.contracts.bundle import DocumentBundle
+from arbiter.diagnostics import describe
+from arbiter.ingest import ocr_pass
+from arbiter.ingest.ocr import OcrConfig, set_budget_hook
+from arbiter.ingest.reader import FailureKind, IngestFailure, IngestResult, file_sha256, ingest_pdf
+
+log = logging.getLogger(__name__)
+
+IngestTarget = Callable[..., IngestResult]
+_EXTEND = "extend"  # worker to parent: ("extend", seconds) before an OCR page
+
+
+def _worker_main(conn: Connection, target: IngestTarget, memory_limit_mb: int | None) -> None:
+    """Worker process loop: one job in, one result out, until told to stop."""
+    if memory_limit_mb:
+        import resource
+
+        limit = memory_limit_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    ocr_pass.quiet_ocr_reports()
+    set_budget_hook(lambda seconds: conn.send((_EXTEND, seconds)))
+    conn.send("ready")
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        path, kwargs = job
+        try:
+            result = target(path, **kwargs)
+        except BaseException as exc:
+            log.error("ingestion worker failed on %s: %s", Path(path).name, describe(exc))
+            result = IngestFailure(
+                doc_id=kwargs.get("doc_id") or Path(path).stem,
+                file_path=str(path),
+                file_sha256=None,
+                kind="unreadable",
+                message="The PDF could not be read because of an unexpected problem in the PDF reader.",
+            )
+        conn.send(result)
+
+
+class WorkerStartError(RuntimeError):
+    """A worker process died before it could take any document: the environment is at fault, not a PDF."""
+
+
+class _WorkerLost(Exception):
+    """The worker process died or stopped answering."""
+
+
+class _Worker:
+    def __init__(self, ctx: Any, target: IngestTarget, memory_limit_mb: int | None) -> None:
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(
+            target=_worker_main, args=(child, target, memory_limit_mb), name="arbiter-ingest", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.ready = False
+
+    def run(self, job: tuple[Path, dict[str, Any]], timeout_s: float) -> IngestResult | None:
+        """The job's result; None on timeout; _WorkerLost when the process died."""
+        try:
+            if not self.ready:
+                # Interpreter start-up is not the document's fault: it does not count against the timeout.
+                if not self.conn.poll(max(timeout_s, 60.0)) or self.conn.recv() != "ready":
+                    raise EOFError
+                self.ready = True
+            self.conn.send(job)
+            deadline = time.monotonic() + timeout_s
+            while True:
+                if not self.conn.poll(max(deadline - time.monotonic(), 0.0)):
+                    return None
+                result = self.conn.recv()
+                if not (isinstance(result, tuple) and len(result) == 2 and result[0] == _EXTEND):
+                    break
+                deadline += float(result[1])  # the worker starts an OCR page, bounded on its side
+        except (EOFError, OSError) as exc:
+            if not self.ready:
+                raise WorkerStartError(
+                    "An ingestion worker process could not start. A script that uses IsolatedIngestor "
+                    'must guard its entry point with `if __name__ == "__main__":`.'
+                ) from exc
+            raise _WorkerLost from exc
+        if not isinstance(result, DocumentBundle | IngestFailure):
+            raise _WorkerLost
+        return result
+
+    def stop(self, *, kill: bool) -> None:
+        if not kill:
+            try:
+                self.conn.send(None)
+            except (OSError, ValueError):
+                kill = True
+            self.process.join(2.0)
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5.0)
+        self.conn.close()
+
+
+class IsolatedIngestor:
+    """Runs ingestion in worker processes with a hard time bound per document.
+
+    Thread-safe: up to `workers` documents are in flight at once. A worker that overruns `timeout_s`
+    (plus the time announced for its OCR pages) is killed and replaced (kind "timeout"); one that dies,
+    e.g. on a segfault in the engine, is replaced too (kind "unreadable"). `target` replaces ingest_pdf,
+    for tests; `ocr` overrides the ARBITER_OCR* environment the workers would otherwise read.
+    """
+
+    def __init__(
+        self,
+        workers: int = 1,
+        timeout_s: float = 60.0,
+        *,
+        target: IngestTarget = ingest_pdf,
+        memory_limit_mb: int | None = 4096,
+        ocr: OcrConfig | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        self.timeout_s = timeout_s
+        self._ocr = ocr
+        self._target = target
+        self._memory_limit_mb = memory_limit_mb
+        # spawn, not fork: forking while another thread holds PDFIUM_LOCK would deadlock the child.
+        self._ctx = multiprocessing.get_context("spawn")
+        self._slots = threading.BoundedSemaphore(workers)
+        self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
+        self._closed = False
+
+    def ingest(self, path: Path, *, doc_id: str | None = None, password: str | None = None) -> IngestResult:
+        """Ingest one file in a worker; never raises for a bad file."""
+        path = Path(path)
+        doc_id = doc_id if doc_id is not None else path.stem
+        # The soft deadline inside the worker normally answers first, with a cleaner message.
+        kwargs: dict[str, Any] = {"doc_id": doc_id, "password": password, "deadline_s": self.timeout_s * 0.9}
+        if self._ocr is not None:
+            kwargs["ocr"] = self._ocr
+        with self._slots:
+            if self._closed:
+                raise RuntimeError("IsolatedIngestor is closed")
+            worker = self._take()
+            try:
+                result = worker.run((path, kwargs), self.timeout_s)
+            except WorkerStartError:
+                worker.stop(kill=True)
+                raise
+            except _WorkerLost:
+                worker.stop(kill=True)
+                return self._failure(
+                    path,
+                    doc_id,
+                    "unreadable",
+                    "The PDF reader crashed on this file; it is probably damaged.",
+                )
+            if result is None:
+                worker.stop(kill=True)
+                return self._failure(
+                    path,
+                    doc_id,
+                    "timeout",
+                    f"Reading the PDF took longer than the {self.timeout_s:g}-second limit and was stopped.",
+                )
+            if self._closed:
+                worker.stop(kill=False)
+            else:
+                self._idle.put(worker)
+            ocr_pass.report_ocr_gaps(result, self._ocr)
+            return result
+
+    def _take(self) -> _Worker:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            return _Worker(self._ctx, self._target, self._memory_limit_mb)
+
+    @staticmethod
+    def _failure(path: Path, doc_id: str, kind: FailureKind, message: str) -> IngestFailure:
+        try:
+            sha: str | None = file_sha256(path)
+        except OSError:
+            sha = None
+        return IngestFailure(doc_id=doc_id, file_path=str(path), file_sha256=sha, kind=kind, message=message)
+
+    def close(self) -> None:
+        """Stop the idle workers; documents in flight finish first."""
+        self._closed = True
+        while True:
+            try:
+                worker = self._idle.get_nowait()
+            except queue.Empty:
+                return
+            worker.stop(kill=False)
+
+    def __enter__(self) -> IsolatedIngestor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,317 @@
+"""OCR of pages without a usable text layer: pypdfium2 renders the page, Tesseract reads it.
+
+Tesseract is Debian's `tesseract-ocr` with `tesseract-ocr-eng`, run as a subprocess that reads the
+image on stdin and writes TSV (one row per word, with its box and confidence) on stdout: no temporary
+files, a hard timeout per page, one thread per process. Word boxes come back in pixels from the image's
+top-left and are turned into PDF points from the page's bottom-left, the way pdfium reports text.
+Configuration comes from the environment, so ingestion worker processes see the same settings:
+
+- `ARBITER_OCR=off` turns OCR off (pages without a text layer then stay unverifiable);
+- `ARBITER_TESSERACT_CMD` names the Tesseract program (default `tesseract` on PATH);
+- `ARBITER_OCR_LANG` the Tesseract language(s), e.g. `eng` (default) or `eng+spa`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import io
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import pypdfium2.raw as pdfium_c
+from PIL import Image
+
+from arbiter.layout import Box, RawLine, RawPage, count_wide_gaps
+
+ENV_OCR = "ARBITER_OCR"
+ENV_TESSERACT = "ARBITER_TESSERACT_CMD"
+ENV_LANG = "ARBITER_OCR_LANG"
+
+# Tesseract reads best at about 300 dpi; a page larger than MAX_PIXELS at that resolution (a poster, a
+# drawing) is rendered smaller rather than exhausting memory.
+DEFAULT_DPI = 300
+MAX_PIXELS = 40_000_000
+# Hard limit on Tesseract for one page (a letter page takes about 1 s here), and on OCR for one document:
+# pages left when it runs out stay unverifiable (status FAILED) rather than failing the document.
+PAGE_TIMEOUT_S = 60.0
+DOC_BUDGET_S = 900.0
+# Extra time announced per page for rendering it and reading the answer.
+RENDER_ALLOWANCE_S = 10.0
+# A rendered page whose darkest pixel is lighter than this holds no ink to read: Tesseract is not run.
+BLANK_LEVEL = 160
+# Tesseract's page segmentation mode 3: fully automatic layout analysis, no orientation detection.
+PSM = "3"
+_VERSION = re.compile(r"tesseract\s+v?(\d+(?:\.\d+)*)", re.IGNORECASE)
+
+
+class OcrError(Exception):
+    """Tesseract failed on one page (timeout, crash, unreadable answer); the message names no content."""
+
+
+@dataclass(frozen=True)
+class OcrConfig:
+    """How ingestion reads pages without a usable text layer."""
+
+    enabled: bool = True
+    tesseract_cmd: str = "tesseract"
+    language: str = "eng"
+    dpi: int = DEFAULT_DPI
+    page_timeout_s: float = PAGE_TIMEOUT_S
+    doc_budget_s: float = DOC_BUDGET_S
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OcrConfig:
+        """The configuration the ARBITER_OCR* variables describe (defaults where unset)."""
+        env = os.environ if environ is None else environ
+        enabled = env.get(ENV_OCR, "on").strip().lower() not in ("0", "off", "false", "no")
+        return cls(
+            enabled=enabled,
+            tesseract_cmd=env.get(ENV_TESSERACT, "").strip() or "tesseract",
+            language=env.get(ENV_LANG, "").strip() or "eng",
+        )
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A Tesseract that runs and has the language data asked for."""
+
+    path: str
+    version: str
+    language: str
+
+    @property
+    def tag(self) -> str:
+        """Names the engine in the extractor version, so cached bundles change with it."""
+        return f"tesseract{self.version}-{self.language}-psm{PSM}"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The engine, or why there is none (plain English, for the one-time warning)."""
+
+    engine: Engine | None
+    problem: str | None = None
+
+
+@functools.lru_cache(maxsize=8)
+def probe(cmd: str, language: str) -> Probe:
+    """Whether `cmd` is a working Tesseract with `language`; remembered per process."""
+    path = shutil.which(cmd)
+    if path is None:
+        return Probe(
+            None,
+            f"Tesseract OCR is not installed (no program {cmd!r} was found); install Debian's "
+            "tesseract-ocr and tesseract-ocr-eng packages, or set ARBITER_TESSERACT_CMD.",
+        )
+    try:
+        version = subprocess.run(
+            [path, "--version"], capture_output=True, timeout=30, env=_env(), check=False
+        )
+        langs = subprocess.run(
+            [path, "--list-langs"], capture_output=True, timeout=30, env=_env(), check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return Probe(None, f"Tesseract OCR ({cmd!r}) could not be run.")
+    found = _VERSION.search(
+        version.stdout.decode("utf-8", "replace") + version.stderr.decode("utf-8", "replace")
+    )
+    if version.returncode != 0 or found is None:
+        return Probe(None, f"The program {cmd!r} did not answer like Tesseract OCR.")
+    listed = langs.stdout.decode("utf-8", "replace").splitlines()[1:]
+    available = {line.strip() for line in listed}
+    missing = [lang for lang in language.split("+") if lang not in available]
+    if missing:
+        return Probe(
+            None,
+            f"Tesseract OCR has no language data for {', '.join(missing)}; install "
+            f"tesseract-ocr-{missing[0]} (or set ARBITER_OCR_LANG).",
+        )
+    return Probe(Engine(path, found.group(1), language))
+
+
+def engine_probe(config: OcrConfig) -> Probe | None:
+    """The OCR engine check for this configuration; None when OCR is off."""
+    return probe(config.tesseract_cmd, config.language) if config.enabled else None
+
+
+def _env() -> dict[str, str]:
+    # One thread per Tesseract: ingestion already runs one worker per core.
+    return {**os.environ, "OMP_THREAD_LIMIT": "1"}
+
+
+# Set inside an ingestion worker process: called with the seconds one more OCR page may take, so the
+# parent's hard timeout grows with the pages actually OCR'd.
+_budget_hook: Callable[[float], None] | None = None
+
+
+def set_budget_hook(hook: Callable[[float], None] | None) -> None:
+    global _budget_hook
+    _budget_hook = hook
+
+
+def announce(seconds: float) -> None:
+    """Tell the parent (if any) that the next OCR page may take up to `seconds`."""
+    if _budget_hook is not None:
+        _budget_hook(seconds)
+
+
+def render_gray(page: Any, width: float, height: float, dpi: float) -> tuple[Image.Image, float]:
+    """The page as an 8-bit grayscale image, and the scale used (pixels per point); the caller holds
+    PDFIUM_LOCK. The page is drawn as a viewer shows it (crop box, rotation, annotations)."""
+    scale = dpi / 72.0
+    if width * height * scale * scale > MAX_PIXELS:
+        scale = (MAX_PIXELS / (width * height)) ** 0.5
+    w, h = max(1, round(width * scale)), max(1, round(height * scale))
+    bitmap = pdfium_c.FPDFBitmap_CreateEx(w, h, pdfium_c.FPDFBitmap_Gray, None, 0)
+    if not bitmap:
+        raise OcrError("the page could not be rendered (no memory for the bitmap)")
+    try:
+        pdfium_c.FPDFBitmap_FillRect(bitmap, 0, 0, w, h, 0xFFFFFFFF)
+        pdfium_c.FPDF_RenderPageBitmap(bitmap, page, 0, 0, w, h, 0, pdfium_c.FPDF_ANNOT)
+        stride = int(pdfium_c.FPDFBitmap_GetStride(bitmap))
+        buffer = pdfium_c.FPDFBitmap_GetBuffer(bitmap)
+        data = ctypes.string_at(buffer, stride * h)
+    finally:
+        pdfium_c.FPDFBitmap_Destroy(bitmap)
+    return Image.frombuffer("L", (w, h), data, "raw", "L", stride, 1), scale
+
+
+def is_blank(image: Image.Image) -> bool:
+    """True when no pixel is dark enough to be ink."""
+    low, _ = cast(tuple[int, int], image.getextrema())  # (darkest, lightest) of an 8-bit image
+    return low >= BLANK_LEVEL
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word of Tesseract's TSV: its line's key, box in pixels (left, top, width, height), confidence."""
+
+    line: tuple[int, int, int]  # block, paragraph, line
+    left: int
+    top: int
+    width: int
+    height: int
+    conf: float
+    text: str
+
+
+def run_tesseract(engine: Engine, image: Image.Image, dpi: float, timeout_s: float) -> list[Word]:
+    """Tesseract's words for one image, in its reading order; OcrError when it fails."""
+    buf = io.BytesIO()
+    image.save(buf, format="PPM")  # an 8-bit image becomes binary PGM: no compression to pay for
+    args = [
+        engine.path,
+        "stdin",
+        "stdout",
+        "-l",
+        engine.language,
+        "--psm",
+        PSM,
+        "--dpi",
+        str(round(dpi)),
+        "tsv",
+    ]
+    try:
+        done = subprocess.run(
+            args, input=buf.getvalue(), capture_output=True, timeout=timeout_s, env=_env(), check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise OcrError(f"Tesseract took longer than {timeout_s:g} seconds") from None
+    except OSError as exc:
+        raise OcrError(f"Tesseract could not be run ({exc.strerror or type(exc).__name__})") from None
+    if done.returncode != 0:
+        raise OcrError(f"Tesseract stopped with exit status {done.returncode}")
+    return parse_tsv(done.stdout.decode("utf-8", "replace"))
+
+
+def parse_tsv(tsv: str) -> list[Word]:
+    """The words (level 5 rows with text) of Tesseract's TSV output."""
+    words: list[Word] = []
+    for row in tsv.splitlines()[1:]:
+        cols = row.split("\t")
+        if len(cols) < 12 or cols[0] != "5":
+            continue
+        text = " ".join(cols[11].split())
+        if not text:
+            continue
+        try:
+            key = (int(cols[2]), int(cols[3]), int(cols[4]))
+            left, top, width, height = (int(c) for c in cols[6:10])
+            conf = float(cols[10])
+        except ValueError:
+            continue
+        words.append(Word(key, left, top, width, height, conf, text))
+    return words
+
+
+@dataclass
+class _Builder:
+    parts: list[str] = field(default_factory=list)
+    pos: int = 0
+
+    def add(self, piece: str) -> tuple[int, int]:
+        start = self.pos
+        self.parts.append(piece)
+        self.pos += len(piece)
+        return start, self.pos
+
+
+def to_raw_page(
+    words: Iterable[Word], page_num: int, width: float, height: float, scale: float
+) -> tuple[RawPage, float | None]:
+    """A RawPage (text, lines with boxes and word boxes in PDF points) and the mean word confidence.
+
+    Words on one Tesseract line are joined by a space, lines by a newline, blocks by an empty line, so
+    the page reads as the layout path's pages do and a line-end hyphen is undone by normalisation.
+    """
+    grouped: dict[tuple[int, int, int], list[Word]] = {}
+    for word in words:
+        grouped.setdefault(word.line, []).append(word)
+    out = _Builder()
+    lines: list[RawLine] = []
+    conf_sum = conf_chars = 0.0
+    block: int | None = None
+    for key, members in grouped.items():
+        if lines:
+            out.add("\n\n" if key[0] != block else "\n")
+        block = key[0]
+        members.sort(key=lambda w: w.left)
+        spans: list[tuple[int, int, Box]] = []
+        for i, word in enumerate(members):
+            if i:
+                out.add(" ")
+            start, end = out.add(word.text)
+            spans.append((start, end, _to_points(word, height, scale)))
+            if word.conf >= 0:
+                conf_sum += word.conf * len(word.text)
+                conf_chars += len(word.text)
+        boxes = [b for _, _, b in spans]
+        box = (
+            min(b[0] for b in boxes),
+            min(b[1] for b in boxes),
+            max(b[2] for b in boxes),
+            max(b[3] for b in boxes),
+        )
+        first, last = spans[0][0], spans[-1][1]
+        lines.append(RawLine(first, last, "", box, 0.0, count_wide_gaps(boxes), spans))
+    page_text = "".join(out.parts)
+    for line in lines:
+        line.text = page_text[line.start : line.end]
+    confidence = round(conf_sum / conf_chars, 2) if conf_chars else None
+    return RawPage(page_num, page_text, lines, width, height), confidence
+
+
+def _to_points(word: Word, page_height: float, scale: float) -> Box:
+    """A word's pixel box (top-left origin) as (left, bottom, right, top) in points from bottom-left."""
+    return (
+        round(word.left / scale, 2),
+        round(page_height - (word.top + word.height) / scale, 2),
+        round((word.left + word.width) / scale, 2),
+        round(page_height - word.top / scale, 2),
+    )
