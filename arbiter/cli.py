@@ -114,6 +114,16 @@ def run(
     documentai_processor: DocAIProcessorOpt = None,
     documentai_location: DocAILocationOpt = None,
     documentai_replay: DocAIReplayOpt = None,
+    audit_share: Annotated[
+        float | None,
+        typer.Option(
+            min=0, max=1, help="Share of auto-accepts sent to a blind audit (default: profile, 0.05)."
+        ),
+    ] = None,
+    second_review_share: Annotated[
+        float | None,
+        typer.Option(min=0, max=1, help="Share of escalations given a blind second review (default: 0.10)."),
+    ] = None,
 ) -> None:
     """Verify a batch of PDFs; write results under --out and a summary under OUT/runs/RUN_ID/."""
     from arbiter.runjob import RunOptions, execute, resume
@@ -152,6 +162,11 @@ def run(
                 llm={k: v for k, v in overrides.items() if v is not None},
                 extractor=extractor,
                 documentai=_documentai(documentai_processor, documentai_location, documentai_replay),
+                sampling={
+                    k: v
+                    for k, v in (("audit_share", audit_share), ("second_review_share", second_review_share))
+                    if v is not None
+                },
             )
         summary = execute(options, password=password, progress=None if quiet else _progress_factory)
     except ArbiterError as exc:

@@ -201,8 +201,9 @@ class Profile(Strict):
 
     @cached_property
     def digest(self) -> str:
-        """sha256 of the profile's canonical JSON: part of the key that decides whether a re-run can skip."""
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
+        """sha256 of the profile's canonical JSON: part of the key that decides whether a re-run can skip.
+        The sampling shares are left out: they choose what is reviewed, not what is decided."""
+        return hashlib.sha256(self.model_dump_json(exclude={"sampling"}).encode()).hexdigest()
 
 
 def load_profile(path: Path | str | None = None) -> Profile:

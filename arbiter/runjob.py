@@ -41,6 +41,7 @@ class RunOptions:
     llm: dict[str, Any] = field(default_factory=dict)  # LLMSettings overrides given on the command line
     extractor: str | None = None  # local | documentai (None: $ARBITER_EXTRACTOR, else local)
     documentai: dict[str, Any] = field(default_factory=dict)  # DocumentAISettings overrides (CLI options)
+    sampling: dict[str, float] = field(default_factory=dict)  # audit_share / second_review_share overrides
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -122,6 +123,8 @@ def execute(
     if classifier_name == "gemini" and client is None:
         raise ConfigError("--classifier gemini needs an LLM backend: --llm gemini (or replay, or openai).")
     prof = load_profile(Path(options.profile) if options.profile else None)
+    if options.sampling:
+        prof = prof.model_copy(update={"sampling": prof.sampling.model_copy(update=options.sampling)})
     clf = get_classifier(classifier_name, classifications_dir=classifications, llm=client)
     production = load_production(Path(options.production)) if options.production else {}
     docs = discover([Path(p) for p in options.inputs])

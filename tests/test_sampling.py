@@ -219,3 +219,29 @@ def test_default_profile_samples_five_and_ten_percent() -> None:
     )
     with pytest.raises(ValueError, match="less than or equal to 1"):
         Sampling(audit_share=1.5)
+
+
+def test_cli_shares_override_the_profile_without_forcing_a_rerun(tmp_path: Path) -> None:
+    """`arbiter run --audit-share 1` audits every accept; the shares are not part of the skip key."""
+    from typer.testing import CliRunner
+
+    from arbiter.cli import app
+
+    indir = tmp_path / "in"
+    indir.mkdir()
+    for doc_id in ("gen-foundation-01", "note-injection-03"):
+        shutil.copy(FIXTURES / "pdfs" / f"{doc_id}.pdf", indir)
+    args = ["run", str(indir), "--classifications", str(FIXTURES / "demo"), "--out", str(tmp_path / "out")]
+    runner = CliRunner()
+    first = runner.invoke(app, [*args, "--audit-share", "1", "--second-review-share", "0"])
+    assert first.exit_code == 0, first.output
+    store = Store(f"sqlite:///{(tmp_path / 'out' / 'arbiter.db').resolve()}")
+    kinds = sorted((p.doc_id, p.kind) for p in store.list_packets(limit=10))
+    assert kinds == [("gen-foundation-01", "AUDIT"), ("note-injection-03", "ESCALATION")]
+    again = runner.invoke(app, [*args, "--audit-share", "0"])
+    assert again.exit_code == 0, again.output
+    assert "skipped" in again.output.lower()
+    assert sorted((p.doc_id, p.kind) for p in store.list_packets(limit=10)) == kinds
+    store.dispose()
+    bad = runner.invoke(app, [*args, "--audit-share", "1.5"])
+    assert bad.exit_code == 2
