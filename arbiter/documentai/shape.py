@@ -88,7 +88,10 @@ def number(parent: Mapping[str, Any], key: str, path: str) -> float:
     if isinstance(value, bool):
         raise DocumentAIFormatError(where, "is not a number")
     if isinstance(value, int | float):
-        result = float(value)
+        try:
+            result = float(value)
+        except OverflowError:
+            raise DocumentAIFormatError(where, "is out of range") from None
     elif isinstance(value, str) and len(value) <= 40:
         try:
             result = float(value)
