@@ -142,6 +142,21 @@ def test_list_packets_filters_and_pages_in_priority_order(store: Store) -> None:
     assert store.list_packets()[0].top_codes == ["V2_PAGE_COUNT"]
 
 
+def test_pages_read_from_the_end_match_pages_read_from_the_start(store: Store) -> None:
+    """With the total given, every page (back half read in reverse) equals the plain OFFSET page."""
+    severities = [Severity.MINOR, Severity.MAJOR, Severity.BLOCKER]
+    for i in range(11):
+        code = "V3_X" if i % 3 == 0 else "V2_PAGE_COUNT"
+        record = escalated(f"d{i:02d}", severity=severities[i % 3], code=code, created=T0.replace(minute=i))
+        store.record_document(record)
+    for filters in ({}, {"code": "V3_X"}, {"status": "PENDING"}):
+        total = store.count_packets(**filters)
+        for size in (1, 3, 4, 50):
+            for offset in range(0, total + size, size):
+                plain = store.list_packets(**filters, offset=offset, limit=size)
+                assert store.list_packets(**filters, offset=offset, limit=size, total=total) == plain
+
+
 def test_queue_counts_by_status_and_reason(store: Store) -> None:
     """Counts by status and by escalation reason of open packets."""
     for i in range(3):

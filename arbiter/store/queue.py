@@ -220,8 +220,13 @@ class QueueMixin(UsersMixin):
         claimed_by: str | None = None,
         offset: int = 0,
         limit: int = 50,
+        total: int | None = None,
     ) -> list[PacketSummary]:
-        """One page of the queue in priority order (severity, then age), filtered and paged in SQL."""
+        """One page of the queue in priority order (severity, then age), filtered and paged in SQL.
+
+        Given `total` (count_packets with the same filters), a page in the back half is read from the end
+        in reverse order, so the last page costs what the first does instead of skipping every row before it.
+        """
         cols = [c for c in packets.c if c.name != "payload"]
         query = self._filtered(
             sa.select(*cols),
@@ -231,7 +236,17 @@ class QueueMixin(UsersMixin):
             doc_type=doc_type,
             claimed_by=claimed_by,
         )
-        query = query.order_by(*QUEUE_ORDER).offset(max(offset, 0)).limit(max(limit, 0))
+        offset, limit = max(offset, 0), max(limit, 0)
+        if total is not None and offset > total // 2:
+            end = min(offset + limit, total)
+            if end <= offset:
+                return []
+            backwards = (
+                query.order_by(*(c.desc() for c in QUEUE_ORDER)).offset(total - end).limit(end - offset)
+            )
+            with self.read() as conn:
+                return [_summary(r) for r in reversed(conn.execute(backwards).all())]
+        query = query.order_by(*QUEUE_ORDER).offset(offset).limit(limit)
         with self.read() as conn:
             return [_summary(r) for r in conn.execute(query)]
 

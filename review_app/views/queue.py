@@ -66,7 +66,7 @@ pages = page_count(total)
 page = clamp_page(
     int(st.number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1, key="queue_page")), total
 )
-summaries = store.list_packets(**filters.query(), offset=offset_of(page), limit=PAGE_SIZE)
+summaries = store.list_packets(**filters.query(), offset=offset_of(page), limit=PAGE_SIZE, total=total)
 st.caption(f"{total} packets match; showing {len(summaries)}.")
 selection = st.dataframe(
     queue_rows(summaries),
