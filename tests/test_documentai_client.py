@@ -1,0 +1,477 @@
+"""The Document AI client and ingestor: request shape, credentials, errors as input failures, the network
+switch, recording and replay, local pre-flight, page parts and the extractor-keyed bundle cache."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import random
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pypdfium2
+import pytest
+from google.auth.exceptions import DefaultCredentialsError
+from google.oauth2.credentials import Credentials
+
+from arbiter.batch import new_run_id
+from arbiter.bundle_cache import BundleCache
+from arbiter.classifiers import get_classifier
+from arbiter.contracts import DocumentBundle, Extractor
+from arbiter.documentai.client import DocumentAIClient, GoogleAuthorizer, LiveSource, ReplaySource
+from arbiter.documentai.factory import open_documentai
+from arbiter.documentai.ingestor import DocumentAIIngestor
+from arbiter.documentai.settings import DocumentAISettings
+from arbiter.errors import ConfigError
+from arbiter.ingest import IngestFailure, IngestResult, ingest_pdf
+from arbiter.llm import network
+from arbiter.outputs import FileStore
+from arbiter.pipeline import Pipeline
+from arbiter.profile import load_profile
+from tests.conftest import FIXTURES
+
+PROCESSOR = "projects/demo-project/locations/us/processors/abc123"
+URL = f"https://us-documentai.googleapis.com/v1/{PROCESSOR}:process"
+REPLAY = FIXTURES / "documentai" / "replay"
+PDF = FIXTURES / "pdfs" / "lab-quest-01.pdf"
+LOCKED = FIXTURES / "damaged" / "locked-lab-report.pdf"
+LOCKED_PASSWORD = "clinic-2026"  # fixtures/_damaged.py
+
+
+def recorded(pdf: Path) -> dict[str, Any]:
+    sha = hashlib.sha256(pdf.read_bytes()).hexdigest()
+    return json.loads((REPLAY / f"{sha}.json").read_text(encoding="utf-8"))
+
+
+class FakeAuth:
+    """Sets a fixed bearer token and counts the requests it authorised."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def authorize(self, headers: dict[str, str], url: str) -> None:
+        self.calls += 1
+        headers["authorization"] = "Bearer test-token"
+
+
+class Server:
+    """A MockTransport that answers with the queued responses (the last one repeats) and keeps each request."""
+
+    def __init__(self, *answers: httpx.Response | Callable[[httpx.Request], httpx.Response]) -> None:
+        self.answers = list(answers)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        return answer(request) if callable(answer) else answer
+
+
+def ingestor(
+    server: Server,
+    *,
+    auth: Any = None,
+    sleeps: list[float] | None = None,
+    **settings: Any,
+) -> DocumentAIIngestor:
+    config = DocumentAISettings(**{"processor": PROCESSOR, "timeout_s": 5.0, **settings})
+    client = DocumentAIClient(
+        config,
+        authorizer=auth or FakeAuth(),
+        http_client=httpx.Client(transport=httpx.MockTransport(server)),
+        sleep=(sleeps if sleeps is not None else []).append,
+        rng=random.Random(0),
+    )
+    return DocumentAIIngestor(config, LiveSource(client))
+
+
+@pytest.fixture
+def online(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lets the client past the network switch; the MockTransport still keeps every byte local."""
+    monkeypatch.setattr(network, "ALLOW_NETWORK", True)
+
+
+def failure(result: IngestResult) -> IngestFailure:
+    assert isinstance(result, IngestFailure), result
+    return result
+
+
+@pytest.mark.usefixtures("online")
+def test_request_shape_and_a_bundle_from_the_response() -> None:
+    """One POST to the regional :process URL with the PDF inline (base64), a bearer token and layout options."""
+    server = Server(httpx.Response(200, json=recorded(PDF)))
+    auth = FakeAuth()
+    with ingestor(server, auth=auth) as docai:
+        bundle = docai.ingest(PDF)
+    assert isinstance(bundle, DocumentBundle)
+    assert [p.text for p in bundle.pages] == [p.text for p in ingest_pdf(PDF).pages]  # type: ignore[union-attr]
+    (request,) = server.requests
+    assert (request.method, str(request.url)) == ("POST", URL)
+    assert request.headers["authorization"] == "Bearer test-token"
+    assert request.headers["content-type"] == "application/json"
+    body = json.loads(request.content)
+    assert base64.b64decode(body["rawDocument"]["content"]) == PDF.read_bytes()
+    assert body["rawDocument"]["mimeType"] == "application/pdf"
+    assert body["skipHumanReview"] is True
+    assert body["processOptions"] == {"layoutConfig": {"returnBoundingBoxes": True}}
+    assert auth.calls == 1
+
+
+@pytest.mark.usefixtures("online")
+def test_ocr_processors_get_no_layout_options() -> None:
+    """With processor type ocr the request carries no layoutConfig, which other processors reject."""
+    server = Server(httpx.Response(200, json={"document": {}}))
+    with ingestor(server, processor_type="ocr") as docai:
+        docai.ingest(PDF)
+    assert "processOptions" not in json.loads(server.requests[0].content)
+
+
+@pytest.mark.parametrize(
+    ("processor", "location", "url"),
+    [
+        (PROCESSOR, None, URL),
+        (
+            "projects/p/locations/eu/processors/x/processorVersions/pretrained-layout-parser-v1.0",
+            "eu",
+            "https://eu-documentai.googleapis.com/v1/projects/p/locations/eu/processors/x/processorVersions/"
+            "pretrained-layout-parser-v1.0:process",
+        ),
+    ],
+)
+def test_endpoint_is_the_processors_regional_process_url(
+    processor: str, location: str | None, url: str
+) -> None:
+    """The URL is https://{location}-documentai.googleapis.com/v1/{processor or version name}:process."""
+    assert DocumentAISettings(processor=processor, location=location).endpoint == url
+
+
+@pytest.mark.usefixtures("online")
+def test_google_credentials_set_the_bearer_token_and_quota_project() -> None:
+    """GoogleAuthorizer applies ADC-style credentials: the access token and the quota project header."""
+    server = Server(httpx.Response(200, json={"document": {}}))
+    auth = GoogleAuthorizer(Credentials(token="ya29.token", quota_project_id="billing-project"))
+    with ingestor(server, auth=auth) as docai:
+        docai.ingest(PDF)
+    headers = server.requests[0].headers
+    assert headers["authorization"] == "Bearer ya29.token"
+    assert headers["x-goog-user-project"] == "billing-project"
+
+
+@pytest.mark.usefixtures("online")
+def test_credentials_that_cannot_be_refreshed_make_an_input_failure() -> None:
+    """Expired credentials that cannot refresh fail the document in plain words; nothing is sent."""
+    server = Server(httpx.Response(200, json={"document": {}}))
+    with ingestor(server, auth=GoogleAuthorizer(Credentials(token=None))) as docai:
+        result = failure(docai.ingest(PDF))
+    assert result.kind == "unreadable"
+    assert "credentials could not be used" in result.message
+    assert server.requests == []
+
+
+def _error(status: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": 400, "status": status, "message": message}}
+
+
+@pytest.mark.usefixtures("online")
+@pytest.mark.parametrize(
+    ("response", "kind", "words", "attempts"),
+    [
+        (httpx.Response(400, json=_error("INVALID_ARGUMENT", "Unsupported input file format.")), "unreadable", "rejected the PDF (HTTP 400 INVALID_ARGUMENT: Unsupported input file format.)", 1),
+        (httpx.Response(401, json=_error("UNAUTHENTICATED", "Request had invalid credentials.")), "unreadable", "refused the credentials (HTTP 401 UNAUTHENTICATED", 1),
+        (httpx.Response(403, json=_error("PERMISSION_DENIED", "Permission denied.")), "unreadable", "Document AI API User role", 1),
+        (httpx.Response(404, text="Not Found"), "unreadable", f"has no processor {PROCESSOR} (HTTP 404)", 1),
+        (httpx.Response(500, json=_error("INTERNAL", "Internal error.")), "unreadable", "kept failing (HTTP 500 INTERNAL: Internal error.) after 4 attempts.", 4),
+        (httpx.Response(429, json=_error("RESOURCE_EXHAUSTED", "Quota exceeded.")), "unreadable", "lower ARBITER_DOCUMENTAI_RPM", 4),
+        (httpx.Response(200, text="<html>proxy</html>"), "unreadable", "not JSON", 1),
+        (httpx.Response(200, json=[1, 2]), "unreadable", "unexpected response shape", 1),
+        (httpx.Response(200, json={"document": {"documentLayout": {"blocks": "x"}}}), "unreadable", "cannot read (documentLayout.blocks is not a list)", 1),
+    ],
+)  # fmt: skip
+def test_http_failures_become_input_failures(
+    response: httpx.Response, kind: str, words: str, attempts: int
+) -> None:
+    """Each refusal is a plain-English input failure; 429 and 5xx are retried with backoff first."""
+    server = Server(response)
+    sleeps: list[float] = []
+    with ingestor(server, sleeps=sleeps) as docai:
+        result = failure(docai.ingest(PDF))
+    assert result.kind == kind
+    assert words in result.message
+    assert len(server.requests) == attempts
+    assert len(sleeps) == attempts - 1
+
+
+@pytest.mark.usefixtures("online")
+def test_retry_after_is_honoured_and_a_later_success_counts() -> None:
+    """A 503 asking to wait 2 s is retried after exactly that pause, and the next answer is used."""
+    server = Server(
+        httpx.Response(503, headers={"Retry-After": "2"}), httpx.Response(200, json=recorded(PDF))
+    )
+    sleeps: list[float] = []
+    with ingestor(server, sleeps=sleeps) as docai:
+        assert isinstance(docai.ingest(PDF), DocumentBundle)
+    assert sleeps == [2.0]
+
+
+def _raise(error: type[httpx.TransportError]) -> Callable[[httpx.Request], httpx.Response]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise error("simulated", request=request)
+
+    return handler
+
+
+@pytest.mark.usefixtures("online")
+@pytest.mark.parametrize(
+    ("error", "kind", "words"),
+    [
+        (httpx.ReadTimeout, "timeout", "did not answer within 5 s, after 4 attempts"),
+        (httpx.ConnectError, "unreadable", "Could not reach Google Document AI at us-documentai.googleapis.com (ConnectError)"),
+    ],
+)  # fmt: skip
+def test_timeouts_and_connection_errors_are_retried_then_fail(
+    error: type[httpx.TransportError], kind: str, words: str
+) -> None:
+    """Transport errors are retried; the failure says what happened without a traceback."""
+    server = Server(_raise(error))
+    with ingestor(server) as docai:
+        result = failure(docai.ingest(PDF))
+    assert (result.kind, len(server.requests)) == (kind, 4)
+    assert words in result.message
+
+
+def test_network_switch_off_refuses_before_any_request() -> None:
+    """With the test session's network switch off, a live ingestor fails the document and sends nothing."""
+    assert network.ALLOW_NETWORK is False
+    server = Server(httpx.Response(200, json=recorded(PDF)))
+    auth = FakeAuth()
+    with ingestor(server, auth=auth) as docai:
+        result = failure(docai.ingest(PDF))
+    assert "switched off" in result.message
+    assert (server.requests, auth.calls) == ([], 0)
+
+
+def test_a_live_run_with_the_network_off_does_not_look_for_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """open_documentai leaves finding credentials to the first request when the network switch is off."""
+
+    def refuse(**_: Any) -> Any:
+        raise AssertionError("google.auth.default must not be called")
+
+    monkeypatch.setattr("google.auth.default", refuse)
+    with open_documentai({"processor": PROCESSOR}) as docai:
+        assert docai.extractor == Extractor(name="documentai", version="v1+abc123+map1")
+
+
+@pytest.mark.usefixtures("online")
+def test_missing_credentials_stop_a_live_run_with_one_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Application Default Credentials is a ConfigError naming GOOGLE_APPLICATION_CREDENTIALS."""
+
+    def missing(**_: Any) -> Any:
+        raise DefaultCredentialsError("none")
+
+    monkeypatch.setattr("google.auth.default", missing)
+    with pytest.raises(ConfigError, match="GOOGLE_APPLICATION_CREDENTIALS"):
+        open_documentai({"processor": PROCESSOR})
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        ({}, "needs a processor"),
+        ({"processor": "abc123"}, "not a processor resource name"),
+        ({"processor": "projects/p/locations/us/processors/"}, "not a processor resource name"),
+        ({"processor": PROCESSOR, "location": "eu"}, "differs from the processor's"),
+        ({"replay_dir": "x", "location": "US West"}, "not a location"),
+        ({"replay_dir": "x", "processor_type": "form"}, "Unknown Document AI processor type"),
+        ({"replay_dir": "x", "pages_per_request": 0}, "pages per request must be at least 1"),
+        ({"replay_dir": "x", "timeout_s": 0}, "timeout must be a positive number"),
+    ],
+)
+def test_bad_settings_are_config_errors(given: dict[str, Any], words: str) -> None:
+    """Each wrong setting is a one-line ConfigError saying what to give instead."""
+    with pytest.raises(ConfigError, match=words):
+        DocumentAISettings.from_env({}, **given)
+
+
+def test_settings_come_from_the_environment_and_options_win() -> None:
+    """ARBITER_DOCUMENTAI_* fill the settings; a command-line value overrides its variable."""
+    env = {
+        "ARBITER_DOCUMENTAI_PROCESSOR": "projects/p/locations/eu/processors/x",
+        "ARBITER_DOCUMENTAI_PAGES_PER_REQUEST": "10",
+        "ARBITER_DOCUMENTAI_RPM": "120",
+        "ARBITER_DOCUMENTAI_PROCESSOR_TYPE": "ocr",
+    }
+    settings = DocumentAISettings.from_env(env, processor=PROCESSOR)
+    assert (settings.processor, settings.location) == (PROCESSOR, "us")
+    assert (settings.pages_per_request, settings.rpm, settings.processor_type) == (10, 120, "ocr")
+    with pytest.raises(ConfigError, match="ARBITER_DOCUMENTAI_RPM must be a whole number"):
+        DocumentAISettings.from_env({"ARBITER_DOCUMENTAI_RPM": "fast"}, processor=PROCESSOR)
+
+
+@pytest.mark.parametrize(
+    ("given", "version"),
+    [
+        ({"processor": PROCESSOR}, "v1+abc123+map1"),
+        ({"processor": "projects/p/locations/us/processors/abc/processorVersions/rc2"}, "v1+abc@rc2+map1"),
+        ({"replay_dir": "recorded"}, "v1+replay+map1"),
+    ],
+)
+def test_extractor_version_names_the_processor(given: dict[str, Any], version: str) -> None:
+    """The bundles' extractor version names the API, the processor (and its version) and the mapping."""
+    assert DocumentAISettings(**given).version == version
+
+
+@pytest.mark.usefixtures("online")
+def test_recorded_responses_replay_to_the_same_bundle(tmp_path: Path) -> None:
+    """A live run with a record folder writes <sha256>.json; replaying it gives the same pages offline."""
+    server = Server(httpx.Response(200, json=recorded(PDF)))
+    config = DocumentAISettings(processor=PROCESSOR)
+    client = DocumentAIClient(
+        config, authorizer=FakeAuth(), http_client=httpx.Client(transport=httpx.MockTransport(server))
+    )
+    with DocumentAIIngestor(config, LiveSource(client, record_dir=tmp_path)) as docai:
+        live = docai.ingest(PDF)
+    sha = hashlib.sha256(PDF.read_bytes()).hexdigest()
+    assert [p.name for p in tmp_path.iterdir()] == [f"{sha}.json"]
+    with DocumentAIIngestor(DocumentAISettings(replay_dir=tmp_path), ReplaySource(tmp_path)) as docai:
+        replayed = docai.ingest(PDF)
+    assert isinstance(live, DocumentBundle)
+    assert isinstance(replayed, DocumentBundle)
+    assert replayed.pages == live.pages
+
+
+def test_a_missing_or_unreadable_recording_is_a_clear_failure(tmp_path: Path) -> None:
+    """Replay never falls back: no recording, or a broken one, fails the document and says how to record."""
+    docai = DocumentAIIngestor(DocumentAISettings(replay_dir=tmp_path), ReplaySource(tmp_path))
+    missing = failure(docai.ingest(PDF))
+    assert "No recorded Document AI response" in missing.message
+    assert "ARBITER_DOCUMENTAI_RECORD_DIR" in missing.message
+    sha = hashlib.sha256(PDF.read_bytes()).hexdigest()
+    (tmp_path / f"{sha}.json").write_text("{not json", encoding="utf-8")
+    assert "cannot be read (JSONDecodeError)" in failure(docai.ingest(PDF)).message
+
+
+class Recorder:
+    """A DocumentSource that keeps what it was sent and answers with empty Documents."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, bytes]] = []
+
+    def document(self, content: bytes, key: str) -> Mapping[str, Any]:
+        self.sent.append((key, content))
+        return {}
+
+    def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    ("pdf", "kind"),
+    [
+        (FIXTURES / "damaged" / "empty-upload.pdf", "empty"),
+        (FIXTURES / "damaged" / "not-really-a-pdf.pdf", "not_pdf"),
+        (FIXTURES / "damaged" / "truncated-transfer.pdf", "broken"),
+        (LOCKED, "encrypted"),
+        (FIXTURES / "pdfs" / "no-such-file.pdf", "unreadable"),
+    ],
+)
+def test_files_that_fail_locally_are_never_sent(pdf: Path, kind: str) -> None:
+    """Empty, non-PDF, damaged, locked and missing files fail as local ingestion does, at no cost."""
+    source = Recorder()
+    result = failure(DocumentAIIngestor(DocumentAISettings(replay_dir=REPLAY), source).ingest(pdf))
+    assert result.kind == kind
+    assert source.sent == []
+    local = ingest_pdf(pdf)
+    assert isinstance(local, IngestFailure)
+    assert local.kind == kind
+
+
+def test_a_locked_pdf_is_sent_decrypted_with_the_password() -> None:
+    """With --password the service gets a decrypted copy (it cannot open a locked file); its text layer counts."""
+    source = Recorder()
+    docai = DocumentAIIngestor(DocumentAISettings(replay_dir=REPLAY), source)
+    bundle = docai.ingest(LOCKED, password=LOCKED_PASSWORD)
+    assert isinstance(bundle, DocumentBundle)
+    ((key, content),) = source.sent
+    assert key == hashlib.sha256(LOCKED.read_bytes()).hexdigest()
+    copy = pypdfium2.PdfDocument(content)  # opens without a password
+    assert len(copy) == bundle.total_pages
+    copy.close()
+
+
+def test_long_pdfs_are_sent_in_parts_and_numbered_back() -> None:
+    """A 30-page PDF with 10 pages per request goes as three 10-page PDFs keyed by page range."""
+    source = Recorder()
+    pdf = FIXTURES / "pdfs" / "record-30p.pdf"
+    bundle = DocumentAIIngestor(DocumentAISettings(replay_dir=REPLAY, pages_per_request=10), source).ingest(
+        pdf
+    )
+    assert isinstance(bundle, DocumentBundle)
+    sha = hashlib.sha256(pdf.read_bytes()).hexdigest()
+    assert [key for key, _ in source.sent] == [f"{sha}.p1-10", f"{sha}.p11-20", f"{sha}.p21-30"]
+    for _, content in source.sent:
+        part = pypdfium2.PdfDocument(io.BytesIO(content))
+        assert len(part) == 10
+        part.close()
+    assert [p.page_num for p in bundle.pages] == list(range(1, 31))
+
+
+def test_recorded_parts_replay_into_one_bundle() -> None:
+    """record-30p's two recorded 15-page parts become one 30-page bundle whose page 16 is part two's page 1."""
+    pdf = FIXTURES / "pdfs" / "record-30p.pdf"
+    bundle = DocumentAIIngestor(DocumentAISettings(replay_dir=REPLAY), ReplaySource(REPLAY)).ingest(pdf)
+    assert isinstance(bundle, DocumentBundle)
+    local = ingest_pdf(pdf)
+    assert isinstance(local, DocumentBundle)
+    assert bundle.pages[15].page_num == 16
+    assert bundle.pages[15].text == local.pages[15].text
+
+
+def test_a_request_over_the_size_limit_is_never_sent() -> None:
+    """A PDF (or part) larger than max_request_bytes fails as too_large and names the setting to lower."""
+    source = Recorder()
+    result = failure(
+        DocumentAIIngestor(DocumentAISettings(replay_dir=REPLAY, max_request_bytes=1000), source).ingest(PDF)
+    )
+    assert result.kind == "too_large"
+    assert "ARBITER_DOCUMENTAI_PAGES_PER_REQUEST" in result.message
+    assert source.sent == []
+
+
+def test_bundle_cache_and_skip_key_are_keyed_on_the_extractor(tmp_path: Path) -> None:
+    """A bundle cached by one extractor is not served to a pipeline using another, and skip keys differ."""
+    cache = BundleCache(tmp_path / "cache")
+    local = ingest_pdf(PDF)
+    assert isinstance(local, DocumentBundle)
+    docai_extractor = Extractor(name="documentai", version=local.extractor.version)  # same version string
+    calls: list[str] = []
+
+    def ingest(path: Path, doc_id: str) -> IngestResult:
+        calls.append(doc_id)
+        return local.model_copy(update={"extractor": docai_extractor})
+
+    def pipeline(extractor: Extractor | None) -> Pipeline:
+        return Pipeline(
+            profile=load_profile(),
+            classifier=get_classifier("file", classifications_dir=FIXTURES / "classifications"),
+            store=FileStore(tmp_path / "out"),
+            run_id=new_run_id(),
+            ingest=ingest,
+            cache=cache,
+            extractor=extractor,
+        )
+
+    cache.put(local)
+    sha = local.file_sha256
+    assert pipeline(None)._bundle(PDF, "lab-quest-01", sha) == local
+    assert calls == []
+    assert isinstance(pipeline(docai_extractor)._bundle(PDF, "lab-quest-01", sha), DocumentBundle)
+    assert calls == ["lab-quest-01"]
+    assert pipeline(None).skip_key("lab-quest-01", sha) != pipeline(docai_extractor).skip_key(
+        "lab-quest-01", sha
+    )
