@@ -367,21 +367,23 @@ def test_boxes_become_pdf_points_split_by_line() -> None:
 
 
 @pytest.mark.parametrize(
-    ("layer", "content", "has_text_layer", "ocr_applied"),
+    ("layer", "content", "has_text_layer", "ocr_applied", "status"),
     [
-        (True, "Typed text", True, False),
-        (False, "Read from the image", False, True),
-        (False, "", False, False),
-        (True, "", True, False),
+        (True, "Typed text", True, False, "not_needed"),
+        (False, "Read from the image", False, True, "applied"),
+        (False, "", False, False, "no_text"),
+        (True, "", True, False, "not_needed"),
     ],
 )
 def test_text_layer_and_ocr_flags_come_from_the_pdf(
-    layer: bool, content: str, has_text_layer: bool, ocr_applied: bool
+    layer: bool, content: str, has_text_layer: bool, ocr_applied: bool, status: str
 ) -> None:
     """has_text_layer is the PDF's own; text on a page without one was OCR'd by the processor."""
     document = layout(text("paragraph", content, 1)) if content else layout()
     page = map_document(document, [PageFacts(612.0, 792.0, layer)])[0]
-    assert (page.has_text_layer, page.ocr_applied) == (has_text_layer, ocr_applied)
+    assert (page.has_text_layer, page.ocr_applied, page.ocr_status) == (has_text_layer, ocr_applied, status)
+    if content:
+        assert map_document(document)[0].ocr_status is None  # without the PDF it cannot say
 
 
 def test_pages_without_facts_follow_the_response() -> None:
@@ -617,10 +619,11 @@ def test_recorded_response_gives_the_same_bundle_as_local_ingestion(doc_id: str)
         assert ours.page_num == theirs.page_num
         assert ours.text == theirs.text
         assert [p.model_dump() for p in ours.paragraphs] == [p.model_dump() for p in theirs.paragraphs]
-        assert (ours.has_tables, ours.has_text_layer, ours.ocr_applied) == (
+        assert (ours.has_tables, ours.has_text_layer, ours.ocr_applied, ours.ocr_status) == (
             theirs.has_tables,
             theirs.has_text_layer,
             theirs.ocr_applied,
+            theirs.ocr_status,
         )
         assert (ours.width, ours.height) == (theirs.width, theirs.height)
         boxes = {(line.start, line.end): line.box for line in ours.lines}

@@ -475,3 +475,32 @@ def test_bundle_cache_and_skip_key_are_keyed_on_the_extractor(tmp_path: Path) ->
     assert pipeline(None).skip_key("lab-quest-01", sha) != pipeline(docai_extractor).skip_key(
         "lab-quest-01", sha
     )
+
+
+class EveryPage(Recorder):
+    """Answers with one paragraph of text on every page of the PDF it is sent."""
+
+    def document(self, content: bytes, key: str) -> Mapping[str, Any]:
+        super().document(content, key)
+        pdf = pypdfium2.PdfDocument(content)
+        count = len(pdf)
+        pdf.close()
+        blocks = [
+            {
+                "pageSpan": {"pageStart": n, "pageEnd": n},
+                "textBlock": {"type": "paragraph", "text": f"Read on page {n}"},
+            }
+            for n in range(1, count + 1)
+        ]
+        return {"documentLayout": {"blocks": blocks}}
+
+
+def test_text_on_a_scanned_page_counts_as_ocr_by_the_processor() -> None:
+    """The scanned page of packet-07-scanned has no usable text layer; Document AI's text there is OCR."""
+    bundle = DocumentAIIngestor(DocumentAISettings(replay_dir=REPLAY), EveryPage()).ingest(
+        FIXTURES / "pdfs" / "packet-07-scanned.pdf"
+    )
+    assert isinstance(bundle, DocumentBundle)
+    scanned, typed = bundle.pages[3], bundle.pages[0]
+    assert (scanned.has_text_layer, scanned.ocr_applied, scanned.ocr_status) == (False, True, "applied")
+    assert (typed.has_text_layer, typed.ocr_applied, typed.ocr_status) == (True, False, "not_needed")

@@ -27,7 +27,7 @@ from arbiter.documentai.mapping import PageFacts, map_document
 from arbiter.documentai.settings import DocumentAISettings
 from arbiter.documentai.shape import DocumentAIFormatError
 from arbiter.ingest import PDFIUM_LOCK, FailureKind, IngestFailure, IngestResult
-from arbiter.layout import has_text_layer
+from arbiter.ingest.textlayer import image_share, ocr_reason
 
 log = logging.getLogger(__name__)
 
@@ -217,19 +217,21 @@ def _open(data: bytes, password: str | None) -> tuple[pypdfium2.PdfDocument, boo
 
 
 def _facts(pdf: pypdfium2.PdfDocument, index: int) -> PageFacts:
-    """One page's size (rounded as the local extractor rounds it) and text-layer presence."""
+    """One page's size (rounded as the local extractor rounds it) and whether its text layer is usable,
+    by the rules local ingestion uses to decide whether to OCR it; the caller holds PDFIUM_LOCK."""
     try:
         page = pdf[index]
     except pypdfium2.PdfiumError:
         return PageFacts(None, None, False)
     try:
-        width, height = page.get_size()
+        width, height = (float(v) for v in page.get_size())
         textpage = page.get_textpage()
         try:
-            layer = has_text_layer(textpage.get_text_range())
+            text = textpage.get_text_range()
         finally:
             textpage.close()
-        return PageFacts(round(float(width), 2), round(float(height), 2), layer)
+        usable = ocr_reason(text, lambda: image_share(page.raw, width, height)) is None
+        return PageFacts(round(width, 2), round(height, 2), usable)
     finally:
         page.close()
 

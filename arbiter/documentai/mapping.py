@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arbiter.contracts.bundle import BlockType, LineBox, Page, Paragraph
+from arbiter.contracts.bundle import BlockType, LineBox, OcrStatus, Page, Paragraph
 from arbiter.documentai.draft import PageDraft, to_points
 from arbiter.documentai.layout_blocks import layout_drafts
 from arbiter.documentai.ocr_pages import ocr_drafts
@@ -28,7 +28,8 @@ MAX_PAGES = 5000
 
 @dataclass(frozen=True)
 class PageFacts:
-    """What the PDF says about one page: its size in points (None if unreadable) and if it has a text layer."""
+    """What the PDF says about one page: its size in points (None if unreadable) and whether its text layer
+    is usable (by local ingestion's rules: not empty, not glyph garbage, not a stamp over a scan)."""
 
     width: float | None
     height: float | None
@@ -72,6 +73,11 @@ def _page(page_num: int, draft: PageDraft, fact: PageFacts | None) -> Page:
         size = (fact.width, fact.height)
     lines = [LineBox(start=s, end=e, box=to_points(box, *size)) for s, e, box in draft.lines] if size else []
     layer = fact.has_text_layer if fact is not None else has_text_layer(page_text)
+    # Text on a page without a usable text layer can only have been read from its image by the processor.
+    ocr_applied = fact is not None and not layer and has_text_layer(page_text)
+    status = None
+    if fact is not None:
+        status = OcrStatus.NOT_NEEDED if layer else OcrStatus.APPLIED if ocr_applied else OcrStatus.NO_TEXT
     return Page(
         page_num=page_num,
         text=page_text,
@@ -81,8 +87,8 @@ def _page(page_num: int, draft: PageDraft, fact: PageFacts | None) -> Page:
         ],
         has_tables=any(s.kind == BlockType.TABLE for s in draft.spans),
         has_text_layer=layer,
-        # Text on a page without a text layer can only have been read from its image by the processor.
-        ocr_applied=fact is not None and not layer and has_text_layer(page_text),
+        ocr_applied=ocr_applied,
+        ocr_status=status,
         width=size[0] if size else None,
         height=size[1] if size else None,
         lines=lines,
