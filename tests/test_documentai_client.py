@@ -17,6 +17,8 @@ import pypdfium2
 import pytest
 from google.auth.exceptions import DefaultCredentialsError
 from google.oauth2.credentials import Credentials
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arbiter.batch import new_run_id
 from arbiter.bundle_cache import BundleCache
@@ -25,6 +27,7 @@ from arbiter.contracts import DocumentBundle, Extractor
 from arbiter.documentai.client import DocumentAIClient, GoogleAuthorizer, LiveSource, ReplaySource
 from arbiter.documentai.factory import open_documentai
 from arbiter.documentai.ingestor import DocumentAIIngestor
+from arbiter.documentai.mapping import document_of
 from arbiter.documentai.settings import DocumentAISettings
 from arbiter.errors import ConfigError
 from arbiter.ingest import IngestFailure, IngestResult, ingest_pdf
@@ -40,6 +43,8 @@ REPLAY = FIXTURES / "documentai" / "replay"
 PDF = FIXTURES / "pdfs" / "lab-quest-01.pdf"
 LOCKED = FIXTURES / "damaged" / "locked-lab-report.pdf"
 LOCKED_PASSWORD = "clinic-2026"  # fixtures/_damaged.py
+_FIELDS = ["document", "documentLayout", "blocks", "textBlock", "tableBlock", "listBlock", "text", "pageSpan",
+           "pageStart", "bodyRows", "cells", "listEntries", "pages", "pageNumber", "layout", "textAnchor"]  # fmt: skip
 
 
 def recorded(pdf: Path) -> dict[str, Any]:
@@ -504,3 +509,33 @@ def test_text_on_a_scanned_page_counts_as_ocr_by_the_processor() -> None:
     scanned, typed = bundle.pages[3], bundle.pages[0]
     assert (scanned.has_text_layer, scanned.ocr_applied, scanned.ocr_status) == (False, True, "applied")
     assert (typed.has_text_layer, typed.ocr_applied, typed.ocr_status) == (True, False, "not_needed")
+
+
+class Answers(Recorder):
+    """Answers every request with the given payload, unwrapped as the live source unwraps it."""
+
+    def __init__(self, payload: Any) -> None:
+        super().__init__()
+        self.payload = payload
+
+    def document(self, content: bytes, key: str) -> Mapping[str, Any]:
+        super().document(content, key)
+        return document_of(self.payload)
+
+
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_FIELDS), inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@given(payload=_ANY_JSON)
+def test_any_response_becomes_a_bundle_or_an_input_failure(payload: Any) -> None:
+    """Whatever JSON the service answers, the document gets a bundle or an IngestFailure; nothing is raised."""
+    result = DocumentAIIngestor(DocumentAISettings(replay_dir=REPLAY), Answers(payload)).ingest(PDF)
+    if isinstance(result, IngestFailure):
+        assert result.kind == "unreadable"
+        assert "Google Document AI returned a response Arbiter cannot read" in result.message
+    else:
+        assert result.total_pages == len(result.pages) == 2
