@@ -1,0 +1,306 @@
+"""Writing a ground-truth export: data files and manifest.json in one directory, from one streamed query.
+
+Every file is written under a temporary name in the target directory, flushed to disk and renamed into
+place; manifest.json is removed first and written last, so a directory whose manifest is present and
+whose hashes match is a complete export, and a crash never leaves a partial file under a final name.
+The same query feeds every requested format, so they describe one snapshot of the database.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import queue
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import sqlalchemy as sa
+
+import arbiter
+from arbiter import atomic
+from arbiter.contracts import GroundTruthSource
+from arbiter.contracts.version import CONTRACT_VERSION
+from arbiter.export.arrow import ExportError, arrow_schema, flex_fields, to_table
+from arbiter.export.flat import COLUMNS, csv_rows
+from arbiter.store import Store
+from arbiter.store.exports import BATCH, iter_in_force
+
+FORMATS = ("jsonl", "csv", "parquet")
+FILE_NAMES = {"jsonl": "ground_truth.jsonl", "csv": "ground_truth.csv", "parquet": "ground_truth.parquet"}
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+PARQUET_COMPRESSION = "zstd"
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    """'parquet', 'csv,jsonl' or 'all' → the formats in a fixed order; unknown names raise ExportError."""
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    if names == ["all"]:
+        return FORMATS
+    unknown = [n for n in names if n not in FORMATS]
+    if unknown or not names:
+        raise ExportError(
+            f"--format must be jsonl, csv or parquet, several of them comma-separated, or all; got '{text}'."
+        )
+    return tuple(f for f in FORMATS if f in names)
+
+
+def parse_as_of(text: str) -> datetime:
+    """An ISO 8601 date or date-time as an aware UTC datetime: a date means 00:00 UTC that day, a time
+    without a zone is UTC. Anything else raises ExportError with an example of what is accepted."""
+    value = text.strip()
+    if value[-1:] in ("Z", "z"):
+        value = value[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ExportError(
+            f"--as-of must be an ISO 8601 date or time such as 2026-01-05 or 2026-01-05T09:30:00Z "
+            f"(a time without a zone is UTC); got '{text}'."
+        ) from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def default_dir(root: Path, as_of: datetime | None, now: datetime) -> Path:
+    """root/exports/as-of-20260105T093000Z, or root/exports/latest-<now> for the newest versions."""
+    stamp = (as_of or now).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return root / "exports" / (f"as-of-{stamp}" if as_of else f"latest-{stamp}")
+
+
+def redact(url: str) -> str:
+    return sa.make_url(url).render_as_string(hide_password=True)
+
+
+def contract_info() -> dict[str, str]:
+    from arbiter.schemas import json_schema
+
+    schema = json.dumps(json_schema("ground-truth"), sort_keys=True, separators=(",", ":"))
+    return {
+        "name": "GroundTruthRecord",
+        "version": CONTRACT_VERSION,
+        "json_schema_sha256": hashlib.sha256(schema.encode()).hexdigest(),
+    }
+
+
+class _Output:
+    """A data file written under a temporary name beside its final one."""
+
+    def __init__(self, directory: Path, fmt: str) -> None:
+        self.format = fmt
+        self.path = directory / FILE_NAMES[fmt]
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
+        os.close(fd)
+        self.tmp = Path(tmp)
+        self.rows = 0
+        self._text: IO[str] | None = None
+        self._csv: Any = None
+        self._parquet: pq.ParquetWriter | None = None
+        self._bytes: IO[bytes] | None = None
+        if fmt == "jsonl":
+            self._bytes = open(self.tmp, "wb")  # noqa: SIM115
+        elif fmt == "csv":
+            self._text = open(self.tmp, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            self._csv = csv.writer(self._text)
+            self._csv.writerow(COLUMNS)
+        else:
+            self._parquet = pq.ParquetWriter(self.tmp, arrow_schema(), compression=PARQUET_COMPRESSION)
+
+    def write(self, texts: list[bytes], table: pa.Table) -> None:
+        if self.format == "jsonl":
+            assert self._bytes is not None
+            lines = [t if b"\n" not in t and b"\r" not in t else _one_line(t) for t in texts]
+            if lines:
+                self._bytes.write(b"\n".join(lines) + b"\n")
+        elif self.format == "csv":
+            self._csv.writerows(csv_rows(table))
+        else:
+            assert self._parquet is not None
+            self._parquet.write_table(table)
+        self.rows += len(texts)
+
+    def close(self) -> None:
+        if self._bytes is not None:
+            self._bytes.close()
+            self._bytes = None
+        if self._text is not None:
+            self._text.close()
+            self._text = None
+        if self._parquet is not None:
+            self._parquet.close()
+            self._parquet = None
+
+    def commit(self) -> dict[str, Any]:
+        """Flush to disk, hash, rename into place; the manifest entry."""
+        self.close()
+        digest = hashlib.sha256()
+        with open(self.tmp, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+            os.fsync(handle.fileno())
+        size = self.tmp.stat().st_size
+        os.replace(self.tmp, self.path)
+        return {
+            "name": self.path.name,
+            "format": self.format,
+            "bytes": size,
+            "rows": self.rows,
+            "sha256": digest.hexdigest(),
+        }
+
+    def discard(self) -> None:
+        try:
+            self.close()
+        finally:
+            self.tmp.unlink(missing_ok=True)
+
+
+def export_ground_truth(
+    store: Store,
+    formats: Sequence[str],
+    out_dir: Path,
+    *,
+    as_of: datetime | None = None,
+    batch: int = BATCH,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """Write the ground truth in force (newest, or as of `as_of`) per document in `formats` to `out_dir`
+    with manifest.json; returns the manifest. Streams `batch` records at a time."""
+    generated = now or datetime.now(UTC)
+    if as_of is not None and as_of > generated:
+        raise ExportError(
+            f"--as-of {iso(as_of)} is in the future; an export as of a time that has not come yet could "
+            "still change. Leave --as-of out for the newest versions."
+        )
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise ExportError(f"Unknown export format: {', '.join(unknown) or 'none given'}.")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / MANIFEST).unlink(missing_ok=True)
+    outputs = [_Output(out_dir, f) for f in FORMATS if f in formats]
+    sources: Counter[str] = Counter({s.value: 0 for s in GroundTruthSource})
+    policies: Counter[str] = Counter()
+    fallbacks: Counter[str] = Counter(dict.fromkeys(flex_fields(), 0))
+    newest: datetime | None = None
+    records = 0
+    try:
+        with _prefetched(store, as_of, batch) as batches:
+            for gt_ids, texts in batches:
+                converted = to_table(texts, gt_ids)
+                table = converted.table
+                for out in outputs:
+                    out.write(texts, table)
+                records += len(texts)
+                _count(sources, table.column("ground_truth_source"))
+                _count(policies, table.column("policy_version"))
+                fallbacks.update(converted.fallbacks)
+                batch_newest = pc.max(table.column("created_at")).as_py()
+                newest = batch_newest if newest is None else max(newest, batch_newest)
+        files = [out.commit() for out in outputs]
+    except BaseException:
+        for out in outputs:
+            out.discard()
+        raise
+    manifest = {
+        "manifest_version": MANIFEST_VERSION,
+        "kind": "arbiter.ground_truth_export",
+        "formats": [out.format for out in outputs],
+        "as_of": iso(as_of) if as_of else None,
+        "generated_at": iso(generated),
+        "records": records,
+        "newest_version_created_at": iso(newest) if newest else None,
+        "counts_by_source": dict(sorted(sources.items())),
+        "policy_versions": dict(sorted(policies.items())),
+        "json_fallbacks": dict(fallbacks),
+        "contract": contract_info(),
+        "arbiter_version": arbiter.__version__,
+        "writer": {"pyarrow": pa.__version__, "parquet_compression": PARQUET_COMPRESSION},
+        "database": redact(store.url),
+        "files": files,
+    }
+    atomic.write_json(out_dir / MANIFEST, manifest)
+    return manifest
+
+
+def _one_line(text: bytes) -> bytes:
+    """A payload whose JSON spans lines, re-serialised on one (JSON strings escape their newlines)."""
+    return json.dumps(json.loads(text), ensure_ascii=False).encode()
+
+
+def _count(counter: Counter[str], column: pa.ChunkedArray) -> None:
+    for entry in pc.value_counts(column).to_pylist():
+        counter[entry["values"] if entry["values"] is not None else "(none)"] += entry["counts"]
+
+
+_DONE = object()
+
+
+@contextmanager
+def _prefetched(store: Store, as_of: datetime | None, batch: int) -> Iterator[Iterator[Any]]:
+    """iter_in_force read on a second thread, one batch ahead, so the database's work (and the driver's)
+    overlaps the parsing and writing of the previous batch. Errors on that thread are raised here."""
+    handoff: queue.Queue[Any] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            with store.read() as conn:
+                for item in iter_in_force(conn, as_of, batch=batch):
+                    if not put(item):
+                        return
+        except BaseException as exc:  # handed to the consumer, which raises it
+            put(exc)
+            return
+        put(_DONE)
+
+    def consume() -> Iterator[Any]:
+        while (item := handoff.get()) is not _DONE:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    worker = threading.Thread(target=read, name="arbiter-export-read", daemon=True)
+    worker.start()
+    try:
+        yield consume()
+    finally:
+        stop.set()
+        worker.join()
+
+
+def describe(manifest: dict[str, Any], out_dir: Path) -> str:
+    """One line for the terminal: how many documents, which versions, where, which files."""
+    when = f"as of {manifest['as_of']}" if manifest["as_of"] else "newest versions"
+    files = ", ".join(f"{f['name']} ({_size(f['bytes'])})" for f in manifest["files"])
+    return f"Exported {manifest['records']:,} documents ({when}) to {out_dir}: {files}, {MANIFEST}."
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} bytes"  # pragma: no cover

@@ -1,0 +1,55 @@
+"""Read queries of the ground-truth export (DESIGN §9): the version in force per document, streamed.
+
+The version in force at a time T is, per document, the highest version created at or before T; without T
+it is the newest. One statement (a version is chosen when no later version exists, by T), read in batches
+(a server-side cursor on PostgreSQL) in doc_id order. Payloads come back as UTF-8 JSON bytes, as stored,
+so the exporter hands them to a C JSON parser instead of building Python objects for every record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from arbiter.store.models import ground_truth
+
+BATCH = 5_000
+
+
+def in_force_query(as_of: datetime | None = None, *, dialect: str = "sqlite") -> sa.Select[Any]:
+    """gt_id and payload (JSON: bytes on SQLite, text on PostgreSQL) of each version in force, by doc_id."""
+    g = ground_truth.c
+    later = ground_truth.alias("later")
+    newer = [later.c.doc_id == g.doc_id, later.c.version > g.version]
+    if as_of is not None:
+        newer.append(later.c.created_at <= as_of)
+    # SQLite hands a BLOB over without decoding it; PostgreSQL renders jsonb as text either way.
+    payload = sa.cast(g.payload, sa.LargeBinary if dialect == "sqlite" else sa.Text)
+    query = sa.select(g.gt_id, payload.label("payload")).where(~sa.exists().where(*newer))
+    if as_of is not None:
+        query = query.where(g.created_at <= as_of)
+    return query.order_by(g.doc_id)
+
+
+def iter_in_force(
+    conn: Connection, as_of: datetime | None = None, *, batch: int = BATCH
+) -> Iterator[tuple[list[str], list[bytes]]]:
+    """(gt_ids, payloads as UTF-8 JSON) of the versions in force, at most `batch` at a time."""
+    query = in_force_query(as_of, dialect=conn.dialect.name).execution_options(yield_per=batch)
+    for rows in conn.execute(query).partitions():
+        ids = [r[0] for r in rows]
+        payloads = [p if isinstance(p, bytes) else p.encode() for _, p in rows]
+        yield ids, payloads
+
+
+def count_in_force(conn: Connection, as_of: datetime | None = None) -> int:
+    """How many documents have a version in force (without reading any payload)."""
+    g = ground_truth.c
+    query = sa.select(sa.func.count(sa.distinct(g.doc_id)))
+    if as_of is not None:
+        query = query.where(g.created_at <= as_of)
+    return int(conn.execute(query).scalar_one())
