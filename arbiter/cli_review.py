@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -128,15 +129,54 @@ def export(
             "--mirrors", help="Regenerate the packet and ground-truth JSON files from the database."
         ),
     ] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="Ground truth in force per document as jsonl, csv or parquet (comma-separated, or all).",
+        ),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="The versions in force at this ISO 8601 time (a date is 00:00 UTC, no zone is UTC); "
+            "default: the newest.",
+        ),
+    ] = None,
+    to: Annotated[
+        Path | None,
+        typer.Option("--to", help="Export directory (default: OUT/exports/as-of-TIME or latest-TIME)."),
+    ] = None,
     out_dir: OutOpt = Path("output"),
     db: DbOpt = None,
 ) -> None:
-    """Write files from the database (today: the JSON mirrors of DESIGN §4)."""
-    if not mirrors:
-        raise _fail("Say what to export: --mirrors.")
+    """Write files from the database: ground truth as JSONL/CSV/Parquet with a manifest, or the JSON mirrors."""
+    from arbiter.export import ExportError, parse_as_of, parse_formats
+    from arbiter.export.writer import default_dir, describe, export_ground_truth
+
+    if fmt is None and (as_of is not None or to is not None):
+        raise _fail("--as-of and --to go with --format.")
+    if not mirrors and fmt is None:
+        raise _fail("Say what to export: --format jsonl|csv|parquet (ground truth) or --mirrors.")
+    try:
+        formats = parse_formats(fmt) if fmt is not None else ()
+        when = parse_as_of(as_of) if as_of is not None else None
+    except ExportError as exc:
+        raise _fail(str(exc)) from None
     store = _store(db, out_dir)
     try:
-        counts = store.export_mirrors(out_dir)
+        if mirrors:
+            counts = store.export_mirrors(out_dir)
+            out.print(
+                "Regenerated " + ", ".join(f"{n} {what}" for what, n in counts.items()) + f" under {out_dir}."
+            )
+        if formats:
+            now = datetime.now(UTC)
+            target = to or default_dir(out_dir, when, now)
+            manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
+            out.print(describe(manifest, target), soft_wrap=True)
+    except ExportError as exc:
+        raise _fail(str(exc)) from None
     finally:
         store.dispose()
-    out.print("Regenerated " + ", ".join(f"{n} {what}" for what, n in counts.items()) + f" under {out_dir}.")
