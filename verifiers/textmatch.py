@@ -217,10 +217,23 @@ _END = attrgetter("end")
 
 
 def _clip(line: LineBox, start: int, end: int) -> Box | None:
-    """The part of a line's box covering [start, end), in proportion to its characters, or None."""
+    """The part of a line's box covering [start, end), or None: from the boxes of the words covered when
+    the line has them (OCR), else in proportion to the line's characters."""
     length = line.end - line.start
     if length <= 0 or line.end <= start or line.start >= end:
         return None
+    if line.words:
+        covered = [w for w in line.words if w.end > start and w.start < end and w.end > w.start]
+        if covered:
+            first, last = covered[0], covered[-1]
+            lo = (max(start, first.start) - first.start) / (first.end - first.start)
+            hi = (min(end, last.end) - last.start) / (last.end - last.start)
+            return (
+                round(first.box[0] + (first.box[2] - first.box[0]) * lo, 2),
+                min(w.box[1] for w in covered),
+                round(last.box[0] + (last.box[2] - last.box[0]) * hi, 2),
+                max(w.box[3] for w in covered),
+            )
     left, bottom, right, top = line.box
     width = right - left
     lo = (max(start, line.start) - line.start) / length

@@ -17,6 +17,7 @@ from arbiter.contracts import (
     EvidenceCheck,
     Highlight,
     Issue,
+    OcrStatus,
     Segment,
     TypeAssessment,
     VerifierResult,
@@ -55,6 +56,13 @@ PHASE = PhaseSpec(
     no_llm_note=NO_LLM_NOTE,
     unavailable_note=LLM_NOT_AVAILABLE_NOTE,
 )
+# Why a page without a text layer has no OCR text either, as the end of the V4.PAGE_NO_TEXT_LAYER message.
+NO_TEXT_WHY: dict[OcrStatus | None, str] = {
+    OcrStatus.UNAVAILABLE: " layer, and OCR is not installed (Tesseract was not found), so it could not be read",
+    OcrStatus.DISABLED: " layer, and OCR is turned off, so it was not read",
+    OcrStatus.NO_TEXT: "; OCR found no readable text on it",
+    OcrStatus.FAILED: " layer, and OCR failed on it",
+}
 # seed 003 §6: penalties per severity, normalised by the number of evidence items.
 V4_PENALTY = {"BLOCKER": 0.3, "MAJOR": 0.15, "MINOR": 0.05}
 
@@ -117,7 +125,8 @@ class V4Evidence:
         def score(found: list[Issue]) -> float:
             return penalty_score(found, V4_PENALTY, per=len(checks))
 
-        return finish(self, issues, phase, score=score, evidence_checks=checks)
+        notes = fuzzy_notes(checks, index, profile.tolerances.fuzzy_match_threshold)
+        return finish(self, issues, phase, score=score, notes=notes, evidence_checks=checks)
 
     def _check(
         self,
@@ -174,10 +183,11 @@ class V4Evidence:
 
         claimed = index.page(evidence.page)
         if claimed is not None and not claimed.has_text_layer and not claimed.ocr_applied:
+            why = NO_TEXT_WHY.get(claimed.ocr_status, "")
             add(
                 "V4.PAGE_NO_TEXT_LAYER",
                 f"The evidence {shown()} {owner()} cannot be checked: page {evidence.page} is a scanned image "
-                "with no text.",
+                f"with no text{why}.",
                 evidence.page,
             )
             return check("no_text_layer")
@@ -240,6 +250,22 @@ class V4Evidence:
                 anchor_page,
             )
         return check(status, match)
+
+
+def fuzzy_notes(checks: list[EvidenceCheck], index: PageIndex, threshold: float) -> list[str]:
+    """A note naming the snippets located only approximately on OCR'd pages, with their scores."""
+    scores = []
+    for check in checks:
+        found = check.found
+        page = index.page(found.page) if found is not None else None
+        if found is not None and page is not None and page.ocr_applied and found.score < 100.0:
+            scores.append(found.score)
+    if not scores:
+        return []
+    return [
+        f"{len(scores)} evidence snippet(s) on OCR'd pages matched the recognised text approximately "
+        f"(lowest score {min(scores):g} of 100; the threshold is {threshold:g})."
+    ]
 
 
 def evidence_prompt(
