@@ -19,6 +19,7 @@ import io
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 from collections.abc import Callable, Iterable, Mapping
@@ -222,16 +223,36 @@ def run_tesseract(engine: Engine, image: Image.Image, dpi: float, timeout_s: flo
         "tsv",
     ]
     try:
-        done = subprocess.run(
-            args, input=buf.getvalue(), capture_output=True, timeout=timeout_s, env=_env(), check=False
+        # Its own process group: on a timeout the whole group is killed, wrapper scripts' children too.
+        process = subprocess.Popen(
+            args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_env(),
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        raise OcrError(f"Tesseract took longer than {timeout_s:g} seconds") from None
     except OSError as exc:
         raise OcrError(f"Tesseract could not be run ({exc.strerror or type(exc).__name__})") from None
-    if done.returncode != 0:
-        raise OcrError(f"Tesseract stopped with exit status {done.returncode}")
-    return parse_tsv(done.stdout.decode("utf-8", "replace"))
+    try:
+        stdout, _ = process.communicate(buf.getvalue(), timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        raise OcrError(f"Tesseract took longer than {timeout_s:g} seconds") from None
+    except BaseException:
+        _kill_group(process)
+        raise
+    if process.returncode != 0:
+        raise OcrError(f"Tesseract stopped with exit status {process.returncode}")
+    return parse_tsv(stdout.decode("utf-8", "replace"))
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        process.kill()
+    process.communicate()
 
 
 def parse_tsv(tsv: str) -> list[Word]:

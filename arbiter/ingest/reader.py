@@ -264,7 +264,7 @@ def ingest_pdf(
     a hard bound.
     """
     result = _ingest_pdf(path, doc_id, password, deadline_s, max_pages, max_bytes, ocr)
-    report_ocr_gaps(result)
+    report_ocr_gaps(result, ocr)
     return result
 
 
