@@ -176,7 +176,7 @@ def test_every_format_round_trips_the_versions_in_force(store: Store, tmp_path: 
     oracle = in_force(store)
     manifest = export(store, tmp_path, batch=50)  # several batches
     parquet = [
-        GroundTruthRecord.model_validate(r) for r in read_parquet(str(tmp_path / "ground_truth.parquet"))
+        GroundTruthRecord.model_validate(r) for r in list(read_parquet(tmp_path / "ground_truth.parquet"))
     ]
     assert {r.doc_id: r for r in parquet} == oracle
     assert len(parquet) == len(oracle)
@@ -235,7 +235,7 @@ def test_classifications_off_the_contract_shape_are_kept_verbatim_as_json(
     row = next(r for r in table if r["doc_id"] == "odd")
     assert row["ground_truth_classification"] is None
     assert json.loads(row["ground_truth_classification_json"]) == odd
-    back = {r["doc_id"]: r for r in read_parquet(str(tmp_path / "ground_truth.parquet"))}
+    back = {r["doc_id"]: r for r in list(read_parquet(tmp_path / "ground_truth.parquet"))}
     assert back["odd"]["ground_truth_classification"] == odd
     assert GroundTruthRecord.model_validate(back["fine"]) == in_force(store)["fine"]
     jsonl = [json.loads(x) for x in (tmp_path / "ground_truth.jsonl").read_text().splitlines()]
@@ -253,7 +253,8 @@ def test_absent_optional_fields_read_back_as_null(store: Store, tmp_path: Path) 
     add(store, "d1", 1, T1, truth=truth)
     manifest = export(store, tmp_path, ("parquet",))
     assert manifest["json_fallbacks"]["ground_truth_classification"] == 0
-    back = read_parquet(str(tmp_path / "ground_truth.parquet"))[0]["ground_truth_classification"]
+    (record,) = read_parquet(tmp_path / "ground_truth.parquet")
+    back = record["ground_truth_classification"]
     assert ClassificationOutput.model_validate(back) == ClassificationOutput.model_validate(truth)
     assert all(e["anchor"] is None for s in back["segments"] for t in s["types"] for e in t["evidence"])
 
@@ -369,6 +370,37 @@ def test_a_failed_export_leaves_no_manifest_and_no_partial_files(
         "ground_truth.parquet",
     ]
     assert (out / "ground_truth.csv").read_bytes() == before
+
+
+def test_exporting_again_into_a_directory_replaces_the_earlier_export(store: Store, tmp_path: Path) -> None:
+    """A second export into the same directory leaves only its own files beside its manifest."""
+    out = tmp_path / "export"
+    add(store, "d1", 1, T1)
+    export(store, out, ("csv", "parquet"))
+    manifest = export(store, out, ("jsonl",))
+    assert sorted(p.name for p in out.iterdir()) == ["ground_truth.jsonl", "manifest.json"]
+    assert [f["name"] for f in manifest["files"]] == ["ground_truth.jsonl"]
+
+
+def test_a_foreign_manifest_is_not_overwritten(store: Store, tmp_path: Path) -> None:
+    """A directory whose manifest.json is not an Arbiter export's is refused, and the file is left alone."""
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"kind": "someone else"}')
+    with pytest.raises(ExportError, match="not an Arbiter export manifest"):
+        export(store, out)
+    assert (out / "manifest.json").read_text() == '{"kind": "someone else"}'
+
+
+def test_in_memory_sqlite_exports(tmp_path: Path) -> None:
+    """An in-memory SQLite store (one connection per thread) is read on the calling thread."""
+    store = Store("sqlite:///:memory:")
+    store.migrate()
+    add(store, "d1", 1, T1)
+    try:
+        assert export(store, tmp_path, ("jsonl",))["records"] == 1
+    finally:
+        store.dispose()
 
 
 # CSV flattening -----------------------------------------------------------------------------------------

@@ -5,6 +5,10 @@ a time) to JSONL, CSV and Parquet, with a manifest of counts, versions and file 
     manifest = export_ground_truth(store, ["parquet"], Path("output/exports/jan"), as_of=parse_as_of("2026-02-01"))
 """
 
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 from arbiter.export.arrow import ExportError, arrow_schema, records_from_table
 from arbiter.export.flat import COLUMNS as CSV_COLUMNS
 from arbiter.export.writer import (
@@ -33,8 +37,10 @@ __all__ = [
 ]
 
 
-def read_parquet(path: str) -> list[dict[str, object]]:
-    """An exported Parquet file read back as GroundTruthRecord-shaped dicts (small files: it loads them whole)."""
+def read_parquet(path: str | Path) -> Iterator[dict[str, Any]]:
+    """An exported Parquet file read back, a row group at a time, as GroundTruthRecord-shaped dicts."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return records_from_table(pq.read_table(path))
+    for batch in pq.ParquetFile(path).iter_batches():
+        yield from records_from_table(pa.Table.from_batches([batch]))

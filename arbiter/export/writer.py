@@ -40,6 +40,7 @@ FORMATS = ("jsonl", "csv", "parquet")
 FILE_NAMES = {"jsonl": "ground_truth.jsonl", "csv": "ground_truth.csv", "parquet": "ground_truth.parquet"}
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
+KIND = "arbiter.ground_truth_export"
 PARQUET_COMPRESSION = "zstd"
 
 
@@ -190,7 +191,7 @@ def export_ground_truth(
     if unknown or not formats:
         raise ExportError(f"Unknown export format: {', '.join(unknown) or 'none given'}.")
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / MANIFEST).unlink(missing_ok=True)
+    previous = _retire_manifest(out_dir)
     outputs = [_Output(out_dir, f) for f in FORMATS if f in formats]
     sources: Counter[str] = Counter({s.value: 0 for s in GroundTruthSource})
     policies: Counter[str] = Counter()
@@ -215,9 +216,11 @@ def export_ground_truth(
         for out in outputs:
             out.discard()
         raise
+    for name in set(previous) - {f["name"] for f in files}:  # an earlier export's other formats
+        (out_dir / name).unlink(missing_ok=True)
     manifest = {
         "manifest_version": MANIFEST_VERSION,
-        "kind": "arbiter.ground_truth_export",
+        "kind": KIND,
         "formats": [out.format for out in outputs],
         "as_of": iso(as_of) if as_of else None,
         "generated_at": iso(generated),
@@ -246,6 +249,24 @@ def _count(counter: Counter[str], column: pa.ChunkedArray) -> None:
         counter[entry["values"] if entry["values"] is not None else "(none)"] += entry["counts"]
 
 
+def _retire_manifest(out_dir: Path) -> list[str]:
+    """Remove an earlier export's manifest from `out_dir` (so no manifest describes files being replaced)
+    and return the data files it listed. A manifest.json that is not an Arbiter export's is left alone
+    and the export refused."""
+    path = out_dir / MANIFEST
+    if not path.exists():
+        return []
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        old = None
+    if not isinstance(old, dict) or old.get("kind") != KIND:
+        raise ExportError(f"{path} is not an Arbiter export manifest; choose an empty directory (--to).")
+    path.unlink()
+    names = [e.get("name") for e in old.get("files") or [] if isinstance(e, dict)]
+    return [str(n) for n in names if n in FILE_NAMES.values()]
+
+
 _DONE = object()
 
 
@@ -253,6 +274,11 @@ _DONE = object()
 def _prefetched(store: Store, as_of: datetime | None, batch: int) -> Iterator[Iterator[Any]]:
     """iter_in_force read on a second thread, one batch ahead, so the database's work (and the driver's)
     overlaps the parsing and writing of the previous batch. Errors on that thread are raised here."""
+    if store.dialect == "sqlite" and sa.make_url(store.url).database in (None, "", ":memory:"):
+        # An in-memory database is one connection per thread: read it on this one.
+        with store.read() as conn:
+            yield iter_in_force(conn, as_of, batch=batch)
+        return
     handoff: queue.Queue[Any] = queue.Queue(maxsize=1)
     stop = threading.Event()
 

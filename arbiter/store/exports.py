@@ -44,12 +44,3 @@ def iter_in_force(
         ids = [r[0] for r in rows]
         payloads = [p if isinstance(p, bytes) else p.encode() for _, p in rows]
         yield ids, payloads
-
-
-def count_in_force(conn: Connection, as_of: datetime | None = None) -> int:
-    """How many documents have a version in force (without reading any payload)."""
-    g = ground_truth.c
-    query = sa.select(sa.func.count(sa.distinct(g.doc_id)))
-    if as_of is not None:
-        query = query.where(g.created_at <= as_of)
-    return int(conn.execute(query).scalar_one())
