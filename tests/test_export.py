@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from arbiter.cli import app
 from arbiter.contracts import ClassificationOutput, GroundTruthRecord, GroundTruthSource
+from arbiter.contracts.version import CONTRACT_VERSION
 from arbiter.export import (
     CSV_COLUMNS,
     ExportError,
@@ -209,6 +210,7 @@ def test_parquet_columns_are_typed_and_nested(store: Store, tmp_path: Path) -> N
     assert table.column("sme_review").to_pylist()[0]["reason_codes"] == ["WRONG_TYPE", "BOUNDARY"]
     assert table.column("created_at").type.tz == "UTC"
     assert table.column("verification_summary").to_pylist()[0]["final_decision"] == "AUTO_ACCEPT"
+    assert table.schema.metadata[b"arbiter.contract_version"] == CONTRACT_VERSION.encode()
 
 
 ODD: list[tuple[str, Any]] = [
@@ -319,7 +321,7 @@ def test_manifest_describes_the_files_and_the_records(store: Store, tmp_path: Pa
     }
     assert manifest["policy_versions"] == dict(sorted(Counter(r.policy_version for r in oracle).items()))
     assert manifest["contract"]["name"] == "GroundTruthRecord"
-    assert manifest["contract"]["version"]
+    assert manifest["contract"]["version"] == CONTRACT_VERSION
     assert len(manifest["contract"]["json_schema_sha256"]) == 64
     assert manifest["newest_version_created_at"] == max(r.created_at for r in oracle).isoformat().replace(
         "+00:00", "Z"

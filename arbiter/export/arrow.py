@@ -32,6 +32,7 @@ import pyarrow.json as pa_json
 from pydantic import BaseModel
 
 from arbiter.contracts import ClassificationOutput, Corrections, GroundTruthRecord, MixtureEntry, Segment
+from arbiter.contracts.version import CONTRACT_VERSION
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 JSON_SUFFIX = "_json"
@@ -143,7 +144,11 @@ def arrow_schema() -> pa.Schema:
         columns.append(pa.field(f.name, f.spec.type))
         if f.spec.shaped:
             columns.append(pa.field(f.name + JSON_SUFFIX, pa.string()))
-    meta = {"arbiter.contract": "GroundTruthRecord", "arbiter.json_fallback": ",".join(flex_fields())}
+    meta = {
+        "arbiter.contract": "GroundTruthRecord",
+        "arbiter.contract_version": CONTRACT_VERSION,
+        "arbiter.json_fallback": ",".join(flex_fields()),
+    }
     return pa.schema(columns, metadata=meta)
 
 
