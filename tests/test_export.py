@@ -38,7 +38,7 @@ from arbiter.export.arrow import records_from_table, to_table
 from arbiter.export.flat import csv_rows, flatten_classification
 from arbiter.export.writer import redact
 from arbiter.store import Store
-from arbiter.store.models import ground_truth
+from arbiter.store.models import UTCDateTime, ground_truth
 from arbiter.store.records import insert_gt
 from arbiter.store.synthetic import seed_ground_truth, synthetic_classification
 
@@ -243,6 +243,26 @@ def test_classifications_off_the_contract_shape_are_kept_verbatim_as_json(
     jsonl = [json.loads(x) for x in (tmp_path / "ground_truth.jsonl").read_text().splitlines()]
     assert next(r for r in jsonl if r["doc_id"] == "odd")["ground_truth_classification"] == odd
     assert {r["doc_id"] for r in read_csv(tmp_path / "ground_truth.csv")} == {"odd", "fine"}
+
+
+def test_a_payload_stored_across_lines_exports_as_one_line(store: Store, tmp_path: Path) -> None:
+    """JSON stored pretty-printed (newlines between tokens) still gives one JSONL line and a Parquet row."""
+    record = add(store, "d0", 1, T1)
+    pretty = record.model_copy(update={"gt_id": "gt-pretty", "doc_id": "d1"}).model_dump(mode="json")
+    value = "CAST(:p AS jsonb)" if store.dialect == "postgresql" else ":p"
+    insert = sa.text(
+        f"INSERT INTO ground_truth (gt_id, doc_id, version, source, created_at, payload) "
+        f"VALUES ('gt-pretty', 'd1', 1, 'PRIMARY_AGENT_AUTO_ACCEPT', :at, {value})"
+    ).bindparams(sa.bindparam("at", type_=UTCDateTime()))
+    with store.write() as conn:  # the text as given, not re-serialised by the JSON column type
+        conn.execute(insert, {"at": T1, "p": json.dumps(pretty, indent=2)})
+    export(store, tmp_path, ("jsonl", "parquet"))
+    lines = (tmp_path / "ground_truth.jsonl").read_text().splitlines()
+    assert [GroundTruthRecord.model_validate_json(x).doc_id for x in lines] == ["d0", "d1"]
+    assert [r["gt_id"] for r in read_parquet(tmp_path / "ground_truth.parquet")] == [
+        record.gt_id,
+        "gt-pretty",
+    ]
 
 
 def test_absent_optional_fields_read_back_as_null(store: Store, tmp_path: Path) -> None:

@@ -192,13 +192,14 @@ def export_ground_truth(
         raise ExportError(f"Unknown export format: {', '.join(unknown) or 'none given'}.")
     out_dir.mkdir(parents=True, exist_ok=True)
     previous = _retire_manifest(out_dir)
-    outputs = [_Output(out_dir, f) for f in FORMATS if f in formats]
+    outputs: list[_Output] = []
     sources: Counter[str] = Counter({s.value: 0 for s in GroundTruthSource})
     policies: Counter[str] = Counter()
     fallbacks: Counter[str] = Counter(dict.fromkeys(flex_fields(), 0))
     newest: datetime | None = None
     records = 0
     try:
+        outputs.extend(_Output(out_dir, f) for f in FORMATS if f in formats)
         with _prefetched(store, as_of, batch) as batches:
             for gt_ids, texts in batches:
                 converted = to_table(texts, gt_ids)
@@ -241,7 +242,7 @@ def export_ground_truth(
 
 def _one_line(text: bytes) -> bytes:
     """A payload whose JSON spans lines, re-serialised on one (JSON strings escape their newlines)."""
-    return json.dumps(json.loads(text), ensure_ascii=False).encode()
+    return json.dumps(json.loads(text)).encode()
 
 
 def _count(counter: Counter[str], column: pa.ChunkedArray) -> None:
