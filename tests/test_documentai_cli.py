@@ -51,9 +51,9 @@ def test_run_with_documentai_replay_decides_as_the_local_extractor(tmp_path: Pat
     summary = run(folder, docai_out, "--extractor", "documentai", "--documentai-replay", str(REPLAY))
     run(folder, local_out)
     assert summary["documents"] == 5
-    assert summary["errors_by_reason"] == {"pdf_unreadable": 1}
+    assert summary["errors_by_reason"] == {"pdf_extractor_failed": 1}
     ours, theirs = decisions(docai_out), decisions(local_out)
-    assert ours[UNRECORDED] == ("ESCALATE_TO_SME", "pdf_unreadable")
+    assert ours[UNRECORDED] == ("ESCALATE_TO_SME", "pdf_extractor_failed")
     assert {d: ours[d] for d in RECORDED} == {d: theirs[d] for d in RECORDED}
     for doc_id in RECORDED:
         bundle = DocumentBundle.model_validate_json((docai_out / "bundles" / f"{doc_id}.json").read_text())

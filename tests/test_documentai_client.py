@@ -172,7 +172,7 @@ def test_credentials_that_cannot_be_refreshed_make_an_input_failure() -> None:
     server = Server(httpx.Response(200, json={"document": {}}))
     with ingestor(server, auth=GoogleAuthorizer(Credentials(token=None))) as docai:
         result = failure(docai.ingest(PDF))
-    assert result.kind == "unreadable"
+    assert result.kind == "extractor_failed"
     assert "credentials could not be used" in result.message
     assert server.requests == []
 
@@ -185,15 +185,15 @@ def _error(status: str, message: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("response", "kind", "words", "attempts"),
     [
-        (httpx.Response(400, json=_error("INVALID_ARGUMENT", "Unsupported input file format.")), "unreadable", "rejected the PDF (HTTP 400 INVALID_ARGUMENT: Unsupported input file format.)", 1),
-        (httpx.Response(401, json=_error("UNAUTHENTICATED", "Request had invalid credentials.")), "unreadable", "refused the credentials (HTTP 401 UNAUTHENTICATED", 1),
-        (httpx.Response(403, json=_error("PERMISSION_DENIED", "Permission denied.")), "unreadable", "Document AI API User role", 1),
-        (httpx.Response(404, text="Not Found"), "unreadable", f"has no processor {PROCESSOR} (HTTP 404)", 1),
-        (httpx.Response(500, json=_error("INTERNAL", "Internal error.")), "unreadable", "kept failing (HTTP 500 INTERNAL: Internal error.) after 4 attempts.", 4),
-        (httpx.Response(429, json=_error("RESOURCE_EXHAUSTED", "Quota exceeded.")), "unreadable", "lower ARBITER_DOCUMENTAI_RPM", 4),
-        (httpx.Response(200, text="<html>proxy</html>"), "unreadable", "not JSON", 1),
-        (httpx.Response(200, json=[1, 2]), "unreadable", "unexpected response shape", 1),
-        (httpx.Response(200, json={"document": {"documentLayout": {"blocks": "x"}}}), "unreadable", "cannot read (documentLayout.blocks is not a list)", 1),
+        (httpx.Response(400, json=_error("INVALID_ARGUMENT", "Unsupported input file format.")), "extractor_failed", "rejected the PDF (HTTP 400 INVALID_ARGUMENT: Unsupported input file format.)", 1),
+        (httpx.Response(401, json=_error("UNAUTHENTICATED", "Request had invalid credentials.")), "extractor_failed", "refused the credentials (HTTP 401 UNAUTHENTICATED", 1),
+        (httpx.Response(403, json=_error("PERMISSION_DENIED", "Permission denied.")), "extractor_failed", "Document AI API User role", 1),
+        (httpx.Response(404, text="Not Found"), "extractor_failed", f"has no processor {PROCESSOR} (HTTP 404)", 1),
+        (httpx.Response(500, json=_error("INTERNAL", "Internal error.")), "extractor_failed", "kept failing (HTTP 500 INTERNAL: Internal error.) after 4 attempts.", 4),
+        (httpx.Response(429, json=_error("RESOURCE_EXHAUSTED", "Quota exceeded.")), "extractor_failed", "lower ARBITER_DOCUMENTAI_RPM", 4),
+        (httpx.Response(200, text="<html>proxy</html>"), "extractor_failed", "not JSON", 1),
+        (httpx.Response(200, json=[1, 2]), "extractor_failed", "unexpected response shape", 1),
+        (httpx.Response(200, json={"document": {"documentLayout": {"blocks": "x"}}}), "extractor_failed", "cannot read (documentLayout.blocks is not a list)", 1),
     ],
 )  # fmt: skip
 def test_http_failures_become_input_failures(
@@ -234,7 +234,7 @@ def _raise(error: type[httpx.TransportError]) -> Callable[[httpx.Request], httpx
     ("error", "kind", "words"),
     [
         (httpx.ReadTimeout, "timeout", "did not answer within 5 s, after 4 attempts"),
-        (httpx.ConnectError, "unreadable", "Could not reach Google Document AI at us-documentai.googleapis.com (ConnectError)"),
+        (httpx.ConnectError, "extractor_failed", "Could not reach Google Document AI at us-documentai.googleapis.com (ConnectError)"),
     ],
 )  # fmt: skip
 def test_timeouts_and_connection_errors_are_retried_then_fail(
@@ -535,7 +535,7 @@ def test_any_response_becomes_a_bundle_or_an_input_failure(payload: Any) -> None
     """Whatever JSON the service answers, the document gets a bundle or an IngestFailure; nothing is raised."""
     result = DocumentAIIngestor(DocumentAISettings(replay_dir=REPLAY), Answers(payload)).ingest(PDF)
     if isinstance(result, IngestFailure):
-        assert result.kind == "unreadable"
+        assert result.kind == "extractor_failed"
         assert "Google Document AI returned a response Arbiter cannot read" in result.message
     else:
         assert result.total_pages == len(result.pages) == 2

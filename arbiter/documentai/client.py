@@ -34,7 +34,9 @@ from arbiter.llm.port import LLMError
 log = logging.getLogger(__name__)
 
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
-ErrorKind = Literal["unreadable", "timeout", "too_large"]  # the IngestFailure kinds a request can end in
+ErrorKind = Literal[
+    "extractor_failed", "timeout", "too_large"
+]  # the IngestFailure kinds a request can end in
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
@@ -77,7 +79,7 @@ class GoogleAuthorizer:
                 self._credentials, _project = google.auth.default(scopes=SCOPES)
             except DefaultCredentialsError:
                 raise DocumentAIError(
-                    "unreadable",
+                    "extractor_failed",
                     "No Google credentials were found for Document AI: set GOOGLE_APPLICATION_CREDENTIALS to "
                     "a service account key file, or run `gcloud auth application-default login`.",
                 ) from None
@@ -95,7 +97,7 @@ class GoogleAuthorizer:
                 credentials.before_request(self._request, "POST", url, headers)
             except GoogleAuthError as exc:
                 raise DocumentAIError(
-                    "unreadable",
+                    "extractor_failed",
                     f"The Google credentials could not be used for Document AI ({type(exc).__name__}); check "
                     "GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login` again.",
                 ) from None
@@ -151,7 +153,7 @@ class DocumentAIClient:
         try:
             require_network("Google Document AI")
         except LLMError as exc:
-            raise DocumentAIError("unreadable", exc.message) from None
+            raise DocumentAIError("extractor_failed", exc.message) from None
         body = self.request_body(content)
         for attempt in range(1, self.retry.attempts + 1):
             if self.limiter is not None:
@@ -197,7 +199,7 @@ class DocumentAIClient:
         except httpx.TransportError as exc:
             raise _Retryable(
                 DocumentAIError(
-                    "unreadable",
+                    "extractor_failed",
                     f"Could not reach Google Document AI at {httpx.URL(self.url).host} ({type(exc).__name__}), "
                     f"after {self.retry.attempts} attempts.",
                 )
@@ -207,7 +209,7 @@ class DocumentAIClient:
             wait = _retry_after(response)
             raise _Retryable(
                 DocumentAIError(
-                    "unreadable",
+                    "extractor_failed",
                     f"Google Document AI kept failing (HTTP {status}{_google_error(response)}) after "
                     f"{self.retry.attempts} attempts"
                     + ("; lower ARBITER_DOCUMENTAI_RPM or try again later." if status == 429 else "."),
@@ -215,16 +217,16 @@ class DocumentAIClient:
                 )
             )
         if status >= 400:
-            raise DocumentAIError("unreadable", self._refusal(status, response))
+            raise DocumentAIError("extractor_failed", self._refusal(status, response))
         try:
             payload = response.json()
         except ValueError:
             raise DocumentAIError(
-                "unreadable", "Google Document AI answered with something that is not JSON."
+                "extractor_failed", "Google Document AI answered with something that is not JSON."
             ) from None
         if not isinstance(payload, dict):
             raise DocumentAIError(
-                "unreadable", "Google Document AI answered with an unexpected response shape."
+                "extractor_failed", "Google Document AI answered with an unexpected response shape."
             )
         return payload
 
@@ -308,7 +310,7 @@ class ReplaySource:
         path = self.replay_dir / f"{key}.json"
         if not path.is_file():
             raise DocumentAIError(
-                "unreadable",
+                "extractor_failed",
                 f"No recorded Document AI response for this PDF ({key[:12]}…) in {self.replay_dir}. Record "
                 f"one by running with a live processor and ARBITER_DOCUMENTAI_RECORD_DIR={self.replay_dir}.",
             )
@@ -316,7 +318,7 @@ class ReplaySource:
             payload = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError) as exc:
             raise DocumentAIError(
-                "unreadable",
+                "extractor_failed",
                 f"The recorded Document AI response {path.name} cannot be read ({type(exc).__name__}).",
             ) from None
         return document_of(payload)

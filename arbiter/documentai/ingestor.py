@@ -95,13 +95,13 @@ class DocumentAIIngestor:
         except DocumentAIFormatError as error:
             # The path names a field, never a value: safe to log and to show.
             log.warning("documentai: unreadable response for %s at %s", doc_id, error.path)
-            kind = "unreadable"
+            kind = "extractor_failed"
             message = f"Google Document AI returned a response Arbiter cannot read ({error})."
         except MemoryError:
             kind, message = "too_large", "The PDF needs more memory to process than is available."
         except Exception as exc:
             log.error("documentai: unexpected error on %s: %s", doc_id, describe(exc))
-            kind = "unreadable"
+            kind = "extractor_failed"
             message = "The PDF could not be processed because of an unexpected problem with Document AI."
         return IngestFailure(doc_id=doc_id, file_path=str(path), file_sha256=sha, kind=kind, message=message)
 

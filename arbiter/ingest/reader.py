@@ -52,7 +52,9 @@ def extractor_version(config: OcrConfig | None = None) -> str:
 # for each object it reads, and the hash is of exactly the bytes parsed. Larger files are parsed from disk.
 IN_MEMORY_MAX_BYTES = 64 * 1024 * 1024
 
-FailureKind = Literal["encrypted", "broken", "empty", "not_pdf", "timeout", "too_large", "unreadable"]
+FailureKind = Literal[
+    "encrypted", "broken", "empty", "not_pdf", "timeout", "too_large", "unreadable", "extractor_failed"
+]
 
 
 class IngestFailure(BaseModel):

@@ -54,6 +54,7 @@ _INPUT_REASONS = {
     "pdf_timeout": "PDF took too long to read",
     "pdf_too_large": "PDF is too large",
     "pdf_unreadable": "PDF could not be read",
+    "pdf_extractor_failed": "Extraction service failed",
     "classification_failed": "No classification",
     "internal_error": "Arbiter failed on it",
     "budget_exhausted": "Token budget ran out",
