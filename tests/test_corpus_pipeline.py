@@ -20,6 +20,12 @@ pytestmark = pytest.mark.corpus
 LEAVES = sorted(p for p in (CORPORA / "robustness").glob("*/*") if p.is_dir()) if CORPORA.is_dir() else []
 
 
+@pytest.fixture(autouse=True)
+def _text_layer_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OCR off in the workers: tests/test_ingest_corpus.py already sweeps the corpora with OCR on."""
+    monkeypatch.setenv("ARBITER_OCR", "off")
+
+
 @pytest.mark.skipif(corpora_missing(), reason="../shared/corpora is not beside this checkout")
 @pytest.mark.parametrize("leaf", LEAVES, ids=[f"{p.parent.name}/{p.name}" for p in LEAVES])
 def test_every_corpus_file_gets_a_result(leaf: Path, tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ MAX_OBJECTS = 5000
 
 _TOKEN = re.compile(r"[^\W_]+")
 _VOWELS = frozenset("aeiouy")
+_CONFUSABLE = frozenset("lIi1|oO0")
 _LATIN_END = 0x24F  # letters beyond Latin Extended-B are not vowel-checked (Greek, Cyrillic, CJK ...)
 
 
@@ -62,10 +63,14 @@ class LayerStats:
 
 
 def _wordlike(token: str) -> bool:
+    """A word (two letters or more, a vowel in Latin script), a number, or a code mixing letters and digits
+    ("C34", "x10E3", "22C3"), unless only of the shapes failed OCR confuses ("lI1", "0O1l")."""
     if token.isdigit():
         return True
-    if len(token) < 2 or not token.isalpha():
+    if len(token) < 2:
         return False
+    if not token.isalpha():
+        return not _CONFUSABLE.issuperset(token) and any(ch.isdigit() for ch in token)
     folded = token.casefold()
     if not folded.isascii():
         if any(ord(ch) > _LATIN_END for ch in folded):
