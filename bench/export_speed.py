@@ -8,8 +8,10 @@ payloads parsed by pyarrow's JSON reader, files hashed, manifest written). `base
 what one writes first: load every record in force as a pydantic GroundTruthRecord into a list, then
 pyarrow.Table.from_pylist([m.model_dump() ...]) and pyarrow.parquet.write_table. Each variant runs in a
 fresh process, so its peak RSS (ru_maxrss) is its own; `rss_at_start_mb` is the interpreter with the
-libraries imported, before the export. Data: seed_ground_truth(n) (about 1.2 versions a document,
-~5 KB of JSON each); the SQLite database is kept under output/bench/ and reused by later runs;
+libraries imported, before the export; `cpu_s` is its CPU time (all threads), which other work on the
+machine does not inflate the way it inflates wall time (`load_average` shows how busy the machine was).
+Data: seed_ground_truth(n) (about 1.2 versions a document, ~5 KB of JSON each); the SQLite database is
+kept under output/bench/data/ and reused by later runs;
 PostgreSQL (optional) is a throwaway database on ARBITER_BENCH_PG_URL (default: the local test server).
 """
 
@@ -66,6 +68,13 @@ def _seeded(url: str, path: Path, records: int) -> bool:
         store.dispose()
 
 
+def _cpu_s() -> float:
+    """CPU time of this process, all threads, user + system: unlike wall time, not inflated when other
+    work shares the machine."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
@@ -88,6 +97,7 @@ def _variant(url: str, variant: str, out_dir: str, results: Any) -> None:
             conn.execute(sa.select(sa.func.count()).select_from(ground_truth)).scalar()
         start_rss = _rss_mb()
         target = Path(out_dir)
+        cpu = _cpu_s()
         t = time.perf_counter()
         if variant == "baseline_naive_parquet":
             g = ground_truth.c
@@ -106,12 +116,14 @@ def _variant(url: str, variant: str, out_dir: str, results: Any) -> None:
             manifest = export_ground_truth(store, formats, target)
             records, size = manifest["records"], sum(f["bytes"] for f in manifest["files"])
         seconds = time.perf_counter() - t
+        cpu = _cpu_s() - cpu
         store.dispose()
         results.put(
             {
                 "seconds": round(seconds, 3),
                 "records": records,
                 "records_per_s": round(records / seconds, 1) if seconds else None,
+                "cpu_s": round(cpu, 3),
                 "peak_rss_mb": round(_rss_mb(), 1),
                 "rss_at_start_mb": round(start_rss, 1),
                 "bytes_written": size,
@@ -180,6 +192,7 @@ def bench_one(kind: str, records: int, repeats: int, baseline: bool, data_dir: P
     from arbiter.store import Store
     from arbiter.store.models import ground_truth
 
+    load_before = os.getloadavg()[0]
     with database(kind, records, data_dir) as (url, seeded):
         store = Store(url)
         with store.read() as conn:
@@ -205,6 +218,7 @@ def bench_one(kind: str, records: int, repeats: int, baseline: bool, data_dir: P
         "seed_s": round(seeded, 1) if seeded is not None else None,
         "variants": variants,
         "median_parquet_s": round(statistics.median(parquet.get("all_seconds", [0.0])), 3),
+        "load_average": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
     }
     if "seconds" in parquet and "seconds" in naive:
         figures["speedup_vs_baseline"] = round(naive["seconds"] / parquet["seconds"], 2)

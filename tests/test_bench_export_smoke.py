@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bench import export_speed
 
-FIGURES = {"seconds", "records", "records_per_s", "peak_rss_mb", "rss_at_start_mb", "bytes_written"}
+FIGURES = {"seconds", "records", "records_per_s", "cpu_s", "peak_rss_mb", "rss_at_start_mb", "bytes_written"}
 
 
 def test_export_speed_shape(tmp_path: Path) -> None:
