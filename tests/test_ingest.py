@@ -29,7 +29,6 @@ from ingest_helpers import (
     make_zero_page_pdf,
 )
 
-from arbiter.ingest import reader as ingest_reader
 from arbiter.bundle_cache import BundleCache
 from arbiter.contracts.bundle import BlockType, DocumentBundle, OcrStatus, Page
 from arbiter.ingest import (
@@ -43,6 +42,7 @@ from arbiter.ingest import (
     file_sha256,
     ingest_pdf,
 )
+from arbiter.ingest import reader as ingest_reader
 from arbiter.layout import (
     _BULLET,
     RawLine,
