@@ -3,6 +3,7 @@
 - `reader`: pypdfium2 text extraction and the OCR fallback, in-process (`ingest_pdf`);
 - `textlayer`: whether a page's text layer is usable or the page must be OCR'd;
 - `ocr`: rendering, Tesseract and its configuration (ARBITER_OCR, ARBITER_TESSERACT_CMD, ARBITER_OCR_LANG);
+- `ocr_pass`: the OCR pass over a document's unusable pages, and the once-per-run missing-OCR warning;
 - `isolated`: worker processes with a hard time bound per document (`IsolatedIngestor`);
 - `lock`: the process-wide pypdfium2 lock.
 
