@@ -1,0 +1,95 @@
+"""`arbiter metrics`: the ground-truth metrics of the review database as a summary, JSON or an HTML report."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from arbiter.cli_review import DbOpt, OutOpt, _fail, _store
+
+out = Console()
+console = Console(stderr=True)
+
+
+def parse_time(value: str) -> datetime:
+    """An ISO 8601 date or time; without a zone it is UTC. Raises ValueError in plain words."""
+    try:
+        stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"--as-of {value!r} is not a date or time; use e.g. 2026-03-01 or 2026-03-01T18:00Z."
+        ) from None
+    return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+
+
+def _summary(report: object) -> None:
+    from arbiter.metrics.result import MetricsReport
+    from arbiter.metrics.text import false_accept_sentence, headline_figures, rate_text
+
+    assert isinstance(report, MetricsReport)
+    fa = report.audit.false_accept
+    headline = "unknown" if fa.rate is None else rate_text(fa)
+    out.print(f"[bold]Arbiter false-accept rate:[/] {headline}")
+    out.print(false_accept_sentence(report.audit))
+    table = Table("figure", "value", "detail", title="Ground-truth metrics")
+    for name, value, detail in headline_figures(report):
+        table.add_row(name, value, detail)
+    for share in report.decisions.decisions:
+        table.add_row(f"decision: {share.label}", rate_text(share.rate), "")
+    for model in report.models:
+        b = model.boundaries
+        detail = "" if b is None or b.f1 is None else f"boundary F1 {b.f1:.3f}"
+        table.add_row(f"{model.model} accuracy ({model.scope})", rate_text(model.accuracy), detail)
+    out.print(table)
+    t = report.totals
+    out.print(
+        f"{t.documents} documents, {t.ground_truth_docs} with ground truth ({t.sme_ground_truth_docs} SME-reviewed), "
+        f"{t.reviews} reviews; computed in {report.seconds:.2f} s."
+    )
+
+
+def metrics(
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", help="Only what existed at this time (ISO 8601, UTC when no zone is given)."),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the full report as JSON on stdout.")
+    ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Write a self-contained HTML report (charts included) to FILE."),
+    ] = None,
+    out_dir: OutOpt = Path("output"),
+    db: DbOpt = None,
+) -> None:
+    """Measure the primary model, the production classifier, the arbiter and the reviewers against ground truth."""
+    from arbiter.metrics.collect import compute_metrics
+    from arbiter.metrics.report import write_html
+    from arbiter.profile import load_profile
+
+    try:
+        when = parse_time(as_of) if as_of else None
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    store = _store(db, out_dir)
+    try:
+        report = compute_metrics(store, when, load_profile().taxonomy.document_types)
+    finally:
+        store.dispose()
+    if html is not None:
+        try:
+            write_html(report, html)
+        except OSError as exc:
+            raise _fail(f"Could not write {html}: {exc.strerror or exc}.") from None
+        console.print(f"Wrote {html}")
+    if json_out:
+        sys.stdout.write(report.to_json() + "\n")
+    elif html is None:
+        _summary(report)

@@ -1,0 +1,174 @@
+"""The metrics report as data: pydantic models with a JSON form (`MetricsReport.to_json`). Every rate
+carries its count and denominator and a Wilson 95 % interval; a rate over nothing is None, never 0."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Rate(Strict):
+    """k of n; rate, low and high (Wilson 95 %) are None when n is 0."""
+
+    k: int
+    n: int
+    rate: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+class MeanEstimate(Strict):
+    """A mean over n values with mean ± 1.96·sd/√n (normal approximation); None fields when undefined."""
+
+    n: int
+    mean: float | None = None
+    sd: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+class Confusion(Strict):
+    """counts[i][j]: items whose truth is labels[i] and whose prediction is labels[j]."""
+
+    labels: list[str] = Field(default_factory=list)
+    counts: list[list[int]] = Field(default_factory=list)
+
+
+class Kappa(Strict):
+    n: int
+    kappa: float | None = None
+    low: float | None = None
+    high: float | None = None
+    expected: float | None = Field(default=None, description="Chance agreement p_e.")
+    agreement: Rate
+    confusion: Confusion
+
+
+class Boundaries(Strict):
+    """Page-level boundary scores, micro-averaged over documents (see arbiter/metrics/model.py)."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    precision: Rate
+    recall: Rate
+    f1: float | None = None
+    docs_with_boundaries: int = Field(0, description="Documents where truth or prediction has a boundary.")
+    exact: Rate = Field(description="Documents whose predicted boundary set equals the truth's.")
+
+
+class ModelScores(Strict):
+    model: Literal["primary", "production"]
+    scope: Literal["sme", "all"]
+    docs: int = Field(description="Ground-truth documents in scope.")
+    missing: int = Field(description="Documents in scope without a prediction from this model.")
+    accuracy: Rate
+    confusion: Confusion
+    boundaries: Boundaries | None = Field(default=None, description="None: the model gives no segments.")
+    mixture_mae: MeanEstimate | None = Field(default=None, description="None: the model gives no mixture.")
+
+
+class Share(Strict):
+    label: str
+    rate: Rate
+
+
+class DecisionMix(Strict):
+    docs: int
+    decisions: list[Share]
+    escalation_reasons: list[Share] = Field(description="Shares of the escalated documents.")
+
+
+class Retry(Strict):
+    success: Rate = Field(description="Documents the arbiter sent to auto-fix that ended accepted.")
+    stop_reasons: list[Share] = Field(description="Why the others were escalated, as shares of them.")
+
+
+class Audit(Strict):
+    false_accept: Rate = Field(description="Blind audits of accepted documents that the SME corrected.")
+    dominant_wrong: Rate = Field(description="Audits whose SME dominant type differs from the accepted one.")
+    open: int = Field(description="Audit packets created but not reviewed yet.")
+
+
+class CodePrecision(Strict):
+    code: str
+    verifier: str
+    precision: Rate
+
+
+class Precision(Strict):
+    escalations: Rate = Field(description="Reviewed escalations the SME corrected.")
+    by_verifier: list[CodePrecision]
+    by_code: list[CodePrecision]
+
+
+class Disagreement(Strict):
+    doc_id: str
+    packet_id: str
+    first: str
+    second: str
+
+
+class Agreement(Strict):
+    kappa: Kappa
+    skipped: int = Field(description="Pairs left out: a review without a ground-truth label.")
+    disagreements: list[Disagreement]
+
+
+class ReviewerStats(Strict):
+    reviewer: str
+    reviews: int
+    corrected: Rate
+    median_s: float | None
+    p90_s: float | None
+    active_hours: int
+    per_active_hour: float | None
+
+
+class RunTrend(Strict):
+    run_id: str
+    created_at: datetime | None
+    docs: int
+    accepted: Rate
+    escalated: Rate
+    unreadable: Rate
+    retry_success: Rate
+    false_accept: Rate
+    primary_accuracy_sme: Rate
+
+
+class Totals(Strict):
+    documents: int = 0
+    runs: int = 0
+    ground_truth_docs: int = 0
+    sme_ground_truth_docs: int = 0
+    reviews: int = 0
+    reviews_by_kind: dict[str, int] = Field(default_factory=dict)
+
+
+class MetricsReport(Strict):
+    generated_at: datetime
+    as_of: datetime | None
+    database: str
+    totals: Totals
+    audit: Audit
+    models: list[ModelScores]
+    decisions: DecisionMix
+    retry: Retry
+    precision: Precision
+    agreement: Agreement
+    reviewers: list[ReviewerStats]
+    runs: list[RunTrend]
+    seconds: float = Field(0.0, description="Time the computation took.")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return self.model_dump_json(indent=indent)
+
+    def model_scores(self, model: str, scope: str) -> ModelScores:
+        return next(m for m in self.models if m.model == model and m.scope == scope)

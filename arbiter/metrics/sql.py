@@ -1,0 +1,37 @@
+"""Small helpers the metrics readers share: the as-of cut and streamed text statements."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from arbiter.store.models import UTCDateTime
+
+BATCH = 5_000
+
+
+def cut(column: str, as_of: datetime | None) -> str:
+    """The as-of condition on a created_at column (always true without a time)."""
+    return f"{column} <= :as_of" if as_of is not None else "1 = 1"
+
+
+def bound(sql: str, as_of: datetime | None) -> sa.TextClause:
+    """A text statement whose :as_of is converted like the store's timestamps (UTC, naive on SQLite)."""
+    clause = sa.text(sql)
+    if as_of is not None:
+        clause = clause.bindparams(sa.bindparam("as_of", type_=UTCDateTime()))
+    return clause
+
+
+def params(as_of: datetime | None) -> dict[str, Any]:
+    return {"as_of": as_of} if as_of is not None else {}
+
+
+def stream(conn: Connection, sql: str, as_of: datetime | None) -> Any:
+    """Rows of a statement fetched in batches (a server-side cursor on PostgreSQL)."""
+    return conn.execution_options(stream_results=True, yield_per=BATCH).execute(
+        bound(sql, as_of), params(as_of)
+    )

@@ -1,0 +1,165 @@
+"""The report's figures in words and table rows, shared by the HTML report, the CLI summary and the review
+app's Metrics page, so all three say the same thing the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arbiter.metrics.charts import pct
+from arbiter.metrics.result import Audit, Kappa, MeanEstimate, MetricsReport, ModelScores, Rate
+
+UNKNOWN_FALSE_ACCEPT = "No blind audits reviewed yet — rate unknown."
+SCOPE_LABELS = {
+    "sme": "SME-reviewed documents",
+    "all": "all ground truth (includes auto-accepted: circular)",
+}
+MODEL_LABELS = {"primary": "Primary model", "production": "Production classifier"}
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 run', '2 runs'."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def kappa_text(kappa: Kappa) -> str:
+    """κ with its interval, or why it is undefined."""
+    if kappa.n == 0:
+        return "κ: no double-reviewed escalations yet"
+    if kappa.kappa is None:
+        return "κ undefined: every pair has one and the same label (chance agreement is 1)"
+    band = (
+        f" (95 % CI {kappa.low:.2f}–{kappa.high:.2f})"
+        if kappa.low is not None and kappa.high is not None
+        else ""
+    )
+    return f"κ = {kappa.kappa:.3f}{band}"
+
+
+def interval(rate: Rate) -> str:
+    """'95 % CI 1.1–8.9 %', or '' when the rate is undefined."""
+    if rate.low is None or rate.high is None:
+        return ""
+    return f"95 % CI {100 * rate.low:.1f}–{100 * rate.high:.1f} %"
+
+
+def rate_text(rate: Rate, of: str = "") -> str:
+    """'3.2 % (95 % CI 1.1–8.9 %; 4 of 125)' or 'no data (0 of 0)'."""
+    counts = f"{rate.k} of {rate.n}" + (f" {of}" if of else "")
+    if rate.rate is None:
+        return f"no data ({counts})"
+    return f"{pct(rate.rate)} ({interval(rate)}; {counts})"
+
+
+def mean_text(estimate: MeanEstimate | None) -> str:
+    if estimate is None or estimate.mean is None:
+        return "—"
+    band = f"; 95 % CI {estimate.low:.3f}–{estimate.high:.3f}" if estimate.low is not None else ""
+    return f"{estimate.mean:.3f} (n = {estimate.n}{band})"
+
+
+def false_accept_sentence(audit: Audit) -> str:
+    """The headline in plain words; never a 0 % when nothing was audited."""
+    fa = audit.false_accept
+    waiting = (
+        f" {audit.open} audit packet{'s are' if audit.open != 1 else ' is'} waiting in the queue."
+        if audit.open
+        else ""
+    )
+    if fa.rate is None:
+        return UNKNOWN_FALSE_ACCEPT + waiting
+    return (
+        f"Of {plural(fa.n, 'automatically accepted document')} audited blind, the SME corrected "
+        f"{fa.k}: an estimated {pct(fa.rate)} of accepted documents are wrong ({interval(fa)})." + waiting
+    )
+
+
+def headline_figures(report: MetricsReport) -> list[tuple[str, str, str]]:
+    """(name, value, detail) for the figures under the headline."""
+    primary = report.model_scores("primary", "sme").accuracy
+    production = report.model_scores("production", "sme").accuracy
+    kappa = report.agreement.kappa
+    k_value = ("undefined" if kappa.n else "—") if kappa.kappa is None else f"{kappa.kappa:.2f}"
+    k_detail = plural(kappa.n, "double-reviewed packet")
+    if kappa.low is not None and kappa.high is not None:
+        k_detail += f"; 95 % CI {kappa.low:.2f}–{kappa.high:.2f}"
+    return [
+        (
+            "Dominant type wrong (audits)",
+            pct(report.audit.dominant_wrong.rate),
+            _counts(report.audit.dominant_wrong),
+        ),
+        ("Primary accuracy (SME-reviewed)", pct(primary.rate), _counts(primary)),
+        ("Production accuracy (SME-reviewed)", pct(production.rate), _counts(production)),
+        (
+            "Escalations the SME corrected",
+            pct(report.precision.escalations.rate),
+            _counts(report.precision.escalations),
+        ),
+        ("Auto-fix success", pct(report.retry.success.rate), _counts(report.retry.success)),
+        ("Reviewer agreement κ", k_value, k_detail),
+    ]
+
+
+def _counts(rate: Rate) -> str:
+    band = interval(rate)
+    return f"{rate.k} of {rate.n}" + (f" · {band}" if band else "")
+
+
+def model_rows(models: list[ModelScores]) -> list[dict[str, Any]]:
+    rows = []
+    for m in models:
+        b = m.boundaries
+        rows.append(
+            {
+                "Model": MODEL_LABELS[m.model],
+                "Scope": SCOPE_LABELS[m.scope],
+                "Documents": m.docs,
+                "No prediction": m.missing,
+                "Dominant-type accuracy": rate_text(m.accuracy),
+                "Boundary precision": rate_text(b.precision) if b else "n/a (no segments)",
+                "Boundary recall": rate_text(b.recall) if b else "n/a",
+                "Boundary F1": "—" if b is None or b.f1 is None else f"{b.f1:.3f}",
+                "Mixture MAE": mean_text(m.mixture_mae) if m.mixture_mae is not None else "n/a (no mixture)",
+            }
+        )
+    return rows
+
+
+def reviewer_rows(report: MetricsReport) -> list[dict[str, Any]]:
+    return [
+        {
+            "Reviewer": r.reviewer,
+            "Reviews": r.reviews,
+            "Corrected": rate_text(r.corrected),
+            "Median time per packet": _duration(r.median_s),
+            "90th percentile": _duration(r.p90_s),
+            "Active hours": r.active_hours,
+            "Packets per active hour": "—" if r.per_active_hour is None else f"{r.per_active_hour:.1f}",
+        }
+        for r in report.reviewers
+    ]
+
+
+def run_rows(report: MetricsReport) -> list[dict[str, Any]]:
+    return [
+        {
+            "Run": t.run_id,
+            "Started": t.created_at.strftime("%Y-%m-%d %H:%M UTC") if t.created_at else "",
+            "Documents": t.docs,
+            "Accepted": rate_text(t.accepted),
+            "Escalated": rate_text(t.escalated),
+            "Unreadable": rate_text(t.unreadable),
+            "Auto-fix success": rate_text(t.retry_success),
+            "False accept (audits)": rate_text(t.false_accept),
+            "Primary accuracy (SME)": rate_text(t.primary_accuracy_sme),
+        }
+        for t in report.runs
+    ]
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min"
