@@ -389,11 +389,13 @@ def demo(
 
 
 def _register_review_commands() -> None:
+    from arbiter.cli_metrics import metrics
     from arbiter.cli_review import export, review, users_app
 
     app.add_typer(users_app, name="users")
     app.command()(review)
     app.command()(export)
+    app.command()(metrics)
 
 
 _register_review_commands()
