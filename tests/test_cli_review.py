@@ -38,8 +38,10 @@ def test_run_writes_packets_and_ground_truth_into_the_database(tmp_path: Path) -
     summary = json.loads(next((out / "runs").glob("*/summary.json")).read_text())
     store = Store(f"sqlite:///{out / 'arbiter.db'}")
     try:
-        counts = store.queue_counts()
-        assert counts["by_status"]["PENDING"] == summary["escalated"] + summary["errors"]
+        pending = store.list_packets(status="PENDING", limit=1000)
+        escalations = [p for p in pending if p.kind == "ESCALATION"]
+        assert len(escalations) == summary["escalated"] + summary["errors"]
+        assert {p.kind for p in pending} <= {"ESCALATION", "AUDIT", "SECOND_REVIEW"}  # + blind samples
         for gt in (out / "ground_truth").glob("gt_*.json"):
             latest = store.latest_ground_truth(gt.stem.removeprefix("gt_"))
             assert latest is not None
