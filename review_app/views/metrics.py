@@ -1,0 +1,114 @@
+"""Metrics page: the figures of `arbiter metrics --html` (false-accept rate first, then the same charts and
+tables), computed from the review database; every signed-in user may see it."""
+
+from datetime import datetime
+
+import streamlit as st
+
+from arbiter.cli_metrics import parse_time
+from arbiter.metrics.charts import pct
+from arbiter.metrics.collect import compute_metrics
+from arbiter.metrics.report import (
+    confusion_charts,
+    decision_charts,
+    precision_charts,
+    rate_chart,
+    render_html,
+    trend_chart,
+)
+from arbiter.metrics.result import MetricsReport
+from arbiter.metrics.text import (
+    false_accept_sentence,
+    headline_figures,
+    interval,
+    kappa_text,
+    model_rows,
+    plural,
+    rate_text,
+    reviewer_rows,
+    run_rows,
+)
+from arbiter.profile import load_profile
+from review_app import state
+
+
+@st.cache_data(ttl=300, show_spinner="Computing the metrics…", max_entries=8)
+def _report(db_url: str | None, as_of: datetime | None) -> MetricsReport:
+    return compute_metrics(state.the_store(), as_of, load_profile().taxonomy.document_types)
+
+
+state.require_user()
+st.title("Metrics")
+left, right = st.columns([3, 1])
+as_of_text = left.text_input(
+    "As of (optional)", key="metrics_as_of", placeholder="e.g. 2026-03-01 or 2026-03-01T18:00Z (UTC)"
+)
+if right.button("Recompute", key="metrics_refresh"):
+    _report.clear()
+as_of = None
+if as_of_text.strip():
+    try:
+        as_of = parse_time(as_of_text)
+    except ValueError as exc:
+        st.error(str(exc))
+        st.stop()
+report = _report(state.settings().db_url, as_of)
+
+fa = report.audit.false_accept
+st.metric(
+    "Arbiter false-accept rate",
+    "Unknown" if fa.rate is None else pct(fa.rate),
+    help="Blind audits of automatically accepted documents that the SME corrected (Wilson 95 % interval).",
+)
+if fa.rate is None:
+    st.info(false_accept_sentence(report.audit))
+else:
+    st.caption(f"{interval(fa)} · n = {plural(fa.n, 'blind audit')}, {fa.k} corrected")
+    st.write(false_accept_sentence(report.audit))
+for column, (name, value, detail) in zip(st.columns(3) * 2, headline_figures(report), strict=True):
+    column.metric(name, value, help=detail)
+    column.caption(detail)
+
+st.html(rate_chart(report))
+st.subheader("Decision mix and escalation reasons")
+for svg in decision_charts(report):
+    st.html(svg)
+st.caption(f"Auto-fix success: {rate_text(report.retry.success)}")
+st.subheader("Models against ground truth")
+st.dataframe(model_rows(report.models), hide_index=True, key="metrics_models")
+for svg in confusion_charts(report):
+    st.html(svg)
+st.subheader("Issue precision against SME outcomes")
+for svg in precision_charts(report):
+    st.html(svg)
+st.dataframe(
+    [
+        {"Code": c.code, "Verifier": c.verifier, "Precision": rate_text(c.precision)}
+        for c in report.precision.by_code
+    ],
+    hide_index=True,
+    key="metrics_codes",
+)
+st.subheader("Reviewer agreement")
+st.write(
+    f"Cohen's {kappa_text(report.agreement.kappa)}; raw agreement {rate_text(report.agreement.kappa.agreement)}."
+)
+if report.agreement.disagreements:
+    st.dataframe(
+        [d.model_dump() for d in report.agreement.disagreements], hide_index=True, key="metrics_disagree"
+    )
+st.subheader("Reviewers")
+st.dataframe(reviewer_rows(report), hide_index=True, key="metrics_reviewers")
+st.subheader("Trends by run")
+st.html(trend_chart(report))
+st.dataframe(run_rows(report), hide_index=True, key="metrics_runs")
+st.download_button(
+    "Download the HTML report",
+    render_html(report),
+    file_name="arbiter-metrics.html",
+    mime="text/html",
+    key="metrics_download",
+)
+st.caption(
+    f"{report.totals.ground_truth_docs} documents with ground truth · computed in {report.seconds:.2f} s"
+)

@@ -1,0 +1,106 @@
+"""The review app's Metrics page, headless with Streamlit's AppTest against a store seeded by the real
+pipeline: the false-accept headline (unknown, then measured after a blind audit), charts and tables."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from review_helpers import Seeded, app_test, seed, sign_in
+
+from arbiter.contracts import PacketKind, SMEReview
+from arbiter.packets import build_blind_packet
+
+
+@pytest.fixture(name="seeded")
+def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
+    """A fresh seeded store per test, the app pointed at it, Streamlit caches emptied around the test."""
+    import streamlit as st
+
+    data = seed(tmp_path)
+    for key, value in data.env().items():
+        monkeypatch.setenv(key, value)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield data
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    data.store.dispose()
+
+
+def _metrics_page(name: str = "alice") -> Any:
+    at = sign_in(app_test(), name)
+    at.switch_page("views/metrics.py").run()
+    assert not at.exception
+    return at
+
+
+def _audit_corrected(seeded: Seeded) -> None:
+    """A later run accepts gen-foundation-01 again and samples it for a blind audit; bob corrects it."""
+    record = next(r for r in seeded.records if r.doc_id == "gen-foundation-01")
+    audit = build_blind_packet(
+        PacketKind.AUDIT,
+        record.outcome,
+        pdf_path=record.pdf_path,
+        pdf_sha256="c" * 64,
+        bundle_path=None,
+        total_pages=1,
+        primary=record.outcome.final_classification,
+        run_id="run-audit",
+    )
+    assert seeded.store.record_document(
+        dataclasses.replace(record, run_id="run-audit", samples=(audit,))
+    ).recorded
+    assert seeded.store.claim(audit.packet_id, "bob") is not None
+    now = datetime.now(UTC)
+    review = SMEReview(
+        reviewer="bob",
+        agrees_with_primary=False,
+        confidence=0.9,
+        started_at=now - timedelta(minutes=1),
+        submitted_at=now,
+    )
+    truth = dict(record.outcome.final_classification or {}, dominant_type="ADMINISTRATIVE")
+    seeded.store.submit_review(audit.packet_id, "bob", review, truth, idempotency_key="audit-1")
+
+
+def test_every_reviewer_sees_the_metrics_page(seeded: Seeded) -> None:
+    """A reviewer (not only an admin) opens Metrics: no audits yet, so the rate is 'Unknown', in words too."""
+    at = _metrics_page("alice")
+    assert [t.value for t in at.title] == ["Metrics"]
+    headline = at.metric[0]
+    assert (headline.label, headline.value) == ("Arbiter false-accept rate", "Unknown")
+    assert any("No blind audits reviewed yet" in str(i.value) for i in at.info)
+    assert len(at.html) >= 6  # rates, decisions, reasons, heat maps, precision, trends: inline SVG
+    assert all("<svg" in str(h.proto.body) for h in at.html)
+    assert len(at.dataframe) >= 4
+
+
+def test_the_headline_shows_a_measured_rate_with_its_interval(seeded: Seeded) -> None:
+    """After one corrected blind audit the page shows 100.0 % with its Wilson interval and n."""
+    _audit_corrected(seeded)
+    at = _metrics_page("alice")
+    headline = at.metric[0]
+    assert headline.value == "100.0 %"
+    assert any("95 % CI 20.7–100.0 % · n = 1 blind audit, 1 corrected" in str(c.value) for c in at.caption)
+
+
+def test_a_bad_as_of_time_is_explained(seeded: Seeded) -> None:
+    """An unreadable 'As of' is a plain message, and nothing is computed."""
+    at = _metrics_page()
+    at.text_input(key="metrics_as_of").input("yesterday-ish").run()
+    assert not at.exception
+    assert any("is not a date or time" in str(e.value) for e in at.error)
+    assert not at.metric
+
+
+def test_as_of_before_the_run_shows_nothing_yet(seeded: Seeded) -> None:
+    """As of a date before anything was run, the page shows an empty report, not an error."""
+    at = _metrics_page()
+    at.text_input(key="metrics_as_of").input("2020-01-01").run()
+    assert not at.exception
+    assert at.metric[0].value == "Unknown"
