@@ -27,6 +27,7 @@ else:
         st.Page("views/queue.py", title="Queue", icon=":material/inbox:", default=True),
         st.Page("views/packet.py", title="Packet", icon=":material/description:"),
         st.Page("views/ground_truth.py", title="Ground truth", icon=":material/history:"),
+        st.Page("views/metrics.py", title="Metrics", icon=":material/monitoring:"),
     ]
     if user.is_admin:
         pages.append(
