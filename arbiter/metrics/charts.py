@@ -62,7 +62,7 @@ def rate_bars(bars: Sequence[Bar], title: str, *, width: int = 720, label_width:
         label = bar.label if len(bar.label) <= 34 else bar.label[:33] + "…"
         body.append(_text(label_width - 8, y + 15, label, anchor="end"))
         r = bar.rate
-        counts = f"{r.k}/{r.n}" + (f" · {bar.note}" if bar.note else "")
+        counts = f"{r.k:,}/{r.n:,}" + (f" · {bar.note}" if bar.note else "")
         if r.rate is None or r.low is None or r.high is None:
             body.append(_text(label_width + 4, y + 15, f"no data ({counts})", fill=MUTED))
             continue
@@ -179,7 +179,7 @@ def trend_lines(
                 )
             body.append(
                 f"<circle cx='{x:.1f}' cy='{y:.1f}' r='3.5' fill='{color}'><title>{escape(name)}: "
-                f"{pct(r.rate)} ({r.k}/{r.n})</title></circle>"
+                f"{pct(r.rate)} ({r.k:,}/{r.n:,})</title></circle>"
             )
         lx = left + 10 + s * 170
         body.append(f"<rect x='{lx}' y='22' width='10' height='10' fill='{color}'/>")

@@ -95,7 +95,7 @@ def headline_html(report: MetricsReport) -> str:
         box = (
             "<section class='headline'><div class='label'>Arbiter false-accept rate</div>"
             f"<div class='value'>{pct(fa.rate)}</div><div class='ci'>{escape(interval(fa))} · n = "
-            f"{plural(fa.n, 'blind audit')}, {fa.k} corrected</div><p>{escape(false_accept_sentence(report.audit))}</p>"
+            f"{plural(fa.n, 'blind audit')}, {fa.k:,} corrected</div><p>{escape(false_accept_sentence(report.audit))}</p>"
             "</section>"
         )
     cards = "".join(
@@ -182,7 +182,7 @@ def render_html(report: MetricsReport) -> str:
         "<h1>Arbiter metrics</h1>",
         f"<div class='meta'>As of {escape(when)} · generated {report.generated_at:%Y-%m-%d %H:%M UTC} · "
         f"{escape(report.database)} · {plural(t.documents, 'document')} in {plural(t.runs, 'run')} · "
-        f"{t.ground_truth_docs} with ground truth ({t.sme_ground_truth_docs} SME-reviewed) · "
+        f"{t.ground_truth_docs:,} with ground truth ({t.sme_ground_truth_docs:,} SME-reviewed) · "
         f"{plural(t.reviews, 'review')} ({escape(kinds)})</div>",
         headline_html(report),
         "<h2>Rates with intervals</h2>",

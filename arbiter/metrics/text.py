@@ -18,7 +18,7 @@ MODEL_LABELS = {"primary": "Primary model", "production": "Production classifier
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 run', '2 runs'."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 def kappa_text(kappa: Kappa) -> str:
@@ -44,7 +44,7 @@ def interval(rate: Rate) -> str:
 
 def rate_text(rate: Rate, of: str = "") -> str:
     """'3.2 % (95 % CI 1.1–8.9 %; 4 of 125)' or 'no data (0 of 0)'."""
-    counts = f"{rate.k} of {rate.n}" + (f" {of}" if of else "")
+    counts = f"{rate.k:,} of {rate.n:,}" + (f" {of}" if of else "")
     if rate.rate is None:
         return f"no data ({counts})"
     return f"{pct(rate.rate)} ({interval(rate)}; {counts})"
@@ -61,7 +61,7 @@ def false_accept_sentence(audit: Audit) -> str:
     """The headline in plain words; never a 0 % when nothing was audited."""
     fa = audit.false_accept
     waiting = (
-        f" {audit.open} audit packet{'s are' if audit.open != 1 else ' is'} waiting in the queue."
+        f" {audit.open:,} audit packet{'s are' if audit.open != 1 else ' is'} waiting in the queue."
         if audit.open
         else ""
     )
@@ -69,7 +69,7 @@ def false_accept_sentence(audit: Audit) -> str:
         return UNKNOWN_FALSE_ACCEPT + waiting
     return (
         f"Of {plural(fa.n, 'automatically accepted document')} audited blind, the SME corrected "
-        f"{fa.k}: an estimated {pct(fa.rate)} of accepted documents are wrong ({interval(fa)})." + waiting
+        f"{fa.k:,}: an estimated {pct(fa.rate)} of accepted documents are wrong ({interval(fa)})." + waiting
     )
 
 
@@ -102,7 +102,7 @@ def headline_figures(report: MetricsReport) -> list[tuple[str, str, str]]:
 
 def _counts(rate: Rate) -> str:
     band = interval(rate)
-    return f"{rate.k} of {rate.n}" + (f" · {band}" if band else "")
+    return f"{rate.k:,} of {rate.n:,}" + (f" · {band}" if band else "")
 
 
 def model_rows(models: list[ModelScores]) -> list[dict[str, Any]]:

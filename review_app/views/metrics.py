@@ -63,7 +63,7 @@ st.metric(
 if fa.rate is None:
     st.info(false_accept_sentence(report.audit))
 else:
-    st.caption(f"{interval(fa)} · n = {plural(fa.n, 'blind audit')}, {fa.k} corrected")
+    st.caption(f"{interval(fa)} · n = {plural(fa.n, 'blind audit')}, {fa.k:,} corrected")
     st.write(false_accept_sentence(report.audit))
 for column, (name, value, detail) in zip(st.columns(3) * 2, headline_figures(report), strict=True):
     column.metric(name, value, help=detail)
