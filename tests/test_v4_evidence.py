@@ -95,9 +95,10 @@ def test_no_text_layer_is_unverifiable() -> None:
 
 
 def test_ocr_page_is_checked_fuzzily() -> None:
-    """An OCR'd page with recognition errors still verifies, with a score below 100."""
-    bundle = bundle3(has_text_layer=False, ocr_applied=True)
-    result = v4(one(3, "Patient seen for fol1ow-up of anemia", start=3, end=3), bundle)
+    """An OCR'd page with recognition errors (a 1 read for an l) still verifies, with a score below 100."""
+    noisy = make_page(3, PAGES[2].replace("follow", "fol1ow"), has_text_layer=False, ocr_applied=True)
+    bundle = make_bundle(make_page(1, PAGES[0]), make_page(2, PAGES[1]), noisy)
+    result = v4(one(3, "Patient seen for follow-up of anemia", start=3, end=3), bundle)
     check = result.evidence_checks[0]
     assert check.status == "verified"
     assert check.found is not None

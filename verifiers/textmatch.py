@@ -17,12 +17,14 @@ from operator import attrgetter
 from rapidfuzz import fuzz
 
 from arbiter.contracts import DocumentBundle, LineBox, Page
+from verifiers.ocr_numbers import NumberCheck, check_numbers
 from verifiers.textnorm import Normalized, normalize, normalize_plain
 
 __all__ = [
     "COMPACT_SCORE",
     "Box",
     "Match",
+    "NearMiss",
     "Normalized",
     "PageIndex",
     "boxes_for_span",
@@ -43,6 +45,26 @@ class Match:
     score: float
     boxes: tuple[Box, ...]
 
+
+@dataclass(frozen=True)
+class NearMiss:
+    """An approximate match on an OCR'd page refused because its numbers are not the snippet's."""
+
+    match: Match
+    numbers: NumberCheck
+
+
+@dataclass(frozen=True)
+class _Fuzzy:
+    """The fuzzy search of one snippet on one OCR'd page: the accepted span, or the best refused one."""
+
+    found: tuple[int, int, float] | None
+    refused: tuple[int, int, float, NumberCheck] | None
+
+
+# How many approximate alignments of a snippet are tried on a page before it is not found: each one
+# refused for its numbers is blanked out and the next best is tried (a lab table repeats its row names).
+FUZZY_CANDIDATES = 8
 
 # The fallback ignores spaces and hyphens: PDFs split or join words oddly, and a real hyphen at a line
 # end ("follow-\nup") is removed by de-hyphenation while the snippet keeps it.
@@ -89,6 +111,7 @@ class PageIndex:
         self._compact: dict[int, str] = {}
         self._lines: dict[int, tuple[list[LineBox], list[int]]] = {}
         self._compact_queries: dict[str, str] = {}
+        self._fuzzy: dict[tuple[str, int], _Fuzzy] = {}
 
     @classmethod
     def shared(cls, bundle: DocumentBundle, fuzzy_threshold: float = 92.0) -> PageIndex:
@@ -141,7 +164,8 @@ class PageIndex:
 
     def find(self, snippet: str, page: int) -> Match | None:
         """Where the snippet is on the page: exact after normalisation, else ignoring spaces and
-        hyphens, else (OCR'd pages only) the best fuzzy alignment scoring at least the threshold."""
+        hyphens, else (OCR'd pages only) the best fuzzy alignment scoring at least the threshold. On an
+        OCR'd page a match that is not exact must also have the snippet's numbers (ocr_numbers)."""
         located = self._locate(snippet, page)
         if located is None:
             return None
@@ -171,12 +195,51 @@ class PageIndex:
             if at >= 0:
                 first = _compact_position(norm.text, at)
                 last = _compact_position(norm.text[first:], len(compact_query) - 1) + first
-                return source, norm, first, last + 1, COMPACT_SCORE
+                if not source.ocr_applied or check_numbers(query, norm.text, first, last + 1).agree:
+                    return source, norm, first, last + 1, COMPACT_SCORE
         if source.ocr_applied and norm.text:
-            found = fuzz.partial_ratio_alignment(query, norm.text, score_cutoff=self.fuzzy_threshold)
-            if found is not None and found.dest_end > found.dest_start:
-                return source, norm, found.dest_start, found.dest_end, round(found.score, 2)
+            found = self._fuzzy_search(query, norm.text, page).found
+            if found is not None:
+                return source, norm, *found
         return None
+
+    def _fuzzy_search(self, query: str, text: str, page: int) -> _Fuzzy:
+        """The best alignment scoring at least the threshold whose numbers are the snippet's (remembered,
+        with the best one refused for its numbers, for near_miss)."""
+        key = (query, page)
+        cached = self._fuzzy.get(key)
+        if cached is not None:
+            return cached
+        refused: tuple[int, int, float, NumberCheck] | None = None
+        result: _Fuzzy | None = None
+        searched = text
+        for _ in range(FUZZY_CANDIDATES):
+            found = fuzz.partial_ratio_alignment(query, searched, score_cutoff=self.fuzzy_threshold)
+            if found is None or found.dest_end <= found.dest_start:
+                break
+            first, stop, score = found.dest_start, found.dest_end, round(found.score, 2)
+            numbers = check_numbers(query, text, first, stop)
+            if numbers.agree:
+                result = _Fuzzy((first, stop, score), None)
+                break
+            refused = refused or (first, stop, score, numbers)
+            # NUL never survives normalisation, so the blanked span matches nothing in the next round.
+            searched = searched[:first] + "\0" * (stop - first) + searched[stop:]
+        result = result or _Fuzzy(None, refused)
+        self._fuzzy[key] = result
+        return result
+
+    def near_miss(self, snippet: str, page: int) -> NearMiss | None:
+        """On an OCR'd page where the snippet is not found: its best approximate match that scored the
+        threshold but was refused because the numbers differ (None when there is none)."""
+        source = self._pages.get(page)
+        if source is None or not source.ocr_applied or self._locate(snippet, page) is not None:
+            return None
+        cached = self._fuzzy.get((normalize_plain(snippet), page))
+        if cached is None or cached.refused is None:
+            return None
+        first, stop, score, numbers = cached.refused
+        return NearMiss(self._match(source, self.text_of(page), first, stop, score), numbers)
 
     def find_any(self, snippet: str, pages: Iterable[int] | None = None) -> list[Match]:
         """Every page (of those given, or of the document) where the snippet is found, in page order."""

@@ -1,7 +1,8 @@
 """V4 evidence quality (DESIGN §5, seed 003 §6): locate every evidence snippet in the document.
 
 Deterministic: each snippet is searched after normalisation on its claimed page, then in its segment,
-then anywhere; where it was found (page, span, boxes) is kept for highlighting in the review app.
+then anywhere; where it was found (page, span, boxes) is kept for highlighting in the review app. A
+snippet found nowhere but resembling OCR'd text whose numbers differ is reported as such, with its score.
 The LLM phase then judges whether each located snippet supports its type; it can only add issues.
 """
 
@@ -35,6 +36,7 @@ from verifiers.llm_phase import (
     skipped_phase,
     untrusted,
 )
+from verifiers.ocr_numbers import Number
 from verifiers.textmatch import Match, PageIndex
 
 NO_LLM_NOTE = "No LLM backend configured; semantic evidence assessment not run."
@@ -77,6 +79,14 @@ def quote(text: str, limit: int = 80) -> str:
     """A snippet as shown to an SME: whitespace collapsed, long ones shortened."""
     text = " ".join(text.split())
     return '"' + (text if len(text) <= limit else text[: limit - 1] + "…") + '"'
+
+
+def _numbers_text(found: tuple[Number, ...], limit: int = 4) -> str:
+    """A few numbers for a message ("10.0, 3"), or "none"."""
+    if not found:
+        return "none"
+    shown = ", ".join(n.text for n in found[:limit])
+    return shown + (", …" if len(found) > limit else "")
 
 
 def _pages_text(pages: list[int]) -> str:
@@ -233,13 +243,32 @@ class V4Evidence:
                         at=match,
                     )
                 else:
-                    status = "not_found"
-                    add(
-                        "V4.SNIPPET_NOT_FOUND",
-                        f"The evidence {shown()} {owner()} could not be found anywhere in the document; "
-                        "it may be fabricated.",
+                    pages = [
                         evidence.page,
-                    )
+                        *others,
+                        *(p for p in index.page_numbers if p not in segment_pages),
+                    ]
+                    near = next((m for m in (index.near_miss(evidence.snippet, p) for p in pages) if m), None)
+                    if near is not None:
+                        match, status = near.match, "numbers_differ"
+                        mine, theirs = near.numbers.differences()
+                        add(
+                            "V4.SNIPPET_NUMBERS_DIFFER",
+                            f"The evidence {shown()} {owner()} resembles the OCR text on page {match.page} "
+                            f"(score {match.score:g} of 100) but its numbers differ: the snippet has "
+                            f"{_numbers_text(mine)} where the page has {_numbers_text(theirs)}. "
+                            "It may be misquoted or fabricated.",
+                            match.page,
+                            at=match,
+                        )
+                    else:
+                        status = "not_found"
+                        add(
+                            "V4.SNIPPET_NOT_FOUND",
+                            f"The evidence {shown()} {owner()} could not be found anywhere in the document; "
+                            "it may be fabricated.",
+                            evidence.page,
+                        )
 
         anchor = (evidence.anchor or "").strip()
         anchor_page = match.page if match is not None else evidence.page
@@ -253,10 +282,11 @@ class V4Evidence:
 
 
 def fuzzy_notes(checks: list[EvidenceCheck], index: PageIndex, threshold: float) -> list[str]:
-    """A note naming the snippets located only approximately on OCR'd pages, with their scores."""
+    """A note naming the snippets located only approximately on OCR'd pages, with their scores (a snippet
+    refused for its numbers is an issue, not a match)."""
     scores = []
     for check in checks:
-        found = check.found
+        found = check.found if check.status in JUDGED else None
         page = index.page(found.page) if found is not None else None
         if found is not None and page is not None and page.ocr_applied and found.score < 100.0:
             scores.append(found.score)
