@@ -290,3 +290,35 @@ def test_empty_store(store: Store) -> None:
     assert report.totals.documents == 0
     assert report.audit.false_accept.rate is None
     assert report.runs == []
+
+
+ODD_PRIMARY: dict[str, Any] = {
+    "dominant_type": 5,
+    "segments": [{"start_page": "3"}, "x", {"start_page": 4.0}, {"start_page": True}, {"start_page": 7}],
+    "document_mixture": [
+        {"document_type": "A", "share": 0.2},
+        {"document_type": "A", "share": 0.3},
+        {"document_type": "B", "share": True},
+        "junk",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("primary", "truth"),
+    [
+        (ODD_PRIMARY, cls("odd", "A", (1, 7))),
+        ({}, cls("odd", "A", (1, 7))),
+        (ODD_PRIMARY, {"dominant_type": ["not", "a", "string"], "segments": {"0": {"start_page": 2}}}),
+    ],
+)
+def test_malformed_classifications_read_alike(
+    store: Store, primary: dict[str, Any], truth: dict[str, Any]
+) -> None:
+    """Odd JSON in stored classifications (wrong types, junk entries) is read by the database the way the
+    Python rules read it: the fast reader and the contract-model reading agree."""
+    outcome = _outcome("odd", truth, accept=True)
+    assert store.record_document(_record(outcome, primary), now=T0).recorded
+    fast = compute_metrics(store)
+    assert comparable(fast) == comparable(naive_report(store))
+    assert fast.model_scores("primary", "all").accuracy.n == 1

@@ -55,8 +55,19 @@ _SEGS = [(_SEG0 + j * (MAX_SEGMENTS + 1), _SEG0 + j * (MAX_SEGMENTS + 1) + MAX_S
 _MIXES = [(_MIX0 + j * (2 * MAX_TYPES + 1), _MIX0 + j * (2 * MAX_TYPES + 1) + 2 * MAX_TYPES) for j in (0, 1)]
 
 
+# PostgreSQL's #> reads a key "0" of an object where SQLite's [0] reads only arrays: the segment and
+# mixture lists are kept only when they are arrays (columns below), and indexed from there.
+_PG_LISTS = {(c, f): f"{c[0]}{f[0]}" for c in _CLASSIFIED for f in ("segments", "document_mixture")}
+_PG_ARRAYS = ", ".join(
+    f"CASE WHEN jsonb_typeof(p #> '{{{c},{f}}}') = 'array' THEN p #> '{{{c},{f}}}' END AS {alias}"
+    for (c, f), alias in _PG_LISTS.items()
+)
+
+
 def _pg_path(path: str) -> str:
     parts = path[2:].replace("[", ".").replace("]", "").split(".")
+    if len(parts) > 2 and (parts[0], parts[1]) in _PG_LISTS:
+        return f"{_PG_LISTS[(parts[0], parts[1])]} #> '{{" + ",".join(parts[2:]) + "}'"
     return "p #> '{" + ",".join(parts) + "}'"
 
 
@@ -93,8 +104,9 @@ def chunk_sql(dialect: str, as_of: datetime | None, lo: bool, hi: bool) -> str:
     newest = _newest(as_of, lo, hi)
     if dialect == "postgresql":  # the inner query detoasts each payload once for all the paths
         return (
-            f"SELECT string_agg({_PG_DOC}, ',') FROM (SELECT g.gt_id, g.source, g.payload || '{{}}'::jsonb AS p "
-            f"FROM ground_truth g JOIN ({newest}) n ON n.doc_id = g.doc_id AND n.version = g.version OFFSET 0) x"
+            f"SELECT string_agg({_PG_DOC}, ',') FROM (SELECT gt_id, source, p, {_PG_ARRAYS} FROM ("
+            "SELECT g.gt_id, g.source, g.payload || '{}'::jsonb AS p FROM ground_truth g "
+            f"JOIN ({newest}) n ON n.doc_id = g.doc_id AND n.version = g.version OFFSET 0) x OFFSET 0) y"
         )
     return (
         f"SELECT group_concat({_SQLITE_DOC}, ',') FROM (SELECT g.gt_id, g.source, g.payload AS p "

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass, field
+from math import fsum
 from typing import Any, Literal
 
 from arbiter.metrics.result import Boundaries, MeanEstimate, ModelScores
@@ -108,8 +109,7 @@ class ModelAccumulator:
         self.docs = self.missing = self.correct = 0
         self.pairs: Counter[tuple[str, str]] = Counter()
         self.tp = self.fp = self.fn = self.with_boundaries = self.exact = 0
-        self.mae_n = 0
-        self.mae_sum = self.mae_sq = 0.0
+        self.errors: list[float] = []  # summed exactly at the end: the figures do not depend on read order
 
     def add(self, truth: Prediction, predicted: Prediction | str | None) -> None:
         if predicted is None:
@@ -142,9 +142,7 @@ class ModelAccumulator:
         self.with_boundaries += bool(tp or fp or fn)
         self.exact += not (fp or fn)
         if error is not None:
-            self.mae_n += 1
-            self.mae_sum += error
-            self.mae_sq += error * error
+            self.errors.append(error)
 
     def result(self, order: Sequence[str] = ()) -> ModelScores:
         scored = self.docs - self.missing
@@ -162,7 +160,8 @@ class ModelAccumulator:
                 docs_with_boundaries=self.with_boundaries,
                 exact=rate(self.exact, scored),
             )
-            mae = mean_estimate(self.mae_sum, self.mae_sq, self.mae_n, floor=0.0)
+            errors = self.errors
+            mae = mean_estimate(fsum(errors), fsum(e * e for e in errors), len(errors), floor=0.0)
         return ModelScores(
             model=self.model,
             scope=self.scope,
