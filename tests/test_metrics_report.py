@@ -132,7 +132,14 @@ def test_heatmap_shows_counts_with_the_diagonal_marked() -> None:
 )
 def test_as_of_times(text: str, expected: datetime) -> None:
     """--as-of takes ISO 8601 dates and times; without a zone they are UTC."""
-    assert parse_time(text) == expected
+    assert parse_time(text, now=datetime(2030, 1, 1, tzinfo=UTC)) == expected
+
+
+def test_as_of_in_the_future_is_refused() -> None:
+    """As with `arbiter export`, a time that has not come yet is refused (its figures could still change)."""
+    with pytest.raises(ValueError, match="in the future"):
+        parse_time("2026-03-02", now=datetime(2026, 3, 1, tzinfo=UTC))
+    assert parse_time("2026-03-01", now=datetime(2026, 3, 1, tzinfo=UTC)) == datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def test_cli_refuses_a_bad_time(tmp_path: Path) -> None:
