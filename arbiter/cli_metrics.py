@@ -18,15 +18,14 @@ console = Console(stderr=True)
 
 
 def parse_time(value: str, now: datetime | None = None) -> datetime:
-    """An ISO 8601 date or time (a date is 00:00 UTC; no zone means UTC), not in the future (as for
-    `arbiter export`: figures as of a time still to come could change). ValueError in plain words."""
+    """An ISO 8601 date or time read as `arbiter export --as-of` reads it, and not in the future (figures
+    as of a time still to come could change). ValueError in plain words."""
+    from arbiter.export import ExportError, parse_as_of
+
     try:
-        stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise ValueError(
-            f"--as-of {value!r} is not a date or time; use e.g. 2026-03-01 or 2026-03-01T18:00Z."
-        ) from None
-    stamp = stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+        stamp = parse_as_of(value)
+    except ExportError as exc:
+        raise ValueError(str(exc)) from None
     if stamp > (now or datetime.now(UTC)):
         raise ValueError(f"--as-of {value.strip()} is in the future; leave it out for everything there is.")
     return stamp

@@ -146,7 +146,7 @@ def test_cli_refuses_a_bad_time(tmp_path: Path) -> None:
     """An unreadable --as-of is a one-line message and exit code 2, not a traceback."""
     result = runner.invoke(app, ["metrics", "--out", str(tmp_path), "--as-of", "last tuesday"])
     assert result.exit_code == 2
-    assert "is not a date or time" in result.output
+    assert "must be an ISO 8601 date or time" in result.output
 
 
 def test_cli_on_an_empty_database(tmp_path: Path) -> None:

@@ -94,7 +94,7 @@ def test_a_bad_as_of_time_is_explained(seeded: Seeded) -> None:
     at = _metrics_page()
     at.text_input(key="metrics_as_of").input("yesterday-ish").run()
     assert not at.exception
-    assert any("is not a date or time" in str(e.value) for e in at.error)
+    assert any("ISO 8601 date or time" in str(e.value) for e in at.error)
     assert not at.metric
 
 
