@@ -3,6 +3,8 @@ fixture PDFs with the demo classifications, plus accounts, and an AppTest wired 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,6 +92,28 @@ def seed(
     store.add_user("root", "admin", PASSWORD)
     store.add_user("proxied", "reviewer", None)
     return Seeded(store, url, out_dir, records)
+
+
+@contextmanager
+def app_on(tmp_path: Path, monkeypatch: Any, *, sample_all: bool = False) -> Iterator[Seeded]:
+    """A fresh seeded store with the app pointed at it; Streamlit's and the documents' caches emptied
+    around the block, the store disposed after it."""
+    import streamlit as st
+
+    from arbiter.review import documents
+
+    data = seed(tmp_path, sample_all=sample_all)
+    for key, value in data.env().items():
+        monkeypatch.setenv(key, value)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    documents.clear_cache()
+    try:
+        yield data
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        data.store.dispose()
 
 
 def app_test(timeout: float = 30) -> Any:

@@ -7,26 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from review_helpers import PASSWORD, Seeded, app_test, seed, sign_in
+from review_helpers import PASSWORD, Seeded, app_on, app_test, sign_in
 
 
 @pytest.fixture(name="seeded")
 def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
     """A fresh seeded store per test, the app pointed at it, Streamlit caches emptied around the test."""
-    import streamlit as st
-
-    from arbiter.review import documents
-
-    data = seed(tmp_path)
-    for key, value in data.env().items():
-        monkeypatch.setenv(key, value)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    documents.clear_cache()
-    yield data
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    data.store.dispose()
+    with app_on(tmp_path, monkeypatch) as data:
+        yield data
 
 
 def _texts(elements: Any) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from review_helpers import Seeded, app_test, seed, sign_in
+from review_helpers import Seeded, app_on, app_test, sign_in
 
 from arbiter.contracts import PacketKind, SMEReview
 from arbiter.packets import build_blind_packet
@@ -19,17 +19,8 @@ from arbiter.packets import build_blind_packet
 @pytest.fixture(name="seeded")
 def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
     """A fresh seeded store per test, the app pointed at it, Streamlit caches emptied around the test."""
-    import streamlit as st
-
-    data = seed(tmp_path)
-    for key, value in data.env().items():
-        monkeypatch.setenv(key, value)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield data
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    data.store.dispose()
+    with app_on(tmp_path, monkeypatch) as data:
+        yield data
 
 
 def _metrics_page(name: str = "alice") -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from review_helpers import Seeded, app_test, seed, sign_in
+from review_helpers import Seeded, app_on, app_test, sign_in
 
 from arbiter.contracts import GroundTruthSource, PacketKind
 
@@ -16,20 +16,8 @@ from arbiter.contracts import GroundTruthSource, PacketKind
 @pytest.fixture(name="sampled")
 def sampled_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
     """Fixtures run with every document sampled: audits of accepts, second reviews of escalations."""
-    import streamlit as st
-
-    from arbiter.review import documents
-
-    data = seed(tmp_path, sample_all=True)
-    for key, value in data.env().items():
-        monkeypatch.setenv(key, value)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    documents.clear_cache()
-    yield data
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    data.store.dispose()
+    with app_on(tmp_path, monkeypatch, sample_all=True) as data:
+        yield data
 
 
 def _everything_shown(at: Any) -> str:
