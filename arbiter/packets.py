@@ -60,6 +60,33 @@ def production_differs(
     return production.dominant_type != primary_type
 
 
+def _document_fields(
+    outcome: VerificationOutcome,
+    pdf_path: str,
+    pdf_sha256: str,
+    bundle_path: str | None,
+    total_pages: int,
+    primary: dict[str, Any] | None,
+    run_id: str,
+    stamp: datetime,
+) -> dict[str, Any]:
+    """What every packet says about its document and run, whatever put it in the queue."""
+    return {
+        "doc_id": outcome.doc_id,
+        "pdf_filename": pdf_path.rsplit("/", 1)[-1],
+        "pdf_path": pdf_path,
+        "pdf_sha256": pdf_sha256,
+        "document_bundle_path": bundle_path,
+        "total_pages": total_pages,
+        "primary_agent_classification": primary,
+        "final_classification": outcome.final_classification,
+        "created_at": stamp,
+        "updated_at": stamp,
+        "run_id": run_id,
+        "policy_version": outcome.policy_version,
+    }
+
+
 def build_packet(
     outcome: VerificationOutcome,
     *,
@@ -80,15 +107,8 @@ def build_packet(
     last = outcome.attempts[-1].decision if outcome.attempts else None
     packet_id = "pkt-" + hashlib.sha256(f"{outcome.doc_id}|{pdf_sha256}|{run_id}".encode()).hexdigest()[:16]
     return SMEPacket(
+        **_document_fields(outcome, pdf_path, pdf_sha256, bundle_path, total_pages, primary, run_id, stamp),
         packet_id=packet_id,
-        doc_id=outcome.doc_id,
-        pdf_filename=pdf_path.rsplit("/", 1)[-1],
-        pdf_path=pdf_path,
-        pdf_sha256=pdf_sha256,
-        document_bundle_path=bundle_path,
-        total_pages=total_pages,
-        primary_agent_classification=primary,
-        final_classification=outcome.final_classification,
         v5_decision=last,
         escalation_reason=outcome.escalation_reason or "unspecified",
         escalation_message=outcome.escalation_message or "Escalated for review.",
@@ -98,10 +118,6 @@ def build_packet(
         production_classification=production,
         production_differs=production_differs(production, primary),
         priority=priority_of(issues, outcome.stop_reason == "input_failed"),
-        created_at=stamp,
-        updated_at=stamp,
-        run_id=run_id,
-        policy_version=outcome.policy_version,
     )
 
 
@@ -143,15 +159,8 @@ def build_blind_packet(
     stamp = now or datetime.now(UTC)
     key = f"{outcome.doc_id}|{pdf_sha256}|{run_id}|{kind.value}"
     return SMEPacket(
+        **_document_fields(outcome, pdf_path, pdf_sha256, bundle_path, total_pages, primary, run_id, stamp),
         packet_id="pkt-" + hashlib.sha256(key.encode()).hexdigest()[:16],
-        doc_id=outcome.doc_id,
-        pdf_filename=pdf_path.rsplit("/", 1)[-1],
-        pdf_path=pdf_path,
-        pdf_sha256=pdf_sha256,
-        document_bundle_path=bundle_path,
-        total_pages=total_pages,
-        primary_agent_classification=primary,
-        final_classification=outcome.final_classification,
         v5_decision=None,
         escalation_reason=BLIND_REASON,
         escalation_message=BLIND_MESSAGE,
@@ -159,10 +168,6 @@ def build_blind_packet(
         issues_summary=[],
         retry_log=[],
         priority=1,
-        created_at=stamp,
-        updated_at=stamp,
-        run_id=run_id,
-        policy_version=outcome.policy_version,
         packet_kind=kind,
         pair_of=pair_of,
     )
