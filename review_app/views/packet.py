@@ -311,9 +311,7 @@ with review_tab:
                 st.switch_page("views/queue.py")
             st.error(outcome.message, icon=":material/block:")
 
-    if not closed and st.button(
-        "Skip (back to the queue)", key="skip", shortcut="Alt+K"
-    ):
+    if not closed and st.button("Skip (back to the queue)", key="skip", shortcut="Alt+K"):
         outcome = desk.release(packet_id)
         state.close_packet(packet_id)
         state.flash("info" if outcome.ok else "warning", outcome.message)
