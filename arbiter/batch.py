@@ -87,6 +87,7 @@ class Tally:
     llm_cost_usd: float = 0.0
     escalated_by_reason: Counter[str] = field(default_factory=Counter)
     errors_by_reason: Counter[str] = field(default_factory=Counter)
+    blind_samples: Counter[str] = field(default_factory=Counter)
 
     def add(self, decision: str, reason: str | None, after_fixes: bool, error: str | None) -> None:
         if error:
@@ -180,6 +181,7 @@ class BatchRunner:
                 tally.processed += 1
                 tally.llm_calls += result.llm_calls
                 tally.llm_cost_usd += result.llm_cost_usd
+                tally.blind_samples.update(result.samples)
                 tally.add(
                     result.final_decision, result.escalation_reason, result.accepted_after_fixes, result.error
                 )
@@ -224,6 +226,7 @@ class BatchRunner:
             "errors": tally.errors,
             "errors_by_reason": dict(tally.errors_by_reason.most_common()),
             "pending_llm_batch": tally.pending_llm_batch,
+            "blind_samples": {k: tally.blind_samples[k] for k in ("AUDIT", "SECOND_REVIEW")},
             "llm": self._llm_summary(tally),
             "docs_per_second": round(tally.processed / seconds, 2) if seconds > 0 else None,
             "output_dir": str(self.store.root),

@@ -218,6 +218,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
         table.add_row("[blue]waiting for the LLM batch job[/]", str(summary["pending_llm_batch"]))
     table.add_row("total", str(summary["documents"]))
     out.print(table)
+    blind = summary.get("blind_samples") or {}
+    if any(blind.values()):
+        out.print(
+            f"Queued for blind review as well: {blind.get('AUDIT', 0)} audit(s) of accepted documents, "
+            f"{blind.get('SECOND_REVIEW', 0)} second review(s) of escalations."
+        )
     llm = summary.get("llm") or {}
     if llm.get("backend", "none") != "none":
         out.print(

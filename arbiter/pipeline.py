@@ -61,6 +61,7 @@ class DocResult:
     attempts: int = 0
     llm_calls: int = 0
     llm_cost_usd: float = 0.0
+    samples: tuple[str, ...] = ()  # kinds of the blind packets this document was sampled into
 
 
 @dataclass
@@ -226,6 +227,7 @@ class Pipeline:
             attempts=len(outcome.attempts),
             llm_calls=outcome.llm_calls,
             llm_cost_usd=outcome.llm_cost_usd,
+            samples=tuple(p.packet_kind.value for p in samples),
         )
 
     def _samples(

@@ -3,6 +3,7 @@ store queues it, and that no reviewer is handed both halves of a double review."
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -235,6 +236,9 @@ def test_cli_shares_override_the_profile_without_forcing_a_rerun(tmp_path: Path)
     runner = CliRunner()
     first = runner.invoke(app, [*args, "--audit-share", "1", "--second-review-share", "0"])
     assert first.exit_code == 0, first.output
+    assert "1 audit(s) of accepted documents, 0 second review(s)" in " ".join(first.output.split())
+    summary = json.loads(next((tmp_path / "out" / "runs").glob("*/summary.json")).read_text())
+    assert summary["blind_samples"] == {"AUDIT": 1, "SECOND_REVIEW": 0}
     store = Store(f"sqlite:///{(tmp_path / 'out' / 'arbiter.db').resolve()}")
     kinds = sorted((p.doc_id, p.kind) for p in store.list_packets(limit=10))
     assert kinds == [("gen-foundation-01", "AUDIT"), ("note-injection-03", "ESCALATION")]
