@@ -70,7 +70,7 @@ _SPECS = [
     CodeSpec("V4.SNIPPET_OUTSIDE_SEGMENT", M, False, "A snippet appears only outside its segment."),
     CodeSpec("V4.SNIPPET_NOT_FOUND", M, False, "A snippet appears nowhere in the document."),
     CodeSpec(
-        "V4.SNIPPET_NUMBERS_DIFFER", M, False, "A snippet matches OCR'd text only with different numbers."
+        "V4.SNIPPET_NUMBERS_DIFFER", M, False, "A snippet matches the page only with different numbers."
     ),
     CodeSpec("V4.PAGE_NO_TEXT_LAYER", M, False, "The claimed page has no text to check the snippet against."),
     CodeSpec("V4.ANCHOR_NOT_FOUND", m, False, "An anchor does not appear on its page."),

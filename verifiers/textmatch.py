@@ -48,10 +48,12 @@ class Match:
 
 @dataclass(frozen=True)
 class NearMiss:
-    """An approximate match on an OCR'd page refused because its numbers are not the snippet's."""
+    """A match refused because its numbers are not the snippet's: an approximate one on an OCR'd page, or
+    (`cut_number`) one on any page that starts or ends inside a number (its span covers the whole number)."""
 
     match: Match
     numbers: NumberCheck
+    cut_number: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,15 +74,77 @@ _COMPACT_DROP = str.maketrans("", "", " -")
 COMPACT_SCORE = 99.0  # exact apart from spaces and hyphens
 
 
-def _compact_position(norm: str, kept: int) -> int:
-    """Index in `norm` of its kept-th character that is not a space or hyphen."""
-    seen = -1
-    for i, char in enumerate(norm):
-        if char not in " -":
-            seen += 1
-            if seen == kept:
-                return i
-    raise IndexError(kept)
+class _CompactCursor:
+    """Maps indexes of the compact text (spaces and hyphens dropped) back to `norm`, for increasing
+    indexes, in one pass over `norm` however many occurrences are mapped."""
+
+    def __init__(self, norm: str) -> None:
+        self._norm = norm
+        self._at = -1  # index in norm of the kept-th compact character
+        self._kept = -1
+
+    def position(self, kept: int) -> int:
+        """Index in `norm` of its kept-th character that is not a space or hyphen (kept never decreases)."""
+        norm, at, seen = self._norm, self._at, self._kept
+        while seen < kept:
+            at += 1
+            if norm[at] not in " -":
+                seen += 1
+        self._at, self._kept = at, seen
+        return at
+
+
+def _numeric_edges(query: str) -> tuple[bool, bool]:
+    """Whether a (normalised, non-empty) query begins and ends with a number the page could continue: a
+    digit, or a "." or "," against a digit ("5." may be the start of "5.5")."""
+    lead = query[0].isdecimal() or (query[0] in ".," and query[1:2].isdecimal())
+    tail = query[-1].isdecimal() or (query[-1] in ".," and query[-2:-1].isdecimal())
+    return lead, tail
+
+
+def cuts_number(text: str, first: int, stop: int, lead: bool, tail: bool) -> bool:
+    """Does the span [first, stop) of a normalised text start or end inside a number? At the start (when
+    the query begins with a number, `lead`): a digit before it, or a digit and "."/"," before a digit (it
+    starts after a number's decimal separator); at the end (`tail`): a digit after it, or "."/"," and a
+    digit after a digit. A hyphen, a space or a letter ends a number ("12-15")."""
+    if lead and first > 0:
+        before = text[first - 1]
+        if before.isdecimal():
+            return True
+        if (
+            before in ".,"
+            and first >= 2
+            and text[first - 2].isdecimal()
+            and text[first : first + 1].isdecimal()
+        ):
+            return True
+    if tail and stop < len(text):
+        after = text[stop]
+        if after.isdecimal():
+            return True
+        if after in ".," and text[stop - 1].isdecimal() and text[stop + 1 : stop + 2].isdecimal():
+            return True
+    return False
+
+
+def _whole_numbers(text: str, first: int, stop: int) -> tuple[int, int]:
+    """[first, stop) grown over the digits (and "."/"," between digits) of numbers cut by its edges."""
+    while first > 0 and (
+        text[first - 1].isdecimal()
+        or (
+            text[first - 1] in ".,"
+            and first >= 2
+            and text[first - 2].isdecimal()
+            and text[first : first + 1].isdecimal()
+        )
+    ):
+        first -= 1
+    while stop < len(text) and (
+        text[stop].isdecimal()
+        or (text[stop] in ".," and text[stop - 1].isdecimal() and text[stop + 1 : stop + 2].isdecimal())
+    ):
+        stop += 1
+    return first, stop
 
 
 _SharedKey = tuple[int, float]
@@ -112,6 +176,8 @@ class PageIndex:
         self._lines: dict[int, tuple[list[LineBox], list[int]]] = {}
         self._compact_queries: dict[str, str] = {}
         self._fuzzy: dict[tuple[str, int], _Fuzzy] = {}
+        # The first occurrence (normalised span and score) refused for cutting a number, for near_miss.
+        self._cut: dict[tuple[str, int], tuple[int, int, float]] = {}
 
     @classmethod
     def shared(cls, bundle: DocumentBundle, fuzzy_threshold: float = 92.0) -> PageIndex:
@@ -185,20 +251,34 @@ class PageIndex:
         if not query:
             return None
         norm = self.text_of(page)
-        at = norm.text.find(query)
+        text = norm.text
+        at = text.find(query)
+        # A match may not start or end inside a number ("Hemoglobin 1" is not in "Hemoglobin 13.2"); this
+        # is checked only for a query beginning or ending with a digit (most snippets are words).
+        lead, tail = _numeric_edges(query)
+        if at >= 0 and (lead or tail):
+            while at >= 0 and cuts_number(text, at, at + len(query), lead, tail):
+                self._cut.setdefault((query, page), (at, at + len(query), 100.0))
+                at = text.find(query, at + 1)
         if at >= 0:
             return source, norm, at, at + len(query), 100.0
         # Only when the exact search failed (most snippets are found as they are).
         compact_query = self._compact_query(query)
         if compact_query:
-            at = self._compact_of(page).find(compact_query)
-            if at >= 0:
-                first = _compact_position(norm.text, at)
-                last = _compact_position(norm.text[first:], len(compact_query) - 1) + first
-                if not source.ocr_applied or check_numbers(query, norm.text, first, last + 1).agree:
-                    return source, norm, first, last + 1, COMPACT_SCORE
-        if source.ocr_applied and norm.text:
-            found = self._fuzzy_search(query, norm.text, page).found
+            compact = self._compact_of(page)
+            at = compact.find(compact_query)
+            lead, tail = _numeric_edges(compact_query)
+            starts, ends = _CompactCursor(text), _CompactCursor(text)
+            while at >= 0:
+                first = starts.position(at)
+                stop = ends.position(at + len(compact_query) - 1) + 1
+                if (lead or tail) and cuts_number(text, first, stop, lead, tail):
+                    self._cut.setdefault((query, page), (first, stop, COMPACT_SCORE))
+                elif not source.ocr_applied or check_numbers(query, text, first, stop).agree:
+                    return source, norm, first, stop, COMPACT_SCORE
+                at = compact.find(compact_query, at + 1)
+        if source.ocr_applied and text:
+            found = self._fuzzy_search(query, text, page).found
             if found is not None:
                 return source, norm, *found
         return None
@@ -230,16 +310,25 @@ class PageIndex:
         return result
 
     def near_miss(self, snippet: str, page: int) -> NearMiss | None:
-        """On an OCR'd page where the snippet is not found: its best approximate match that scored the
-        threshold but was refused because the numbers differ (None when there is none)."""
+        """Where the snippet is not found: its match refused for cutting a number (on any page), else on an
+        OCR'd page its best approximate match that scored the threshold but was refused because the
+        numbers differ (None when there is neither)."""
         source = self._pages.get(page)
-        if source is None or not source.ocr_applied or self._locate(snippet, page) is not None:
+        if source is None or self._locate(snippet, page) is not None:
             return None
-        cached = self._fuzzy.get((normalize_plain(snippet), page))
+        query = normalize_plain(snippet)
+        norm = self.text_of(page)
+        cut = self._cut.get((query, page))
+        if cut is not None:
+            first, stop, score = cut
+            whole = _whole_numbers(norm.text, first, stop)
+            numbers = check_numbers(query, norm.text, first, stop)
+            return NearMiss(self._match(source, norm, *whole, score), numbers, cut_number=True)
+        cached = self._fuzzy.get((query, page)) if source.ocr_applied else None
         if cached is None or cached.refused is None:
             return None
         first, stop, score, numbers = cached.refused
-        return NearMiss(self._match(source, self.text_of(page), first, stop, score), numbers)
+        return NearMiss(self._match(source, norm, first, stop, score), numbers)
 
     def find_any(self, snippet: str, pages: Iterable[int] | None = None) -> list[Match]:
         """Every page (of those given, or of the document) where the snippet is found, in page order."""

@@ -2,7 +2,8 @@
 
 Deterministic: each snippet is searched after normalisation on its claimed page, then in its segment,
 then anywhere; where it was found (page, span, boxes) is kept for highlighting in the review app. A
-snippet found nowhere but resembling OCR'd text whose numbers differ is reported as such, with its score.
+snippet found nowhere but resembling OCR'd text whose numbers differ, or found only where it cuts a number
+short ("Hemoglobin 1" in "Hemoglobin 13.2"), is reported as such.
 The LLM phase then judges whether each located snippet supports its type; it can only add issues.
 """
 
@@ -252,10 +253,15 @@ class V4Evidence:
                     if near is not None:
                         match, status = near.match, "numbers_differ"
                         mine, theirs = near.numbers.differences()
+                        where = (
+                            f"appears on page {match.page} only as part of a longer number"
+                            if near.cut_number
+                            else f"resembles the OCR text on page {match.page} (score {match.score:g} of 100) "
+                            "but its numbers differ"
+                        )
                         add(
                             "V4.SNIPPET_NUMBERS_DIFFER",
-                            f"The evidence {shown()} {owner()} resembles the OCR text on page {match.page} "
-                            f"(score {match.score:g} of 100) but its numbers differ: the snippet has "
+                            f"The evidence {shown()} {owner()} {where}: the snippet has "
                             f"{_numbers_text(mine)} where the page has {_numbers_text(theirs)}. "
                             "It may be misquoted or fabricated.",
                             match.page,
