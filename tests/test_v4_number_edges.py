@@ -1,5 +1,6 @@
 """No snippet match starts or ends inside a number, on pages with a text layer and OCR'd pages alike: a
-truncated number ("Hemoglobin 1" for "Hemoglobin 13.2") is a different number, reported as numbers differ."""
+truncated number ("Hemoglobin 1" for "Hemoglobin 13.2") or one without its minus sign ("2.1" for "-2.1") is
+a different number, reported as numbers differ."""
 
 from __future__ import annotations
 
@@ -49,6 +50,18 @@ CASES = [
         "space-insensitive match cutting a number",
     ),
     ("follow-up in 12", "Return for follow-\nup in 12 months", True, "space-insensitive match, whole number"),
+    ("2.1 mmol/L", "pH -2.1 mmol/L", False, "minus sign dropped"),
+    ("2.1 mmol/L", "pH \u22122.1 mmol/L", False, "minus sign U+2212 dropped"),
+    ("2.1 mmol/L", "-2.1 mmol/L", False, "minus sign at the page start dropped"),
+    ("2.1 mmol/L", "pH (-2.1 mmol/L)", False, "minus sign after a bracket dropped"),
+    ("-2.1 mmol/L", "pH -2.1 mmol/L", True, "snippet with the minus sign"),
+    ("-2.1 mmol /L", "pH -2.1 mmol/L", True, "space-insensitive match keeping the minus sign"),
+    ("2.1 mmol/L", "range 1.0-2.1 mmol/L", True, "a range hyphen is no sign"),
+    ("67", "Ki-67 index 40%", True, "a hyphen in a word is no sign"),
+    ("2.1 mmol/L", "pH -2.1 mmol/L (prior)\npH 2.1 mmol/L now", True, "a later occurrence without sign"),
+    ("base excess 3", "base excess -3 mmol/L", False, "space-insensitive match dropping a sign"),
+    ("base excess -3", "base excess 3 mmol/L", False, "space-insensitive match adding a sign"),
+    ("base excess -3", "base excess -3 mmol/L", True, "signed value kept"),
 ]
 
 
@@ -69,13 +82,20 @@ def test_match_never_cuts_a_number(snippet: str, page: str, verified: bool, ocr:
         assert index.near_miss(snippet, 1) is None
 
 
-def test_second_occurrence_is_the_match() -> None:
-    """When the first occurrence cuts a number, the match is the later one with the whole number."""
-    text = "Hemoglobin 13.2 (prior)\nHemoglobin 1 on repeat"
-    match = page_index(text, False).find("Hemoglobin 1", 1)
+@pytest.mark.parametrize(
+    ("snippet", "text", "after"),
+    [
+        ("Hemoglobin 1", "Hemoglobin 13.2 (prior)\nHemoglobin 1 on repeat", " on"),
+        ("2.1 mmol/L", "pH -2.1 mmol/L (prior)\npH 2.1 mmol/L now", " now"),
+    ],
+    ids=["cut number", "dropped sign"],
+)
+def test_second_occurrence_is_the_match(snippet: str, text: str, after: str) -> None:
+    """When the first occurrence cuts a number or drops its sign, the match is the later, whole one."""
+    match = page_index(text, False).find(snippet, 1)
     assert match is not None
     assert match.score == 100.0
-    assert text[match.start : match.end + 3] == "Hemoglobin 1 on"
+    assert text[match.start : match.end + len(after)] == snippet + after
 
 
 @pytest.mark.parametrize(
@@ -84,6 +104,8 @@ def test_second_occurrence_is_the_match() -> None:
         ("Hemoglobin 1", "Hemoglobin 13.2 g/dL", "1", "13.2"),
         ("3.2 g/dL", "Hemoglobin 13.2 g/dL", "3.2", "13.2"),
         ("WBC 1", "WBC 1,000 cells", "1", "1,000"),
+        ("2.1 mmol/L", "pH -2.1 mmol/L", "2.1", "-2.1"),
+        ("base excess 3", "base excess -3 mmol/L", "3", "-3"),
     ],
 )
 def test_near_miss_names_the_whole_number(snippet: str, page: str, mine: str, theirs: str) -> None:
@@ -116,6 +138,20 @@ def test_v4_reports_a_cut_number_as_numbers_differ(ocr: bool) -> None:
     assert check.status == "numbers_differ"
 
 
+@pytest.mark.parametrize("ocr", [False, True], ids=["text layer", "OCR"])
+def test_v4_reports_a_dropped_sign_as_numbers_differ(ocr: bool) -> None:
+    """V4 reports a snippet found only without the page's minus sign as numbers differ, naming both."""
+    text = "Blood gas\nBase excess \u22122.1 mmol/L"
+    bundle = make_bundle(make_page(1, text, has_text_layer=not ocr, ocr_applied=ocr))
+    data = classification(segment(1, 1, "LAB_REPORT", {"LAB_REPORT": [(1, "2.1 mmol/L", "Base excess")]}))
+    result = run(V4Evidence(), data, bundle)
+    assert codes(result) == ["V4.SNIPPET_NUMBERS_DIFFER"]
+    (issue,) = result.issues
+    assert "the snippet has 2.1 where the page has -2.1" in issue.message
+    assert issue.highlight is not None
+    assert text[issue.highlight.start : issue.highlight.end] == "\u22122.1 mmol/L"
+
+
 @pytest.mark.parametrize(
     ("snippet", "decision"),
     [("Hemoglobin 1", "ESCALATE_TO_SME"), ("Hemoglobin 13.2", "AUTO_ACCEPT")],
@@ -139,6 +175,14 @@ def test_snippet_ending_inside_a_number_never_verifies(d: str, e: str, ocr: bool
     index = page_index(f"x {d}{e} y", ocr)
     assert index.find(f"x {d}", 1) is None
     assert index.near_miss(f"x {d}", 1) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(DIGITS, DIGITS, st.booleans())
+def test_snippet_dropping_a_sign_never_verifies(d: str, e: str, ocr: bool) -> None:
+    """ "{d} u" is never found in "p -{d} u" (a sign), always in "r {e}-{d} u" (a range)."""
+    assert page_index(f"p -{d} u", ocr).find(f"{d} u", 1) is None
+    assert page_index(f"r {e}-{d} u", ocr).find(f"{d} u", 1) is not None
 
 
 @given(st.text(alphabet="0123456789.,- ab", max_size=30), st.integers(0, 32), st.integers(0, 32))

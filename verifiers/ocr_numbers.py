@@ -28,7 +28,7 @@ from difflib import SequenceMatcher
 
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["CONFUSABLE", "Number", "NumberCheck", "check_numbers", "numbers"]
+__all__ = ["CONFUSABLE", "Number", "NumberCheck", "check_numbers", "has_sign", "numbers"]
 
 # The letters Tesseract reads for a digit (and the other way round); the text is case-folded by then.
 CONFUSABLE: dict[str, str] = {"o": "0", "l": "1", "i": "1", "s": "5"}
@@ -80,16 +80,24 @@ def _ascii(digits: str) -> str:
     return "".join(str(unicodedata.decimal(c)) for c in digits)
 
 
+def has_sign(text: str, start: int) -> bool:
+    """Does the number whose digits begin at `start` of a (normalised) text carry a minus sign: a "-"
+    right before it that is not a hyphen after a letter, a digit, "." or "," ("-2.1", "pH -2.1"; not the
+    "-" of "11.7-15.5" or "Ki-67")?"""
+    if not 0 < start <= len(text) or text[start - 1] != "-":
+        return False
+    before = text[start - 2] if start >= 2 else " "
+    return not (before.isalnum() or before in ".,")
+
+
 def numbers(text: str) -> list[Number]:
     """The numbers of a (normalised) text, in order."""
     found: list[Number] = []
     for match in _NUMBER.finditer(text):
         start = match.start()
         sign = ""
-        if start and text[start - 1] == "-":
-            before = text[start - 2] if start >= 2 else " "
-            if not (before.isalnum() or before in ".,"):
-                sign, start = "-", start - 1
+        if has_sign(text, start):
+            sign, start = "-", start - 1
         runs = tuple(_ascii(run) for run in _RUN_BREAK.split(match.group()))
         found.append(Number(text[start : match.end()], start, match.end(), (sign, *runs)))
     return found

@@ -17,7 +17,7 @@ from operator import attrgetter
 from rapidfuzz import fuzz
 
 from arbiter.contracts import DocumentBundle, LineBox, Page
-from verifiers.ocr_numbers import NumberCheck, check_numbers
+from verifiers.ocr_numbers import NumberCheck, check_numbers, has_sign, numbers
 from verifiers.textnorm import Normalized, normalize, normalize_plain
 
 __all__ = [
@@ -102,14 +102,18 @@ def _numeric_edges(query: str) -> tuple[bool, bool]:
     return lead, tail
 
 
-def cuts_number(text: str, first: int, stop: int, lead: bool, tail: bool) -> bool:
+def cuts_number(text: str, first: int, stop: int, lead: bool, tail: bool, *, signed: bool = False) -> bool:
     """Does the span [first, stop) of a normalised text start or end inside a number? At the start (when
     the query begins with a number, `lead`): a digit before it, or a digit and "."/"," before a digit (it
-    starts after a number's decimal separator); at the end (`tail`): a digit after it, or "."/"," and a
-    digit after a digit. A hyphen, a space or a letter ends a number ("12-15")."""
+    starts after a number's decimal separator), or before a digit a minus sign (ocr_numbers.has_sign: it
+    drops the sign of "-2.1"), unless the query's first number is `signed` itself (a compact query lost
+    it); at the end (`tail`): a digit after it, or "."/"," and a digit after a digit. A hyphen, a space or a
+    letter ends a number ("12-15", "Ki-67")."""
     if lead and first > 0:
         before = text[first - 1]
         if before.isdecimal():
+            return True
+        if not signed and text[first : first + 1].isdecimal() and has_sign(text, first):
             return True
         if (
             before in ".,"
@@ -127,8 +131,19 @@ def cuts_number(text: str, first: int, stop: int, lead: bool, tail: bool) -> boo
     return False
 
 
+def _signs_differ(query: str, text: str, first: int, stop: int) -> bool:
+    """Does a match ignoring spaces and hyphens drop or add a minus sign: are the snippet's signed numbers
+    not those of the page text [first, stop) (a sign just before it read as the first number's)?"""
+    if "-" not in query and "-" not in text[max(first - 1, 0) : stop]:
+        return False
+    low = max(first - 2, 0)
+    theirs = [n.key for n in numbers(text[low:stop]) if n.key[0] and n.end + low > first]
+    return [n.key for n in numbers(query) if n.key[0]] != theirs
+
+
 def _whole_numbers(text: str, first: int, stop: int) -> tuple[int, int]:
-    """[first, stop) grown over the digits (and "."/"," between digits) of numbers cut by its edges."""
+    """[first, stop) grown over the digits (and "."/"," between digits) of numbers cut by its edges, and
+    over the minus sign of the first one."""
     while first > 0 and (
         text[first - 1].isdecimal()
         or (
@@ -138,6 +153,8 @@ def _whole_numbers(text: str, first: int, stop: int) -> tuple[int, int]:
             and text[first : first + 1].isdecimal()
         )
     ):
+        first -= 1
+    if text[first : first + 1].isdecimal() and has_sign(text, first):
         first -= 1
     while stop < len(text) and (
         text[stop].isdecimal()
@@ -268,11 +285,14 @@ class PageIndex:
             compact = self._compact_of(page)
             at = compact.find(compact_query)
             lead, tail = _numeric_edges(compact_query)
+            signed = query.startswith("-")
             starts, ends = _CompactCursor(text), _CompactCursor(text)
             while at >= 0:
                 first = starts.position(at)
                 stop = ends.position(at + len(compact_query) - 1) + 1
-                if (lead or tail) and cuts_number(text, first, stop, lead, tail):
+                if ((lead or tail) and cuts_number(text, first, stop, lead, tail, signed=signed)) or (
+                    _signs_differ(query, text, first, stop)
+                ):
                     self._cut.setdefault((query, page), (first, stop, COMPACT_SCORE))
                 elif not source.ocr_applied or check_numbers(query, text, first, stop).agree:
                     return source, norm, first, stop, COMPACT_SCORE
