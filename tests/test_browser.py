@@ -109,3 +109,17 @@ def test_reviewer_corrects_a_packet_in_the_browser(page: Any, seeded: Seeded, tm
     caption.wait_for()
     [record] = seeded.store.ground_truth_history("admin-requisition-03")
     assert record.ground_truth_classification["dominant_type"] == "ADMINISTRATIVE"
+
+    # The Metrics page draws in the browser: the headline first (no blind audit yet: unknown, never 0 %),
+    # the correction just saved counted, and the report's SVG charts rendered.
+    page.get_by_role("link", name="Metrics").click()
+    settle(page)
+    page.get_by_role("heading", name="Metrics").wait_for()
+    page.get_by_text("Arbiter false-accept rate").wait_for()
+    page.get_by_text("Unknown").first.wait_for()
+    charts = page.locator(
+        "[data-testid='stImage'] img"
+    )  # the report's SVG charts, drawn (not sanitised away)
+    charts.nth(5).wait_for()
+    assert all((charts.nth(i).bounding_box() or {}).get("height", 0) > 50 for i in range(6))
+    page.screenshot(path=str(tmp_path / "metrics.png"), full_page=True)

@@ -32,6 +32,12 @@ from arbiter.profile import load_profile
 from review_app import state
 
 
+def chart(svg: str) -> None:
+    """One of the report's inline SVG charts. st.image draws SVG markup; st.html's sanitiser drops <svg>
+    in the browser (the element stays empty), which only a real browser shows."""
+    st.image(svg)
+
+
 @st.cache_data(ttl=300, show_spinner="Computing the metrics…", max_entries=8)
 def _report(db_url: str | None, as_of: datetime | None) -> MetricsReport:
     return compute_metrics(state.the_store(), as_of, load_profile().taxonomy.document_types)
@@ -69,18 +75,18 @@ for column, (name, value, detail) in zip(st.columns(3) * 2, headline_figures(rep
     column.metric(name, value, help=detail)
     column.caption(detail)
 
-st.html(rate_chart(report))
+chart(rate_chart(report))
 st.subheader("Decision mix and escalation reasons")
 for svg in decision_charts(report):
-    st.html(svg)
+    chart(svg)
 st.caption(f"Auto-fix success: {rate_text(report.retry.success)}")
 st.subheader("Models against ground truth")
 st.dataframe(model_rows(report.models), hide_index=True, key="metrics_models")
 for svg in confusion_charts(report):
-    st.html(svg)
+    chart(svg)
 st.subheader("Issue precision against SME outcomes")
 for svg in precision_charts(report):
-    st.html(svg)
+    chart(svg)
 st.dataframe(
     [
         {"Code": c.code, "Verifier": c.verifier, "Precision": rate_text(c.precision)}
@@ -100,7 +106,7 @@ if report.agreement.disagreements:
 st.subheader("Reviewers")
 st.dataframe(reviewer_rows(report), hide_index=True, key="metrics_reviewers")
 st.subheader("Trends by run")
-st.html(trend_chart(report))
+chart(trend_chart(report))
 st.dataframe(run_rows(report), hide_index=True, key="metrics_runs")
 st.download_button(
     "Download the HTML report",
