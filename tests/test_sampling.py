@@ -77,24 +77,16 @@ def test_blind_packet_reveals_no_decision(kind: PacketKind) -> None:
         assert revealing not in body
 
 
-def test_second_review_needs_its_escalation() -> None:
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [(PacketKind.SECOND_REVIEW, "pair_of"), (PacketKind.ESCALATION, "not a blind")],
+)
+def test_blind_packet_refuses_what_it_cannot_be(kind: PacketKind, message: str) -> None:
     """A second review without the packet it doubles is refused; an escalation is not a blind kind."""
-    record = escalated("doc-1")
-    with pytest.raises(ValueError, match="pair_of"):
+    with pytest.raises(ValueError, match=message):
         build_blind_packet(
-            PacketKind.SECOND_REVIEW,
-            record.outcome,
-            pdf_path="/d.pdf",
-            pdf_sha256="a" * 64,
-            bundle_path=None,
-            total_pages=1,
-            primary=None,
-            run_id="r",
-        )
-    with pytest.raises(ValueError, match="not a blind"):
-        build_blind_packet(
-            PacketKind.ESCALATION,
-            record.outcome,
+            kind,
+            escalated("doc-1").outcome,
             pdf_path="/d.pdf",
             pdf_sha256="a" * 64,
             bundle_path=None,
