@@ -115,13 +115,13 @@ RULES: list[tuple[str, Mutation, int, list[str], str, Severity, bool]] = [
         True,
     ),
     (
-        "mixture_swapped_blames_mixture",
+        "mixture_swapped_not_fixable_main_type_differs",
         lambda d: mixture(d, {"LAB_REPORT": 0.3333, "ADMINISTRATIVE": 0.6667}),
         3,
         ["V2.MIXTURE_MISMATCH"],
         "/document_mixture",
         Severity.MAJOR,
-        True,
+        False,
     ),
     (
         "overlap",
@@ -148,7 +148,7 @@ RULES: list[tuple[str, Mutation, int, list[str], str, Severity, bool]] = [
         ["V2.DOMINANT_TYPE_MISMATCH"],
         "/segments/0/dominant_type",
         Severity.MAJOR,
-        True,
+        False,
     ),
     (
         "document_dominant",
@@ -157,7 +157,7 @@ RULES: list[tuple[str, Mutation, int, list[str], str, Severity, bool]] = [
         ["V2.DOMINANT_TYPE_MISMATCH"],
         "/dominant_type",
         Severity.MAJOR,
-        True,
+        False,
     ),
     (
         "uncovered",
@@ -223,7 +223,7 @@ def test_mixture_faults_emit_identical_canonical_patch() -> None:
 
 def test_canonical_mixture_uses_normalised_segment_shares() -> None:
     """Un-normalised segment shares do not change the canonical mixture (weights are real page counts)."""
-    data = mutated(lambda d: mixture(d, {"LAB_REPORT": 0.1, "ADMINISTRATIVE": 0.9}))
+    data = mutated(lambda d: mixture(d, {"LAB_REPORT": 0.9, "ADMINISTRATIVE": 0.1}))
     scale_segment(data, 0, 0.5)
     data["segments"][0]["segment_page_count"] = 7
     by_code = {issue.code: issue for issue in run_v2(data).issues}
@@ -270,39 +270,34 @@ def test_dominant_tie_is_not_a_mismatch() -> None:
     assert result.issues == []
 
 
-def test_segment_dominant_fix_is_first_in_taxonomy_order_on_ties() -> None:
-    """A wrong dominant type is replaced by the arg-max, the first in taxonomy order on an exact tie."""
+def test_segment_dominant_mismatch_is_never_fixed() -> None:
+    """A dominant type that is not the arg-max is reported, never rewritten: which one is wrong needs a person."""
     data = mutated(lambda d: set_shares(d, 0, {"LAB_REPORT": 0.5, "GENOMIC_REPORT": 0.5}))
     data["segments"][0]["dominant_type"] = "CLINICAL_NOTE"
-    (issue,) = run_v2(with_canonical_mixture(data)).issues
-    assert issue.fix == [{"op": "replace", "path": "/segments/0/dominant_type", "value": "GENOMIC_REPORT"}]
+    (issue,) = [
+        i for i in run_v2(with_canonical_mixture(data)).issues if i.code == "V2.DOMINANT_TYPE_MISMATCH"
+    ]
+    assert (issue.auto_fixable, issue.fix) == (False, None)
 
 
-def test_document_dominant_fix_uses_canonical_mixture() -> None:
-    """The document dominant fix names the arg-max of the page-weighted mixture, not of the stated one."""
+def test_mixture_that_disagrees_about_the_main_type_is_not_fixed() -> None:
+    """A mixture led by another type than the segments' is reported with why it is not fixed, and no patch."""
     data = mutated(lambda d: d.update(dominant_type="CLINICAL_NOTE"))
     mixture(data, {"CLINICAL_NOTE": 0.3, "PATHOLOGY_REPORT": 0.7})
     by_code = {issue.code: issue for issue in run_v2(data).issues}
-    fix = by_code["V2.DOMINANT_TYPE_MISMATCH"].fix
-    assert fix is not None
-    assert fix[0] == {"op": "replace", "path": "/dominant_type", "value": "LAB_REPORT"}
-    assert fix[1:] == by_code["V2.MIXTURE_MISMATCH"].fix
+    assert by_code["V2.DOMINANT_TYPE_MISMATCH"].fix is None
+    mismatch = by_code["V2.MIXTURE_MISMATCH"]
+    assert (mismatch.auto_fixable, mismatch.fix) == (False, None)
+    assert "not fixed automatically" in mismatch.message
+    assert "PATHOLOGY_REPORT" in mismatch.message and "LAB_REPORT" in mismatch.message
 
 
 def test_all_fixes_apply_together_cleanly() -> None:
     """Segment-sum, mixture and dominant fixes of one document apply as one patch and then pass."""
     data = mutated(lambda d: scale_segment(d, 0, 0.7))
-    data["segments"][1]["dominant_type"] = "LAB_REPORT"
-    data["dominant_type"] = "ADMINISTRATIVE"
-    mixture(data, {"CLINICAL_NOTE": 0.9})
+    mixture(data, {"LAB_REPORT": 0.5, "ADMINISTRATIVE": 0.3})
     v2 = run_v2(data)
-    assert codes(v2) == [
-        "V2.DOMINANT_TYPE_MISMATCH",
-        "V2.DOMINANT_TYPE_MISMATCH",
-        "V2.MIXTURE_MISMATCH",
-        "V2.MIXTURE_SHARES_SUM",
-        "V2.SEGMENT_SHARES_SUM",
-    ]
+    assert codes(v2) == ["V2.MIXTURE_MISMATCH", "V2.MIXTURE_SHARES_SUM", "V2.SEGMENT_SHARES_SUM"]
     fixed = apply_fixes(data, v2)
     assert run_v2(fixed).issues == []
     assert run_v1(fixed).issues == []
@@ -380,15 +375,13 @@ def test_design_example() -> None:
     by_code = {issue.code: issue for issue in result.issues}
     assert sorted(by_code) == ["V2.DOMINANT_TYPE_MISMATCH", "V2.MIXTURE_MISMATCH"]
     assert "GENOMIC_REPORT 0.80 instead of 0.00" in by_code["V2.MIXTURE_MISMATCH"].message
-    fix = by_code["V2.DOMINANT_TYPE_MISMATCH"].fix
-    assert fix is not None
-    assert fix[0] == {"op": "replace", "path": "/dominant_type", "value": "ADMINISTRATIVE"}
+    assert [issue.fix for issue in by_code.values()] == [None, None]
 
 
 def test_mixture_fault_moves_the_document_dominant_check_to_the_canonical_mixture() -> None:
     """When the mixture is being replaced, a dominant type that leads the segments is not blamed."""
-    data = mutated(lambda d: mixture(d, {"LAB_REPORT": 0.2, "ADMINISTRATIVE": 0.8}))
-    assert codes(run_v2(data)) == ["V2.MIXTURE_MISMATCH"]
+    data = mutated(lambda d: mixture(d, {"LAB_REPORT": 0.8, "ADMINISTRATIVE": 0.1}))
+    assert codes(run_v2(data)) == ["V2.MIXTURE_MISMATCH", "V2.MIXTURE_SHARES_SUM"]
 
 
 def test_v2_does_not_mutate_input() -> None:
@@ -429,6 +422,14 @@ def test_random_structures_never_raise_and_fixes_apply(ranges: Any, mix: list[fl
             jsonpatch.JsonPatch(issue.fix).apply(data)
     if not any(i.severity == Severity.BLOCKER for i in [*v1.issues, *v2.issues]):
         fixed = apply_fixes(data, v1, v2)
-        assert PROFILE.tolerances.share_sum >= abs(sum(e["share"] for e in fixed["document_mixture"]) - 1)
-        assert set(codes(run_v2(fixed, bundle))) <= {"V2.UNCOVERED_PAGES"}
+        left = set(codes(run_v2(fixed, bundle)))
+        if not left & {"V2.MIXTURE_MISMATCH", "V2.MIXTURE_SHARES_SUM"}:
+            assert PROFILE.tolerances.share_sum >= abs(sum(e["share"] for e in fixed["document_mixture"]) - 1)
+        # What one round leaves is only what no fix may touch: a disagreement about the main type.
+        assert left <= {
+            "V2.UNCOVERED_PAGES",
+            "V2.DOMINANT_TYPE_MISMATCH",
+            "V2.MIXTURE_MISMATCH",
+            "V2.MIXTURE_SHARES_SUM",
+        }
         assert run_v1(fixed, bundle).issues == []

@@ -44,7 +44,7 @@ _SPECS = [
     CodeSpec("V2.PAGE_OVERLAP", B, False, "Two segments claim the same page."),
     CodeSpec("V2.INVERTED_PAGE_RANGE", B, False, "A segment ends before it starts."),
     CodeSpec("V2.MIXTURE_MISMATCH", M, True, "The mixture differs from the page-weighted segment shares."),
-    CodeSpec("V2.DOMINANT_TYPE_MISMATCH", M, True, "A dominant type is not the type with the largest share."),
+    CodeSpec("V2.DOMINANT_TYPE_MISMATCH", M, False, "A dominant type is not the type with the largest share."),
     CodeSpec("V2.UNCOVERED_PAGES", M, False, "Pages with text belong to no segment."),
     CodeSpec(
         "V2.LLM_INCONSISTENCY", M, False, "The language model found the answer inconsistent with the text."

@@ -110,3 +110,30 @@ def mixture_fix(
     if entries is None:
         return None
     return [{"op": "replace", "path": "/document_mixture", "value": entries}]
+
+
+def mixture_disagreement(
+    model: ClassificationOutput,
+    given: Mapping[str, float],
+    expected: Mapping[str, float] | None,
+    types: Sequence[str],
+    tie: float,
+) -> str | None:
+    """Why the mixture may not be rewritten from the segments, or None when it may.
+
+    It may only when the stated mixture, the page-weighted segment shares and the stated document type
+    all name the same main type: then the two differ only in size. Otherwise rewriting the mixture
+    would erase the one sign that a segment or the mixture was relabelled.
+    """
+    if expected is None:
+        return "the segments' page ranges or shares do not define a mixture."
+    from_segments = arg_max(expected, types)
+    stated = model.dominant_type
+    if not leads(given, from_segments, tie) or not leads(expected, arg_max(given, types), tie):
+        return (
+            f"the mixture's main type is {arg_max(given, types)} but the segments' is {from_segments}, "
+            "so one of them is mislabelled."
+        )
+    if not leads(expected, stated, tie):
+        return f"the document is said to be {stated} but the segments' main type is {from_segments}."
+    return None

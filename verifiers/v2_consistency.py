@@ -30,7 +30,15 @@ from verifiers.llm_phase import (
     segment_heading,
     semantic_phase,
 )
-from verifiers.shares import arg_max, leads, mixture_fix, page_weighted_mixture, round_to_one, type_shares
+from verifiers.shares import (
+    arg_max,
+    leads,
+    mixture_disagreement,
+    mixture_fix,
+    page_weighted_mixture,
+    round_to_one,
+    type_shares,
+)
 
 NO_LLM_NOTE = "No LLM backend configured; semantic consistency not checked."
 BLOCKER_NOTE = "LLM phase skipped: the rules found a blocker."
@@ -170,22 +178,28 @@ def _check_mixture(
 
     def fix() -> list[dict[str, Any]] | None:
         if not fixes:
-            fixes.append(mixture_fix(model, bundle.total_pages, types))
+            fixes.append(mixture_fix(model, bundle.total_pages, types) if agree else None)
         return fixes[0]
 
+    expected = page_weighted_mixture(model, bundle.total_pages, types)
+    given = type_shares(model.document_mixture, types)
+    # Fixes never hide a mislabel: the mixture is rewritten only when it and the segments already agree
+    # on the main type and differ only in size. A disagreement about which type dominates is the sign
+    # of a relabelled segment or mixture, and a person must judge which one is right.
+    disagreement = mixture_disagreement(model, given, expected, types, profile.tolerances.dominant_tie)
+    agree = disagreement is None
+    unfixable = "" if agree else f" It is not fixed automatically: {disagreement}"
     total = sum(entry.share for entry in model.document_mixture)
     faulty = abs(total - 1.0) > profile.tolerances.share_sum
     if faulty:
         issues.add(
             "V2.MIXTURE_SHARES_SUM",
-            f"The document mixture adds up to {_fmt(total)} instead of 1.",
+            f"The document mixture adds up to {_fmt(total)} instead of 1.{unfixable}",
             path="/document_mixture",
             fix=fix(),
         )
-    expected = page_weighted_mixture(model, bundle.total_pages, types)
     if expected is None:
         return faulty
-    given = type_shares(model.document_mixture, types)
     tolerance = profile.tolerances.mixture_match
     differing = [name for name in types if abs(given[name] - expected[name]) > tolerance]
     if not differing:
@@ -196,7 +210,8 @@ def _check_mixture(
     )
     issues.add(
         "V2.MIXTURE_MISMATCH",
-        f"The document mixture does not match the segments weighted by their page counts: {details}.",
+        f"The document mixture does not match the segments weighted by their page counts: {details}."
+        f"{unfixable}",
         path="/document_mixture",
         document_type=differing[0],
         fix=fix(),
@@ -220,7 +235,6 @@ def _check_segment_dominants(issues: IssueList, model: ClassificationOutput, pro
             path=path,
             segment_index=position + 1,
             document_type=segment.dominant_type,
-            fix=[{"op": "replace", "path": path, "value": best}],
         )
 
 
@@ -242,15 +256,6 @@ def _check_document_dominant(
     stated = reference.get(model.dominant_type, 0.0)
     if leads(reference, model.dominant_type, tie):
         return
-    fix: list[dict[str, Any]] | None = None
-    if canonical is not None:
-        target = arg_max(canonical, types)
-        fix = []
-        if target != model.dominant_type:
-            fix.append({"op": "replace", "path": "/dominant_type", "value": target})
-        if arg_max(given, types) != target:
-            # The stated mixture leads with another type: it is replaced by the canonical one too.
-            fix.extend(mixture_fix(model, bundle.total_pages, types) or [])
     source = (
         "the segments, weighted by their page counts, give" if use_canonical else "the document mixture gives"
     )
@@ -260,7 +265,6 @@ def _check_document_dominant(
         f"({_fmt(reference[best])} against {_fmt(stated)}).",
         path="/dominant_type",
         document_type=model.dominant_type,
-        fix=fix,
     )
 
 
