@@ -27,6 +27,7 @@ from arbiter.contracts import (
     TokenUsage,
     VerificationOutcome,
     VerifierResult,
+    semantic_checks_of,
 )
 from arbiter.policy import decide
 from arbiter.profile import Profile
@@ -197,6 +198,7 @@ def _outcome(
         llm_usage=_usage(results),
         llm_calls=sum(r.llm_calls for r in results),
         timings={"verify_ms": run.verify_ms, "total_ms": (perf_counter() - started) * 1000.0},
+        semantic_checks=semantic_checks_of(last.verifier_results if last else []),
     )
 
 

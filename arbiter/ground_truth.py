@@ -25,6 +25,7 @@ def verification_summary(outcome: VerificationOutcome) -> VerificationSummary:
         attempts=len(outcome.attempts),
         issue_codes=sorted({i.code for i in outcome.final_issues}),
         stop_reason=str(outcome.stop_reason),
+        semantic_checks=outcome.semantic_checks,
     )
 
 

@@ -14,10 +14,22 @@ from arbiter.contracts import (
     PacketKind,
     ProductionClassification,
     RetryLogEntry,
+    SemanticChecks,
     Severity,
     SMEPacket,
     VerificationOutcome,
 )
+
+SEMANTIC_CHECKS_TEXT = {
+    SemanticChecks.RULES_ONLY: "rules only (no model)",
+    SemanticChecks.RULES_AND_MODEL: "rules and a language model",
+}
+
+
+def semantic_checks_text(value: str | None) -> str:
+    """'Semantic checks: rules only (no model)', for a packet or an outcome; says so when not recorded."""
+    known = {str(key): text for key, text in SEMANTIC_CHECKS_TEXT.items()}
+    return f"Semantic checks: {known.get(str(value), 'not recorded')}"
 
 
 def sort_issues(issues: list[Issue]) -> list[Issue]:
@@ -118,6 +130,7 @@ def build_packet(
         production_classification=production,
         production_differs=production_differs(production, primary),
         priority=priority_of(issues, outcome.stop_reason == "input_failed"),
+        semantic_checks=outcome.semantic_checks,
     )
 
 

@@ -17,15 +17,38 @@ from arbiter.contracts import (
     VerifierResult,
     VerifierStatus,
 )
+from arbiter.contracts.verification import MODEL_JUDGED, has_semantic_phase
 from arbiter.profile import Profile
 
 GUARD_RULE = "fail_closed_guard"
 
 _NOT_RUN = (VerifierStatus.ERRORED, VerifierStatus.SKIPPED)
+# Phase states counted elsewhere: an errored phase makes its verifier ERRORED; an exhausted budget has a count.
+_PHASE_COUNTED = (PhaseStatus.ERRORED, PhaseStatus.BUDGET_EXHAUSTED)
 
 
-def count_issues(results: Sequence[VerifierResult], required: Sequence[str]) -> Counts:
-    """Issues by severity and fixability, plus crashed verifiers and required checks that did not run."""
+def model_phase_not_run(results: Sequence[VerifierResult], required: Sequence[str]) -> list[str]:
+    """Required verifiers that ran but whose language-model phase did not (skipped, or none recorded)."""
+    names = []
+    for name in dict.fromkeys(required):
+        mine = [result for result in results if result.verifier == name and has_semantic_phase(result)]
+        if any(
+            result.status not in _NOT_RUN
+            and result.llm_phase not in MODEL_JUDGED
+            and result.llm_phase not in _PHASE_COUNTED
+            for result in mine
+        ):
+            names.append(name)
+    return names
+
+
+def count_issues(
+    results: Sequence[VerifierResult], required: Sequence[str], *, require_llm_phases: bool = False
+) -> Counts:
+    """Issues by severity and fixability, plus crashed verifiers and required checks that did not run.
+
+    With `require_llm_phases`, a required verifier whose language-model phase did not run counts as not run.
+    """
     blocker = major = major_fixable = minor = total = 0
     for result in results:
         for issue in result.issues:
@@ -44,6 +67,8 @@ def count_issues(results: Sequence[VerifierResult], required: Sequence[str]) -> 
         mine = [result for result in results if result.verifier == name]
         if not mine or any(result.status in _NOT_RUN for result in mine):
             not_run += 1
+    if require_llm_phases:
+        not_run += len(model_phase_not_run(results, required))
     return Counts(
         blocker=blocker,
         major=major,
@@ -60,7 +85,8 @@ def count_issues(results: Sequence[VerifierResult], required: Sequence[str]) -> 
 def decide(results: Sequence[VerifierResult], profile: Profile) -> ArbiterDecision:
     """The first rule whose every bound holds decides; the fail-closed guard may override it to escalate."""
     policy = profile.arbiter
-    counts = count_issues(results, policy.required_verifiers)
+    counts = count_issues(results, policy.required_verifiers, require_llm_phases=policy.require_llm_phases)
+    no_model = model_phase_not_run(results, policy.required_verifiers) if policy.require_llm_phases else []
     values = counts.model_dump()
     # The profile guarantees an unconditional last rule, so a rule always matches.
     rule = next(r for r in policy.rules if all(bound.holds(values[name]) for name, bound in r.when.items()))
@@ -72,16 +98,31 @@ def decide(results: Sequence[VerifierResult], profile: Profile) -> ArbiterDecisi
             decision=Decision.ESCALATE_TO_SME,
             rule=GUARD_RULE,
             reason=f"The policy rule '{rule.name}' would have {verb} this document although {unsafe}; "
-            "escalated to be safe.",
+            "escalated to be safe." + _no_model_sentence(no_model),
             counts=counts,
             policy_version=policy.policy_version,
         )
+    reason = rule.reason
+    if decision == Decision.ESCALATE_TO_SME:
+        reason += _no_model_sentence(no_model)
     return ArbiterDecision(
         decision=decision,
         rule=rule.name,
-        reason=rule.reason,
+        reason=reason,
         counts=counts,
         policy_version=policy.policy_version,
+    )
+
+
+def _no_model_sentence(names: Sequence[str]) -> str:
+    """Why a check counts as not run under require_llm_phases, in plain English ('' when none)."""
+    if not names:
+        return ""
+    which = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    phases, them = ("phase", "it") if len(names) == 1 else ("phases", "them")
+    return (
+        f" The language-model {phases} of {which} did not run (rules only, no model), and this profile "
+        f"requires {them} (require_llm_phases)."
     )
 
 

@@ -87,6 +87,80 @@ class Tolerances(Strict):
     dominant_tie: float = Field(ge=0, lt=0.5)
     min_snippet_chars: int = Field(ge=1)
     fuzzy_match_threshold: float = Field(ge=50, le=100)
+    min_dominant_confidence: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="A segment whose dominant type's own confidence is below this is the primary's doubt: "
+        "escalated (V2.PRIMARY_LOW_CONFIDENCE).",
+    )
+    dominant_margin: float = Field(
+        default=0.1,
+        ge=0,
+        lt=1,
+        description="A segment whose two largest (normalised) shares are within this of each other is a "
+        "tie the primary could not settle: escalated (V2.PRIMARY_TYPE_TIE).",
+    )
+
+
+class ValuePattern(Strict):
+    """A value pattern of the content reading: a regular expression whose matches point to one type."""
+
+    type: str
+    what: str = Field(description="What a match is, in words an SME understands (shown in messages).")
+    regex: str = Field(description="Python regular expression, case-sensitive unless it starts with (?i).")
+    weight: float = Field(gt=0)
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, regex: str) -> str:
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise ValueError(f"value pattern {regex!r} is not a valid regular expression: {exc}") from exc
+        return regex
+
+
+class Content(Strict):
+    """The content reading (verifiers/content.py): what each page's own words, values and layout say about
+    each document type, independent of the primary model and of the baseline classifier's cue list."""
+
+    headings: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="Type -> section heading or title phrase (lowercase) -> weight."
+    )
+    patterns: list[ValuePattern] = Field(default_factory=list)
+    pattern_cap: int = Field(default=3, ge=1, description="Matches of one pattern counted per page.")
+    heading_max_chars: int = Field(default=70, ge=10)
+    results_header_words: list[str] = Field(default_factory=list)
+    results_header_min_words: int = Field(default=3, ge=2)
+    results_header_type: str | None = None
+    results_header_weight: float = Field(default=3.0, ge=0)
+    form_type: str | None = Field(default=None, description="The type a page of fill-in fields reads as.")
+    form_min_fields: int = Field(default=4, ge=1)
+    form_min_share: float = Field(default=0.25, ge=0, le=1)
+    form_field_weight: float = Field(default=0.75, ge=0)
+    form_field_cap: int = Field(default=10, ge=1)
+    label_evidence_types: list[str] = Field(
+        default_factory=list, description="Types for which a form label is fair evidence (forms)."
+    )
+    document_titles: list[str] = Field(default_factory=list)
+    continuation_markers: list[str] = Field(default_factory=list)
+    transmission_words: list[str] = Field(default_factory=list)
+    clear_score: float = Field(default=6.0, gt=0)
+    clear_share: float = Field(default=0.6, gt=0, le=1)
+    support_share: float = Field(default=0.15, ge=0, lt=1)
+    page_clear_score: float = Field(default=6.0, gt=0)
+    evidence_other_score: float = Field(default=2.0, gt=0)
+
+    @model_validator(mode="after")
+    def _lowercase_phrases(self) -> Content:
+        for doc_type, phrases in self.headings.items():
+            for phrase, weight in phrases.items():
+                if phrase != phrase.lower() or not phrase.strip() or weight <= 0:
+                    raise ValueError(
+                        f"heading {phrase!r} of {doc_type} must be lowercase with a positive weight"
+                    )
+        return self
 
 
 class Retry(Strict):
@@ -124,6 +198,11 @@ class Rule(Strict):
 class ArbiterPolicy(Strict):
     policy_version: str
     required_verifiers: list[str]
+    require_llm_phases: bool = Field(
+        default=False,
+        description="When true, a required verifier whose language-model phase did not run (no LLM "
+        "backend, or skipped) counts as a check not run (not_run), so the document is escalated.",
+    )
     rules: list[Rule] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -194,6 +273,21 @@ class Profile(Strict):
     arbiter: ArbiterPolicy
     sampling: Sampling = Field(default_factory=Sampling)
     baseline: Baseline | None = None
+    content: Content = Field(default_factory=Content)
+
+    @model_validator(mode="after")
+    def _content_types_known(self) -> Profile:
+        types = set(self.taxonomy.document_types)
+        named = [
+            *self.content.headings,
+            *(p.type for p in self.content.patterns),
+            *self.content.label_evidence_types,
+            *[t for t in (self.content.form_type, self.content.results_header_type) if t],
+        ]
+        for name in named:
+            if name not in types:
+                raise ValueError(f"[content] names {name!r}, which is not one of taxonomy.document_types")
+        return self
 
     @cached_property
     def header_footer_regexes(self) -> list[re.Pattern[str]]:

@@ -92,6 +92,14 @@ def test_packet_page_shows_issues_with_text_and_the_page_image(seeded: Seeded) -
     assert len(at.image) == 1
 
 
+def test_packet_page_says_how_the_decision_was_earned(seeded: Seeded) -> None:
+    """The packet page names the semantic checks behind the escalation in plain text (no LLM here: rules only)."""
+    at = sign_in(app_test())
+    packet_id = _claim_next(at)
+    assert seeded.store.get_packet(packet_id).semantic_checks == "rules_only"
+    assert "Semantic checks: rules only (no model)" in _texts(at.caption)
+
+
 def test_agree_saves_a_validated_ground_truth(seeded: Seeded) -> None:
     """Agree saves the machine's classification as SME_VALIDATED and completes the packet."""
     at = sign_in(app_test())

@@ -61,6 +61,7 @@ def test_audit_packet_never_shows_the_decision(sampled: Seeded) -> None:
         "Issues (",
         f"`{rule}`",
         "production classifier",
+        "Semantic checks",
     ):
         assert revealing not in shown, revealing
 

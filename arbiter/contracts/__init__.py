@@ -45,12 +45,14 @@ from arbiter.contracts.verification import (
     IssueSource,
     Location,
     PhaseStatus,
+    SemanticChecks,
     Severity,
     StopReason,
     TokenUsage,
     VerificationOutcome,
     VerifierResult,
     VerifierStatus,
+    semantic_checks_of,
 )
 
 __all__ = [
@@ -89,6 +91,7 @@ __all__ = [
     "SMEPacket",
     "SMEReview",
     "Segment",
+    "SemanticChecks",
     "Severity",
     "StopReason",
     "TokenUsage",
@@ -98,4 +101,5 @@ __all__ = [
     "VerifierResult",
     "VerifierStatus",
     "WordBox",
+    "semantic_checks_of",
 ]

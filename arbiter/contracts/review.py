@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arbiter.contracts.verification import ArbiterDecision, FixRecord, Issue
+from arbiter.contracts.verification import ArbiterDecision, FixRecord, Issue, SemanticChecks
 
 
 class Strict(BaseModel):
@@ -84,6 +84,11 @@ class SMEPacket(Strict):
     pair_of: str | None = Field(
         default=None, description="SECOND_REVIEW only: the escalation packet this one reviews again."
     )
+    semantic_checks: SemanticChecks | None = Field(
+        default=None,
+        description="ESCALATION only: whether the decision rested on the rules alone or on the rules and a "
+        "language model. None on blind packets and on packets stored before it was recorded.",
+    )
 
     @property
     def blind(self) -> bool:
@@ -114,6 +119,11 @@ class VerificationSummary(Strict):
     attempts: int
     issue_codes: list[str]
     stop_reason: str
+    semantic_checks: SemanticChecks | None = Field(
+        default=None,
+        description="How the decision that produced this ground truth was earned: rules_only or "
+        "rules_and_model. None on records written before it was recorded.",
+    )
 
 
 class GroundTruthRecord(Strict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -37,6 +38,18 @@ class PhaseStatus(StrEnum):
     FAILED = "FAILED"
     ERRORED = "ERRORED"
     BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"  # a token budget ran out before the phase could run
+
+
+class SemanticChecks(StrEnum):
+    """How a decision was earned: by the rule checks alone, or by the rules and a language model."""
+
+    RULES_ONLY = "rules_only"
+    RULES_AND_MODEL = "rules_and_model"
+
+
+# The verifiers that have an LLM (semantic) phase, and the phase states in which the model judged.
+SEMANTIC_VERIFIERS = ("V2", "V3", "V4")
+MODEL_JUDGED = frozenset({PhaseStatus.PASSED, PhaseStatus.FAILED})
 
 
 class Decision(StrEnum):
@@ -121,6 +134,20 @@ class VerifierResult(Strict):
     evidence_checks: list[EvidenceCheck] = Field(default_factory=list)
 
 
+def has_semantic_phase(result: VerifierResult) -> bool:
+    """Whether this verifier has an LLM phase (V2, V3, V4, or any result whose phase has a state)."""
+    return result.verifier in SEMANTIC_VERIFIERS or result.llm_phase != PhaseStatus.NOT_APPLICABLE
+
+
+def semantic_checks_of(results: Sequence[VerifierResult]) -> SemanticChecks:
+    """RULES_AND_MODEL when the results include an LLM phase and the model judged in every one of them
+    (phase PASSED or FAILED); RULES_ONLY when any was skipped, errored or out of budget, or none exists."""
+    semantic = [result for result in results if has_semantic_phase(result)]
+    if semantic and all(result.llm_phase in MODEL_JUDGED for result in semantic):
+        return SemanticChecks.RULES_AND_MODEL
+    return SemanticChecks.RULES_ONLY
+
+
 class Counts(Strict):
     blocker: int = 0
     major: int = 0
@@ -192,6 +219,17 @@ class VerificationOutcome(Strict):
         default=0.0, description="Estimated from the configured prices; cached calls cost 0."
     )
     timings: dict[str, float] = Field(default_factory=dict, description="Milliseconds by stage.")
+    semantic_checks: SemanticChecks = Field(
+        default=SemanticChecks.RULES_ONLY,
+        description="rules_and_model when every LLM phase of the final attempt ran (PASSED or FAILED), "
+        "else rules_only. Left out (outcomes stored before it existed), it is worked out from the attempts.",
+    )
+
+    @model_validator(mode="after")
+    def _semantic_checks_from_attempts(self) -> VerificationOutcome:
+        if "semantic_checks" not in self.model_fields_set and self.attempts:
+            self.semantic_checks = semantic_checks_of(self.attempts[-1].verifier_results)
+        return self
 
     @property
     def accepted_after_fixes(self) -> bool:

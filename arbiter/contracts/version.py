@@ -7,4 +7,4 @@ meaning). Export manifests record it next to a hash of the GroundTruthRecord JSO
 
 from __future__ import annotations
 
-CONTRACT_VERSION = "1.0"
+CONTRACT_VERSION = "1.1"  # 1.1: semantic_checks on outcomes, packets and ground truth

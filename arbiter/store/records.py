@@ -422,6 +422,7 @@ class RecordsMixin(QueueMixin):
             stop_reason=StopReason.ESCALATED_BY_POLICY,
             policy_version=packet.policy_version,
             final_issues=packet.issues_summary,
+            **({"semantic_checks": packet.semantic_checks} if packet.semantic_checks else {}),
         )
 
     def get_review(self, packet_id: str) -> SMEReview | None:

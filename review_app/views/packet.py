@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from arbiter.packets import sort_issues
+from arbiter.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
 from arbiter.review.context import issue_context
 from arbiter.review.desk import machine_answer
@@ -74,6 +74,8 @@ st.caption(
     f" · {reason_label(packet.escalation_reason)}"
 )
 st.write(escape(packet.escalation_message))
+if not packet.blind and packet.semantic_checks is not None:
+    st.caption(semantic_checks_text(packet.semantic_checks))
 closed = packet.review_status in ("COMPLETED", "SUPERSEDED")
 if packet.review_status == "COMPLETED":
     st.success("This packet has been reviewed. Its ground truth is on the Ground truth page.")
