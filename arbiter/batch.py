@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arbiter import __version__, atomic
+from arbiter.contracts import SemanticChecks
 from arbiter.errors import InputError
 from arbiter.pipeline import PENDING, DocResult, Pipeline
 
@@ -88,12 +89,21 @@ class Tally:
     escalated_by_reason: Counter[str] = field(default_factory=Counter)
     errors_by_reason: Counter[str] = field(default_factory=Counter)
     blind_samples: Counter[str] = field(default_factory=Counter)
+    accepted_by_semantic_checks: Counter[str] = field(default_factory=Counter)
 
-    def add(self, decision: str, reason: str | None, after_fixes: bool, error: str | None) -> None:
+    def add(
+        self,
+        decision: str,
+        reason: str | None,
+        after_fixes: bool,
+        error: str | None,
+        semantic_checks: str = SemanticChecks.RULES_ONLY.value,
+    ) -> None:
         if error:
             self.errors += 1
             self.errors_by_reason[error] += 1
         elif decision == "AUTO_ACCEPT":
+            self.accepted_by_semantic_checks[semantic_checks] += 1
             if after_fixes:
                 self.accepted_after_fixes += 1
             else:
@@ -174,6 +184,8 @@ class BatchRunner:
                     previous.get("escalation_reason"),
                     bool(previous.get("accepted_after_fixes")),
                     previous.get("error"),
+                    # An entry written before semantic checks were recorded: the decision claims no model.
+                    str(previous.get("semantic_checks") or SemanticChecks.RULES_ONLY.value),
                 )
             elif result.final_decision == PENDING:
                 tally.pending_llm_batch += 1
@@ -183,7 +195,11 @@ class BatchRunner:
                 tally.llm_cost_usd += result.llm_cost_usd
                 tally.blind_samples.update(result.samples)
                 tally.add(
-                    result.final_decision, result.escalation_reason, result.accepted_after_fixes, result.error
+                    result.final_decision,
+                    result.escalation_reason,
+                    result.accepted_after_fixes,
+                    result.error,
+                    result.semantic_checks,
                 )
             journal.write(json.dumps(asdict(result)) + "\n")
             journal.flush()
@@ -221,6 +237,9 @@ class BatchRunner:
             "skipped_unchanged": tally.skipped,
             "accepted_first_time": tally.accepted_first_time,
             "accepted_after_fixes": tally.accepted_after_fixes,
+            "accepted_by_semantic_checks": {
+                k.value: tally.accepted_by_semantic_checks[k.value] for k in SemanticChecks
+            },
             "escalated": tally.escalated,
             "escalated_by_reason": dict(tally.escalated_by_reason.most_common()),
             "errors": tally.errors,

@@ -218,6 +218,12 @@ def _print_summary(summary: dict[str, Any]) -> None:
         table.add_row("[blue]waiting for the LLM batch job[/]", str(summary["pending_llm_batch"]))
     table.add_row("total", str(summary["documents"]))
     out.print(table)
+    earned = summary.get("accepted_by_semantic_checks") or {}
+    if any(earned.values()):
+        out.print(
+            f"Accepted on rules only: {earned.get('rules_only', 0)}; "
+            f"rules and a model: {earned.get('rules_and_model', 0)}."
+        )
     blind = summary.get("blind_samples") or {}
     if any(blind.values()):
         out.print(
@@ -315,10 +321,13 @@ def verify(
 
 
 def _print_outcome(outcome: Any) -> None:
+    from arbiter.packets import semantic_checks_text
+
     colour = "green" if outcome.final_decision == "AUTO_ACCEPT" else "yellow"
     out.print(f"[bold {colour}]{outcome.final_decision}[/] {outcome.doc_id}")
     if outcome.escalation_reason:
         out.print(f"reason: {outcome.escalation_reason} — {outcome.escalation_message}")
+    out.print(semantic_checks_text(outcome.semantic_checks))
     for attempt in outcome.attempts:
         d = attempt.decision
         fixes = f", {len(attempt.fixes_applied)} fix(es) applied" if attempt.fixes_applied else ""

@@ -132,6 +132,7 @@ class FileStore:
                 "final_decision": str(record.outcome.final_decision),
                 "escalation_reason": record.outcome.escalation_reason,
                 "accepted_after_fixes": record.outcome.accepted_after_fixes,
+                "semantic_checks": record.outcome.semantic_checks.value,
                 "error": record.error,
             },
         )

@@ -62,6 +62,7 @@ class DocResult:
     llm_calls: int = 0
     llm_cost_usd: float = 0.0
     samples: tuple[str, ...] = ()  # kinds of the blind packets this document was sampled into
+    semantic_checks: str = "rules_only"  # SemanticChecks: whether a language model took part in the decision
 
 
 @dataclass
@@ -228,6 +229,7 @@ class Pipeline:
             llm_calls=outcome.llm_calls,
             llm_cost_usd=outcome.llm_cost_usd,
             samples=tuple(p.packet_kind.value for p in samples),
+            semantic_checks=outcome.semantic_checks.value,
         )
 
     def _samples(

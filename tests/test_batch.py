@@ -130,6 +130,27 @@ def test_rerun_skips_unchanged_and_force_redoes(tmp_path: Path) -> None:
         assert [p.name for p in history.iterdir()] == ["v0001.json"]
 
 
+def test_summary_counts_accepts_by_semantic_checks(tmp_path: Path) -> None:
+    """Without an LLM every accept is on rules only; a skipped rerun counts them again from the index, and an
+    index entry written before semantic checks were recorded counts as rules only."""
+    root = fixture_pdfs(tmp_path, 4)
+    store = FileStore(tmp_path / "out")
+    docs = discover([root / "in"])
+    first = BatchRunner(make_pipeline(root, store), store, workers=2).run(docs)
+    accepted = first["accepted_first_time"] + first["accepted_after_fixes"]
+    assert accepted > 0
+    assert first["accepted_by_semantic_checks"] == {"rules_only": accepted, "rules_and_model": 0}
+    entries = [json.loads(p.read_text()) for p in (store.root / "index").glob("*.json")]
+    assert {e["semantic_checks"] for e in entries} == {"rules_only"}
+    old = store.index_path(docs[0].doc_id)
+    old.write_text(
+        json.dumps({k: v for k, v in json.loads(old.read_text()).items() if k != "semantic_checks"})
+    )
+    second = BatchRunner(make_pipeline(root, store), store, workers=2).run(docs)
+    assert second["skipped_unchanged"] == 4
+    assert second["accepted_by_semantic_checks"] == first["accepted_by_semantic_checks"]
+
+
 def test_changed_classification_is_redone(tmp_path: Path) -> None:
     """Changing a document's classification input makes the next run redo that document only."""
     root = fixture_pdfs(tmp_path, 3)

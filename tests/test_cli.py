@@ -164,6 +164,9 @@ def test_demo_runs_on_fixtures(tmp_path: Path) -> None:
     assert summary["documents"] >= 30
     assert summary["accepted_first_time"] > 0
     assert summary["accepted_after_fixes"] > 0
+    accepted = summary["accepted_first_time"] + summary["accepted_after_fixes"]
+    assert summary["accepted_by_semantic_checks"] == {"rules_only": accepted, "rules_and_model": 0}
+    assert f"Accepted on rules only: {accepted}; rules and a model: 0." in result.output
     assert summary["escalated"] > 0
     assert summary["errors_by_reason"] == {
         "pdf_encrypted": 1,

@@ -56,6 +56,9 @@ def test_replay_demo_answers_every_llm_request(tmp_path: Path) -> None:
     assert summary["llm"]["errors"] == {}
     assert summary["llm"]["calls"] > 0
     assert summary["documents"] == summary["processed"]
+    accepted = summary["accepted_first_time"] + summary["accepted_after_fixes"]
+    assert summary["accepted_by_semantic_checks"] == {"rules_only": 0, "rules_and_model": accepted}
+    assert f"rules and a model: {accepted}" in result.output
     llm_issues = [
         issue["code"]
         for decision in out.glob("agent_outputs/*/arbiter_decision.json")
