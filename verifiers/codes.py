@@ -44,8 +44,17 @@ _SPECS = [
     CodeSpec("V2.PAGE_OVERLAP", B, False, "Two segments claim the same page."),
     CodeSpec("V2.INVERTED_PAGE_RANGE", B, False, "A segment ends before it starts."),
     CodeSpec("V2.MIXTURE_MISMATCH", M, True, "The mixture differs from the page-weighted segment shares."),
-    CodeSpec("V2.DOMINANT_TYPE_MISMATCH", M, False, "A dominant type is not the type with the largest share."),
+    CodeSpec(
+        "V2.DOMINANT_TYPE_MISMATCH", M, False, "A dominant type is not the type with the largest share."
+    ),
     CodeSpec("V2.UNCOVERED_PAGES", M, False, "Pages with text belong to no segment."),
+    CodeSpec("V2.CONTENT_CONTRADICTS_TYPE", M, False, "A segment's own pages read as another document type."),
+    CodeSpec("V2.BOUNDARY_INSIDE_DOCUMENT", M, False, "A segment boundary splits one document."),
+    CodeSpec("V2.SEGMENT_SPANS_DOCUMENTS", M, False, "A new document starts inside a segment."),
+    CodeSpec(
+        "V2.PRIMARY_LOW_CONFIDENCE", M, False, "The primary's confidence in a segment's type is too low."
+    ),
+    CodeSpec("V2.PRIMARY_TYPE_TIE", M, False, "A segment's two largest type shares are (nearly) tied."),
     CodeSpec(
         "V2.LLM_INCONSISTENCY", M, False, "The language model found the answer inconsistent with the text."
     ),
@@ -75,6 +84,15 @@ _SPECS = [
     CodeSpec("V4.PAGE_NO_TEXT_LAYER", M, False, "The claimed page has no text to check the snippet against."),
     CodeSpec("V4.ANCHOR_NOT_FOUND", m, False, "An anchor does not appear on its page."),
     CodeSpec("V4.SNIPPET_TOO_SHORT", m, False, "A snippet is too short to prove anything."),
+    CodeSpec(
+        "V4.EVIDENCE_READS_AS_OTHER_TYPE", M, False, "A type's evidence reads as another document type."
+    ),
+    CodeSpec(
+        "V4.EVIDENCE_FORM_LABEL_ONLY",
+        M,
+        False,
+        "A report type's evidence is only form labels or empty fields.",
+    ),
     CodeSpec(
         "V4.LLM_WEAK_EVIDENCE", M, False, "The language model judged a snippet not to support its type."
     ),

@@ -35,10 +35,12 @@ from verifiers.shares import (
     leads,
     mixture_disagreement,
     mixture_fix,
+    page_ranges_valid,
     page_weighted_mixture,
     round_to_one,
     type_shares,
 )
+from verifiers.v2_content import check_content, check_primary_doubt
 
 NO_LLM_NOTE = "No LLM backend configured; semantic consistency not checked."
 BLOCKER_NOTE = "LLM phase skipped: the rules found a blocker."
@@ -80,6 +82,9 @@ class V2Consistency:
         _check_segment_dominants(issues, model, profile)
         _check_document_dominant(issues, model, bundle, profile, mixture_faulty)
         _check_coverage(issues, model, bundle)
+        check_primary_doubt(issues, model, profile)
+        if page_ranges_valid(model.segments, bundle.total_pages):
+            check_content(issues, model, bundle, profile)
         if any(issue.severity == Severity.BLOCKER for issue in issues.items):
             return result(self, issues, notes=[BLOCKER_NOTE], llm_phase=PhaseStatus.SKIPPED)
         rules = list(issues.items)

@@ -1,0 +1,352 @@
+"""Independent content evidence: what each page's own text says about each document type, with no model.
+
+Three kinds of signal, all from the profile's `[content]` table: section headings and titles (a short line
+that starts with a listed phrase, or a heading block holding one), value patterns (results with units,
+HGVS variants, TNM stages, dosing, member ids, ...) and layout (a results-table header row, fill-in
+fields). It is a second opinion kept apart from the baseline classifier's cues, so it also checks the
+baseline. V2 compares it with segments and boundaries, V4 with evidence; the LLM prompts quote it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
+
+from arbiter.contracts import BlockType, DocumentBundle, Page
+from arbiter.profile import Content, Profile
+from verifiers.pagination import PageMark, page_marks
+from verifiers.textnorm import normalize_plain
+
+_HEADER_FOOTER = (BlockType.HEADER, BlockType.FOOTER)
+# A fill-in field: only labels ending in ":" (each a few words, no digits), blanks or check boxes.
+_LABEL = r"[^\W\d_][^:_\n]{0,60}?:"
+_FIELD_LINE = re.compile(rf"^(?:(?:{_LABEL}|[☐□❏]|\[ \])\s*(?:_{{2,}}\s*)?)+$")
+_BLANKS = re.compile(r"_{4,}")
+_CHECKBOXES = re.compile(r"[☐□❏]|\[ \]|\(\s\)")
+_YES_NO = re.compile(r"[?:]\s*yes\*?\s+no\b\s*$")
+_WORDS = re.compile(r"[a-z]+")
+_LEAD = re.compile(r"[\s#*\-•.:0-9()]+")  # list numbers and bullets before a heading
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One thing seen on a page that points to a document type."""
+
+    doc_type: str
+    kind: str  # "heading", "pattern", "table", "form"
+    seen: str  # the words seen, clipped, as the document prints them
+    weight: float
+
+    def describe(self) -> str:
+        return {
+            "heading": f'the heading "{self.seen}"',
+            "pattern": self.seen,
+            "table": f'the results-table header "{self.seen}"',
+            "form": self.seen,
+        }[self.kind]
+
+
+@dataclass
+class PageReading:
+    """The content reading of one page."""
+
+    page: int
+    readable: bool
+    scores: dict[str, float] = field(default_factory=dict)
+    cues: list[Cue] = field(default_factory=list)
+    lines: list[tuple[str, bool]] = field(default_factory=list)  # (normalised line, is a fill-in field)
+    fields: int = 0
+    marks: tuple[PageMark, ...] = ()
+    title: str | None = None  # a document title in the title region, normalised
+    title_seen: str | None = None  # the same as printed
+    continuation: str | None = None  # a continuation marker in the title region
+
+    @property
+    def total(self) -> float:
+        return sum(self.scores.values())
+
+    def cues_for(self, doc_type: str) -> list[Cue]:
+        return sorted((c for c in self.cues if c.doc_type == doc_type), key=lambda c: -c.weight)
+
+    def best(self, types: list[str]) -> str | None:
+        if not self.scores:
+            return None
+        return max(types, key=lambda t: (self.scores.get(t, 0.0), -types.index(t)))
+
+
+@dataclass
+class ContentReading:
+    """Every page's reading, and sums over page ranges."""
+
+    pages: dict[int, PageReading]
+
+    def scores(self, first: int, last: int) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for number in range(first, last + 1):
+            reading = self.pages.get(number)
+            if reading is None:
+                continue
+            for doc_type, value in reading.scores.items():
+                totals[doc_type] = totals.get(doc_type, 0.0) + value
+        return totals
+
+    def cues(self, first: int, last: int, doc_type: str, limit: int = 3) -> list[tuple[int, Cue]]:
+        """The strongest distinct cues for a type on a page range, with their page."""
+        found = sorted(
+            (
+                (number, cue)
+                for number in range(first, last + 1)
+                if (reading := self.pages.get(number)) is not None
+                for cue in reading.cues
+                if cue.doc_type == doc_type
+            ),
+            key=lambda item: (-item[1].weight, item[0]),
+        )
+        seen: set[str] = set()
+        out: list[tuple[int, Cue]] = []
+        for number, cue in found:
+            if cue.seen.lower() in seen:
+                continue
+            seen.add(cue.seen.lower())
+            out.append((number, cue))
+            if len(out) >= limit:
+                break
+        return out
+
+
+def describe_cues(items: Iterable[tuple[int, Cue]]) -> str:
+    """'page 3: the heading "Final diagnosis"; page 4: a TNM stage ("pT2N0")'."""
+    by_page: dict[int, list[str]] = {}
+    for number, cue in items:
+        by_page.setdefault(number, []).append(cue.describe())
+    return "; ".join(f"page {number}: {', '.join(parts)}" for number, parts in sorted(by_page.items()))
+
+
+# ------------------------------------------------------------------------------------------ reading
+_SHARED: dict[tuple[int, int], tuple[weakref.ref[DocumentBundle], ContentReading]] = {}
+_SHARED_LOCK = threading.Lock()
+_SHARED_SIZE = 8
+
+
+def _forget(key: tuple[int, int], ref: weakref.ref[DocumentBundle]) -> None:
+    with _SHARED_LOCK:
+        entry = _SHARED.get(key)
+        if entry is not None and entry[0] is ref:
+            del _SHARED[key]
+
+
+def read_bundle(bundle: DocumentBundle, profile: Profile) -> ContentReading:
+    """The content reading of a bundle, computed once and shared by V2 and V4 (bundles never change)."""
+    key = (id(bundle), id(profile))
+    with _SHARED_LOCK:
+        entry = _SHARED.get(key)
+        if entry is not None and entry[0]() is bundle:
+            return entry[1]
+    reading = ContentReading({page.page_num: read_page(page, profile) for page in bundle.pages})
+    with _SHARED_LOCK:
+        _SHARED[key] = (weakref.ref(bundle, partial(_forget, key)), reading)
+        while len(_SHARED) > _SHARED_SIZE:
+            del _SHARED[next(iter(_SHARED))]
+    return reading
+
+
+def read_page(page: Page, profile: Profile) -> PageReading:
+    """What one page's headings, values and layout say about each document type."""
+    content = profile.content
+    readable = (page.has_text_layer or page.ocr_applied) and bool(page.text.strip())
+    reading = PageReading(page=page.page_num, readable=readable)
+    if not readable:
+        return reading
+    body, running = _lines(page)
+    reading.marks = page_marks([*running, *(text for text, _ in body)], profile)
+    phrases = _heading_index(content)
+    for text, heading_block in body:
+        norm = normalize_plain(text).strip()
+        is_field = _is_field(norm, heading_block)
+        reading.lines.append((norm, is_field))
+        if is_field:
+            reading.fields += 1
+            continue
+        if len(norm) <= content.heading_max_chars or heading_block:
+            for doc_type, _phrase, weight in _headings_in(norm, phrases, heading_block):
+                reading.cues.append(Cue(doc_type, "heading", _clip(text), weight))
+        if content.results_header_type and _results_header(norm, content):
+            reading.cues.append(
+                Cue(content.results_header_type, "table", _clip(text), content.results_header_weight)
+            )
+    page_text = "\n".join(text for text, _ in body)
+    for pattern in content.patterns:
+        matches = _compiled(pattern.regex).finditer(page_text)
+        for count, match in enumerate(matches):
+            if count >= content.pattern_cap:
+                break
+            seen = f'{pattern.what} ("{_clip(match.group().strip(), 40)}")'
+            reading.cues.append(Cue(pattern.type, "pattern", seen, pattern.weight))
+    lines = len(reading.lines)
+    if (
+        content.form_type
+        and reading.fields >= content.form_min_fields
+        and reading.fields >= content.form_min_share * lines
+    ):
+        examples = [norm for norm, is_field in reading.lines if is_field][:2]
+        listed = ", ".join(f'"{_clip(e, 30)}"' for e in examples)
+        seen = f"{reading.fields} fill-in fields of {lines} lines (e.g. {listed})"
+        weight = content.form_field_weight * min(reading.fields, content.form_field_cap)
+        reading.cues.append(Cue(content.form_type, "form", seen, weight))
+    for cue in reading.cues:
+        reading.scores[cue.doc_type] = reading.scores.get(cue.doc_type, 0.0) + cue.weight
+    _title(reading, body, profile)
+    return reading
+
+
+def read_snippet(text: str, profile: Profile) -> dict[str, float]:
+    """What a quoted snippet's own words say: headings anywhere in it, value patterns, a table header."""
+    content = profile.content
+    norm = normalize_plain(text).strip()
+    scores: dict[str, float] = {}
+    if not norm or _is_field(norm, heading_block=False):
+        return scores
+    for doc_type, _phrase, weight in _headings_in(norm, _heading_index(content), anywhere=True):
+        scores[doc_type] = scores.get(doc_type, 0.0) + weight
+    if content.results_header_type and _results_header(norm, content):
+        key = content.results_header_type
+        scores[key] = scores.get(key, 0.0) + content.results_header_weight
+    for pattern in content.patterns:
+        if _compiled(pattern.regex).search(text):
+            scores[pattern.type] = scores.get(pattern.type, 0.0) + pattern.weight
+    return scores
+
+
+def is_form_label(snippet: str, reading: PageReading | None) -> bool:
+    """A snippet that is only a form label or an empty field: every line of the page holding it is a field
+    (or, when it is not found on one line, the snippet itself reads as one)."""
+    norm = normalize_plain(snippet).strip()
+    if not norm:
+        return False
+    holding = [is_field for line, is_field in reading.lines if norm in line] if reading else []
+    if holding:
+        return all(holding)
+    return _is_field(norm, heading_block=False)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def _lines(page: Page) -> tuple[list[tuple[str, bool]], list[str]]:
+    """(body lines with whether they sit in a heading block, running header/footer lines)."""
+    if not page.paragraphs:
+        return [(line, False) for line in page.text.splitlines() if line.strip()], []
+    body: list[tuple[str, bool]] = []
+    running: list[str] = []
+    for paragraph in page.paragraphs:
+        lines = [line for line in paragraph.text.splitlines() if line.strip()]
+        if paragraph.block_type in _HEADER_FOOTER:
+            running.extend(lines)
+        else:
+            heading = paragraph.block_type == BlockType.HEADING
+            body.extend((line, heading) for line in lines)
+    return body, running
+
+
+def _is_field(norm: str, heading_block: bool) -> bool:
+    """A fill-in field: labels with nothing after them, blanks, check boxes or a bare Yes/No choice. A single
+    label in a heading block ("DISCHARGE DIAGNOSES:") is a section heading, not a field."""
+    if _BLANKS.search(norm) or _CHECKBOXES.search(norm) or _YES_NO.search(norm):
+        return True
+    if not _FIELD_LINE.match(norm):
+        return False
+    return not (heading_block and norm.count(":") == 1)
+
+
+_HeadingIndex = tuple[tuple[str, str, float, re.Pattern[str]], ...]
+_INDEXES: dict[int, tuple[Content, _HeadingIndex]] = {}
+
+
+def _heading_index(content: Content) -> _HeadingIndex:
+    """The profile's heading phrases compiled once per profile (profiles are frozen)."""
+    entry = _INDEXES.get(id(content))
+    if entry is not None and entry[0] is content:
+        return entry[1]
+    index = _build_heading_index(content)
+    if len(_INDEXES) > 16:
+        _INDEXES.clear()
+    _INDEXES[id(content)] = (content, index)
+    return index
+
+
+def _build_heading_index(content: Content) -> _HeadingIndex:
+    out = []
+    for doc_type, phrases in content.headings.items():
+        for phrase, weight in phrases.items():
+            words = normalize_plain(phrase)
+            pattern = re.compile(r"(?<![\w])" + re.escape(words) + r"(?![\w])")
+            out.append((doc_type, words, weight, pattern))
+    # Longest first: "final diagnosis" is taken before "diagnosis" on the same line.
+    return tuple(sorted(out, key=lambda item: -len(item[1])))
+
+
+def _headings_in(
+    norm: str,
+    index: _HeadingIndex,
+    heading_block: bool = False,
+    *,
+    anywhere: bool = False,
+) -> list[tuple[str, str, float]]:
+    """Heading phrases a line starts with (or holds, in a heading block or a quoted snippet); a phrase
+    inside a longer one already found is not counted again."""
+    found: list[tuple[str, str, float]] = []
+    taken: list[tuple[int, int]] = []
+    for doc_type, phrase, weight, pattern in index:
+        if phrase not in norm:
+            continue
+        for match in pattern.finditer(norm):
+            start, end = match.span()
+            if not (anywhere or heading_block) and _LEAD.sub("", norm[:start]) != "":
+                continue
+            if any(s <= start and end <= e for s, e in taken):
+                continue
+            taken.append((start, end))
+            found.append((doc_type, phrase, weight))
+            break
+    return found
+
+
+def _results_header(norm: str, content: Content) -> bool:
+    words = set(_WORDS.findall(norm))
+    return len(words & set(content.results_header_words)) >= content.results_header_min_words
+
+
+@lru_cache(maxsize=256)
+def _compiled(regex: str) -> re.Pattern[str]:
+    return re.compile(regex, re.MULTILINE)
+
+
+def _title(reading: PageReading, body: list[tuple[str, bool]], profile: Profile) -> None:
+    """The document title and continuation marker in the page's title region (its first short lines)."""
+    traps, content = profile.traps, profile.content
+    region = [
+        text for text, _ in body[: traps.title_region_paragraphs + 1] if len(text) <= traps.title_max_chars
+    ]
+    for text in region:
+        norm = normalize_plain(text)
+        if reading.continuation is None:
+            marker = next((m for m in content.continuation_markers if _has_phrase(norm, m)), None)
+            if marker is not None:
+                reading.continuation = _clip(text)
+        if reading.title is None:
+            title = next((t for t in content.document_titles if _has_phrase(norm, t)), None)
+            if title is not None:
+                reading.title, reading.title_seen = title, _clip(text)
+
+
+def _has_phrase(norm: str, phrase: str) -> bool:
+    if phrase not in norm:
+        return False
+    return re.search(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", norm) is not None
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
