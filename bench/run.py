@@ -1,9 +1,10 @@
 """The one benchmark command: runs (a) verification throughput, (b) ingestion speed, (c) batch memory,
 (llm) LLM concurrency, (review) the review app's pages, (export) ground-truth export, (metrics) metrics over
-the store, (ocr) OCR speed and accuracy and (docai) the Document AI mapping, prints one JSON object with every
-figure, its target and whether it was met, and saves it.
+the store, (ocr) OCR speed and accuracy, (docai) the Document AI mapping and (semantic) whether internally
+consistent wrong answers are escalated, prints one JSON object with every figure, its target and whether it
+was met, and saves it.
 
-    .venv/bin/python bench/run.py [--quick] [--only a,b,c,llm,review,export,metrics,ocr,docai] [--out FILE]
+    .venv/bin/python bench/run.py [--quick] [--only a,b,c,llm,review,export,metrics,ocr,docai,semantic] [--out FILE]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from bench import (
     metrics_speed,
     ocr_speed,
     review_pages,
+    semantic,
     verify_throughput,
 )
 
@@ -52,6 +54,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "metrics": {"records": 100_000, "repeats": 3},
         "ocr": {"repeats": 3},
         "docai": {"rounds": 20, "repeats": 3},
+        "semantic": {},
     },
     "quick": {
         "a": {"docs": 200, "repeats": 3},
@@ -63,6 +66,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "metrics": {"records": 10_000, "repeats": 1},
         "ocr": {"docs": 2, "repeats": 1},
         "docai": {"rounds": 3, "repeats": 1},
+        "semantic": {"quick": True},
     },
     "tiny": {
         "a": {"docs": 5, "repeats": 1, "warmup": 1},
@@ -74,11 +78,12 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "metrics": {"records": 200, "repeats": 1, "dbs": ("sqlite",)},
         "ocr": {"doc_ids": ["lab-quest-01-scan"], "repeats": 1},
         "docai": {"rounds": 1, "repeats": 1},
+        "semantic": {"quick": True},
     },
 }
 NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory", "llm": "llm_concurrency",
          "review": "review_pages", "export": "export_speed", "metrics": "metrics_speed", "ocr": "ocr_speed",
-         "docai": "documentai_mapping"}  # fmt: skip
+         "docai": "documentai_mapping", "semantic": "semantic"}  # fmt: skip
 TARGETS: dict[str, dict[str, Any]] = {
     "a": {"figure": "verify_throughput.ratio", "rule": "<=", "value": 3.0,
           "meaning": "time to verify (rules only) / time to only parse the same inputs with pydantic"},
@@ -104,6 +109,10 @@ TARGETS: dict[str, dict[str, Any]] = {
     "docai": {"figure": "documentai_mapping.ratio", "rule": ">", "value": 0.0,
               "meaning": "informational: pages/s of the Document AI replay path and of the mapping alone, "
                          "against local ingestion of the same PDFs (no target in the issue)"},
+    "semantic": {"figure": "semantic.wrong_escalated_share", "rule": ">=", "value": 0.95,
+                 "meaning": "share of internally consistent wrong answers escalated (rules only; with the sample "
+                            "model beside it); correct answers escalated <= 5% and no wrong baseline answer "
+                            "accepted must also hold (all_met)"},
 }  # fmt: skip
 
 
@@ -165,6 +174,7 @@ def run(
         "metrics": metrics_speed.run,
         "ocr": ocr_speed.run,
         "docai": documentai_mapping.run,
+        "semantic": semantic.run,
     }
     started = time.perf_counter()
     results: dict[str, Any] = {}
