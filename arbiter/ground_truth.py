@@ -25,7 +25,6 @@ def verification_summary(outcome: VerificationOutcome) -> VerificationSummary:
         attempts=len(outcome.attempts),
         issue_codes=sorted({i.code for i in outcome.final_issues}),
         stop_reason=str(outcome.stop_reason),
-        semantic_checks=outcome.semantic_checks,
     )
 
 
@@ -69,6 +68,7 @@ def next_version(
         pdf_sha256=pdf_sha256,
         created_at=now or datetime.now(UTC),
         run_id=run_id,
+        semantic_checks=outcome.semantic_checks,
     )
 
 

@@ -4,6 +4,7 @@ flattening, odd classifications, the CLI (SQLite and PostgreSQL where a database
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -17,13 +18,14 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 import sqlalchemy as sa
+import store_fixtures as sf
 from hypothesis import given
 from hypothesis import strategies as st
 from store_fixtures import pg_server_url_fixture, store_fixture  # noqa: F401  (fixtures)
 from typer.testing import CliRunner
 
 from arbiter.cli import app
-from arbiter.contracts import ClassificationOutput, GroundTruthRecord, GroundTruthSource
+from arbiter.contracts import ClassificationOutput, GroundTruthRecord, GroundTruthSource, SemanticChecks
 from arbiter.contracts.version import CONTRACT_VERSION
 from arbiter.export import (
     CSV_COLUMNS,
@@ -37,6 +39,7 @@ from arbiter.export import (
 from arbiter.export.arrow import records_from_table, to_table
 from arbiter.export.flat import csv_rows, flatten_classification
 from arbiter.export.writer import redact
+from arbiter.ground_truth import auto_accept_record
 from arbiter.store import Store
 from arbiter.store.models import UTCDateTime, ground_truth
 from arbiter.store.records import insert_gt
@@ -564,6 +567,40 @@ def test_csv_agreement_columns(
     assert row["reason_codes"] == "WRONG_TYPE|BOUNDARY"
     assert row["created_at"] == "2026-03-02T10:00:00Z"
     assert row["final_decision"] == "AUTO_ACCEPT"
+
+
+@pytest.mark.parametrize("checks", [SemanticChecks.RULES_ONLY, SemanticChecks.RULES_AND_MODEL])
+def test_semantic_checks_column_for_accepts_and_reviewed_escalations(
+    store: Store, tmp_path: Path, checks: SemanticChecks
+) -> None:
+    """JSONL, CSV and Parquet carry semantic_checks of the decision that produced the ground truth: an
+    auto-accept's, and an escalation's once the SME has reviewed it; a record from before it was kept is empty."""
+    acc = sf.accepted("acc")
+    acc_outcome = acc.outcome.model_copy(update={"semantic_checks": checks})
+    gt = auto_accept_record(
+        acc_outcome, None, primary=None, production=None, pdf_sha256="a" * 64, run_id="run-1"
+    )
+    store.record_document(dataclasses.replace(acc, outcome=acc_outcome, ground_truth=gt))
+    esc = sf.escalated("esc")
+    assert esc.packet is not None
+    esc_outcome = esc.outcome.model_copy(update={"semantic_checks": checks})
+    packet = esc.packet.model_copy(update={"semantic_checks": checks})
+    store.record_document(dataclasses.replace(esc, outcome=esc_outcome, packet=packet))
+    assert store.claim(packet.packet_id, "alice") is not None
+    store.submit_review(packet.packet_id, "alice", sf.review("alice"), sf.CLASSIFICATION, idempotency_key="k")
+    add(store, "old", 1, T1)  # written before semantic_checks existed
+    export(store, tmp_path)
+    expected = {"acc": checks.value, "esc": checks.value, "old": None}
+    lines = (tmp_path / "ground_truth.jsonl").read_text().splitlines()
+    assert {r["doc_id"]: r.get("semantic_checks") for r in map(json.loads, lines)} == expected
+    table = pq.read_table(tmp_path / "ground_truth.parquet")
+    parquet = dict(
+        zip(table.column("doc_id").to_pylist(), table.column("semantic_checks").to_pylist(), strict=True)
+    )
+    assert parquet == expected
+    rows = read_csv(tmp_path / "ground_truth.csv")
+    assert {r["doc_id"]: r["semantic_checks"] for r in rows} == {k: v or "" for k, v in expected.items()}
+    assert {r["doc_id"]: r["source"] for r in rows}["esc"] == GroundTruthSource.SME_VALIDATED
 
 
 # Parsing and the CLI ------------------------------------------------------------------------------------

@@ -119,11 +119,6 @@ class VerificationSummary(Strict):
     attempts: int
     issue_codes: list[str]
     stop_reason: str
-    semantic_checks: SemanticChecks | None = Field(
-        default=None,
-        description="How the decision that produced this ground truth was earned: rules_only or "
-        "rules_and_model. None on records written before it was recorded.",
-    )
 
 
 class GroundTruthRecord(Strict):
@@ -141,3 +136,9 @@ class GroundTruthRecord(Strict):
     pdf_sha256: str
     created_at: datetime
     run_id: str | None = None
+    semantic_checks: SemanticChecks | None = Field(
+        default=None,
+        description="How the decision that produced this ground truth was earned (the auto-accept, or the "
+        "escalation an SME then reviewed): rules_only or rules_and_model. None on records written before "
+        "it was recorded.",
+    )
