@@ -932,13 +932,11 @@ def code_state() -> dict[str, Any]:
             done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True)
         except (OSError, subprocess.CalledProcessError):
             return ""
-        return done.stdout.strip()
+        return done.stdout
 
-    changed = [
-        line[3:]
-        for line in git("status", "--porcelain", "--", "arbiter", "verifiers", "fixtures").splitlines()
-    ]
-    return {"git_commit": git("rev-parse", "--short", "HEAD") or None, "uncommitted_changes": changed}
+    status = git("status", "--porcelain", "--untracked-files=all", "--", "arbiter", "verifiers", "fixtures")
+    changed = [line[3:] for line in status.splitlines() if len(line) > 3]  # "XY path"
+    return {"git_commit": git("rev-parse", "--short", "HEAD").strip() or None, "uncommitted_changes": changed}
 
 
 def _reasons(cases: list[Case], mode: str) -> dict[str, int]:
