@@ -12,7 +12,7 @@ from itertools import pairwise
 from arbiter.contracts import ClassificationOutput, DocumentBundle, Segment
 from arbiter.profile import Profile
 from verifiers.base import IssueList
-from verifiers.content import ContentReading, describe_cues, read_bundle
+from verifiers.content import ContentReading, PageReading, describe_cues, read_bundle
 from verifiers.pagination import continues, restart
 from verifiers.shares import type_shares
 
@@ -172,6 +172,12 @@ def _boundary_inside_document(
         why = f'page {first} continues the page numbering of page {last} ("{pair[0].seen}", then "{pair[1].seen}")'
     elif later.continuation and restart(later.marks) is None and not later.title:
         why = f'page {first} is marked as a continuation ("{later.continuation}")'
+    elif before.dominant_type == after.dominant_type and not _starts_document(earlier, later):
+        # Two documents of one type in a row need something that shows where the second begins.
+        why = (
+            f"both sides are {after.dominant_type} and nothing on page {first} starts a new document "
+            "(no title of its own, no page numbering that restarts)"
+        )
     else:
         return
     issues.add(
@@ -182,6 +188,13 @@ def _boundary_inside_document(
         segment_index=after.segment_index,
         page=first,
     )
+
+
+def _starts_document(earlier: PageReading, later: PageReading) -> bool:
+    """Whether a page shows the start of a new document: its own title, or page numbering that restarts.
+    (A change of running header alone is not enough: ingestion calls any line in the top margin a header,
+    and the second page of a form often starts with fields there.)"""
+    return bool(later.title) or restart(later.marks) is not None
 
 
 def check_primary_doubt(issues: IssueList, model: ClassificationOutput, profile: Profile) -> None:

@@ -39,6 +39,7 @@ from verifiers.llm_phase import (
 )
 from verifiers.ocr_numbers import Number
 from verifiers.textmatch import Match, PageIndex
+from verifiers.v4_content import check_evidence_content
 
 NO_LLM_NOTE = "No LLM backend configured; semantic evidence assessment not run."
 LLM_NOT_AVAILABLE_NOTE = "The configured LLM cannot answer requests; semantic evidence assessment not run."
@@ -118,6 +119,7 @@ class V4Evidence:
                 for k, evidence in enumerate(assessment.evidence):
                     path = f"/segments/{i}/types/{j}/evidence/{k}"
                     checks.append(self._check(issues, index, profile, segment, assessment, evidence, path))
+        check_evidence_content(issues, model, bundle, profile)
         rules = list(issues.items)
         judged = [check for check in checks if check.status in JUDGED]
         if judged or context.llm is None:
