@@ -244,9 +244,58 @@ class Baseline(Strict):
     presence_min_share: dict[str, float] = Field(
         default_factory=dict, description="Presence level -> the least share that earns it."
     )
-    confidence_floor: float = Field(default=0.5, ge=0, le=1)
-    confidence_ceiling: float = Field(default=0.95, ge=0, le=1)
+    confidence_floor: float = Field(
+        default=0.5, ge=0, le=1, description="Confidence of a segment whose evidence decides nothing."
+    )
+    confidence_ceiling: float = Field(
+        default=0.95, ge=0, le=1, description="Confidence of a decisive, well-evidenced segment."
+    )
     absent_confidence: float = Field(default=0.9, ge=0, le=1)
+    decisive_margin: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="A lead of the top share over the next of at least this is decisive (full confidence).",
+    )
+    near_tie_margin: float = Field(
+        default=0.1, ge=0, lt=1, description="Top two shares within this are reported as a (near) tie."
+    )
+    full_evidence_score: float = Field(
+        default=3.0, gt=0, description="A segment's dominant type scoring this much is well evidenced."
+    )
+    coverage_floor: float = Field(
+        default=0.4,
+        ge=0,
+        lt=1,
+        description="Share of a segment's pages with wording of their own at or below which confidence is "
+        "the floor.",
+    )
+    label_cue_factor: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description="Weight kept by a non-administrative cue found only in fill-in field labels.",
+    )
+    form_field_weight: float = Field(
+        default=0.5, ge=0, description="Administrative score of each fill-in field on a form page."
+    )
+    form_max_score: float = Field(
+        default=6.0, ge=0, description="The most a page's fill-in fields add to its administrative score."
+    )
+    form_min_fields: int = Field(default=3, ge=1, description="Fewest fill-in fields that make a form.")
+    form_min_share: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        description="Least share of a page's lines that are fill-in fields on a form.",
+    )
+    label_max_chars: int = Field(
+        default=100, ge=10, description="The longest text that still reads as one field label."
+    )
+    split_on_page_restart: bool = Field(
+        default=True,
+        description='A page numbered "Page 1 of N" after a numbered page starts a new document.',
+    )
     evidence_per_type: int = Field(default=2, ge=1, le=5)
     max_snippet_chars: int = Field(default=160, ge=20)
 
@@ -260,6 +309,12 @@ class Baseline(Strict):
                         f"cue {phrase!r} of {doc_type} needs a non-empty phrase and a positive weight"
                     )
         return cues
+
+    @model_validator(mode="after")
+    def _floor_below_ceiling(self) -> Baseline:
+        if self.confidence_floor > self.confidence_ceiling:
+            raise ValueError("confidence_floor must not exceed confidence_ceiling")
+        return self
 
 
 class Profile(Strict):

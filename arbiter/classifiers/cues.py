@@ -36,6 +36,14 @@ _PUNCTUATION = str.maketrans(
 )
 _LINE = re.compile(r"[^\n]+")
 _HEADER_FOOTER = {BlockType.HEADER, BlockType.FOOTER}
+# Fill-in form structure, on normalised (lowercase) lines: a blank to write on ("____"), a check box
+# ("☐", "[ ]", "[x]"), and a question answered by ticking "Yes" or "No".
+_BLANKS = re.compile(r"_{3,}|[☐☑☒□▢◻❏❐❑❒]|\[ ?[x✓✔]? ?\]")
+_YES_NO = re.compile(r"(?:^|[\s?:.*])yes\W{0,3}no\W*$")
+# A document's own page numbering ("Page 2 of 3", "page 2/3").
+_PAGINATION = re.compile(r"\bpage\s+(\d{1,4})\s*(?:of|/)\s*(\d{1,4})\b")
+# A line holding one of these words numbers a fax transmission, not the document ("Fax from ... Page 1 of 9").
+_TRANSMISSION = re.compile(r"\b(?:fax|facsimile|transmission|sent|from:|to:)")
 
 
 def normalise(text: str) -> str:
@@ -348,3 +356,60 @@ def _window(line: str, lo: int, hi: int, a: int, b: int, max_chars: int) -> str:
             end = gap if gap is not None else end
         lo, hi = start, end
     return line[lo:hi].strip()
+
+
+@dataclass(frozen=True)
+class FormLine:
+    """What a normalised line says about fill-in form structure."""
+
+    label: str | None  # the first field label, "member id #:", when the line is made of labels
+    fillable: bool  # labels, blanks or check boxes only: nothing has been written in
+    certain: bool  # a field whatever follows: several labels, a blank or a box, or a yes/no question
+
+
+def form_line(normalised: str, max_label_chars: int) -> FormLine:
+    """Read one normalised line as a fill-in field: label-only ("Patient name:", "Signature: Date:"), a
+    blank or check boxes ("Signature ______", "[ ] New request"), or a yes/no question."""
+    blanks = len(_BLANKS.findall(normalised))
+    rest = _BLANKS.sub(" ", normalised).strip()
+    parts = rest.split(":")
+    labels = [part.strip() for part in parts[:-1]]
+    if (
+        len(parts) > 1
+        and not parts[-1].strip()
+        and all(0 < len(lb) <= max_label_chars and any(c.isalpha() for c in lb) for lb in labels)
+    ):
+        first = rest[: rest.index(":") + 1].strip()
+        return FormLine(first, True, len(labels) > 1 or blanks > 0)
+    if _YES_NO.search(rest):
+        return FormLine(None, True, True)
+    if blanks and len(rest) <= max_label_chars:
+        return FormLine(None, True, True)
+    return FormLine(None, False, False)
+
+
+def form_fields(lines: list[str], max_label_chars: int) -> list[FormLine | None]:
+    """The fill-in fields among a page's normalised body lines (None for the others).
+
+    A line of one bare label ("Medications:") is a field only when the next line is fillable too or it is
+    the last: a report's section heading ends with ":" as well, but its content follows it.
+    """
+    read = [form_line(line, max_label_chars) for line in lines]
+    fields: list[FormLine | None] = []
+    for i, line in enumerate(read):
+        last = i == len(read) - 1
+        fields.append(line if line.certain or (line.fillable and (last or read[i + 1].fillable)) else None)
+    return fields
+
+
+def page_numbering(normalised_lines: Iterable[str]) -> set[tuple[int, int]]:
+    """The (page, of pages) numbers printed on a page, leaving out fax-transmission counters."""
+    found: set[tuple[int, int]] = set()
+    for line in normalised_lines:
+        if _TRANSMISSION.search(line):
+            continue
+        for m in _PAGINATION.finditer(line):
+            page, total = int(m.group(1)), int(m.group(2))
+            if 1 <= page <= total:
+                found.add((page, total))
+    return found
