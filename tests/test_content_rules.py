@@ -1,0 +1,299 @@
+"""The content rules (V2 CONTENT/BOUNDARY/SPANS/PRIMARY_*, V4 EVIDENCE_*): a table of small documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arbiter.contracts import Page
+from tests.v34_helpers import PROFILE, classification, make_bundle, make_page, run, segment
+from verifiers.content import read_bundle, read_page, read_snippet
+from verifiers.v2_consistency import V2Consistency
+from verifiers.v4_evidence import V4Evidence
+
+CONTENT_CODES = {
+    "V2.CONTENT_CONTRADICTS_TYPE",
+    "V2.BOUNDARY_INSIDE_DOCUMENT",
+    "V2.SEGMENT_SPANS_DOCUMENTS",
+    "V2.PRIMARY_LOW_CONFIDENCE",
+    "V2.PRIMARY_TYPE_TIE",
+    "V4.EVIDENCE_READS_AS_OTHER_TYPE",
+    "V4.EVIDENCE_FORM_LABEL_ONLY",
+}
+
+
+def page(num: int, *paragraphs: tuple[str, str]) -> Page:
+    return make_page(num, paragraphs=list(paragraphs))
+
+
+def lab(num: int, footer: str = "") -> Page:
+    paras = [
+        ("Northfield Regional Laboratory", "header"),
+        ("Chemistry and Hematology Results", "heading"),
+        ("Test Result Units Reference Range", "table"),
+        ("Hemoglobin 11.2 L g/dL 12.0-15.5 g/dL\nPotassium 5.9 H mmol/L 3.5-5.1 mmol/L", "table"),
+        ("Specimen collected 03/02/2026 07:40", "paragraph"),
+    ]
+    return page(num, *paras, *([(footer, "footer")] if footer else []))
+
+
+def pathology(num: int, footer: str = "") -> Page:
+    paras = [
+        ("Surgical Pathology Report", "heading"),
+        ("Gross Description", "heading"),
+        ("Received in formalin a portion of colon measuring 12.0 x 3.1 x 2.0 cm.", "paragraph"),
+        ("Final Diagnosis", "heading"),
+        ("Adenocarcinoma, moderately differentiated; margins negative; pT3N1a.", "paragraph"),
+    ]
+    return page(num, *paras, *([(footer, "footer")] if footer else []))
+
+
+def note(num: int, footer: str = "") -> Page:
+    paras = [
+        ("Office Visit - Progress Note", "heading"),
+        ("Chief Complaint: shortness of breath for two weeks.", "paragraph"),
+        ("History of Present Illness", "heading"),
+        ("The patient reports worsening dyspnea. BP 142/88, HR 96.", "paragraph"),
+        ("Assessment and Plan", "heading"),
+        ("Start furosemide 20 mg p.o. daily; follow up in one week.", "paragraph"),
+    ]
+    return page(num, *paras, *([(footer, "footer")] if footer else []))
+
+
+def blank_form(num: int) -> Page:
+    return page(
+        num,
+        ("Genetic Testing Preauthorization Request", "heading"),
+        ("Patient name: Date of birth:", "paragraph"),
+        ("Member ID: Group number:", "paragraph"),
+        ("Test name:", "paragraph"),
+        ("Family history, including age at diagnosis:", "paragraph"),
+        ("Ordering provider signature: ____________ Date: ______", "paragraph"),
+    )
+
+
+LAB_EV = {"LAB_REPORT": [(1, "Test Result Units Reference Range")]}
+PATH_EV = {"PATHOLOGY_REPORT": [(1, "Final Diagnosis")]}
+NOTE_EV = {"CLINICAL_NOTE": [(1, "History of Present Illness")]}
+
+
+def seg(start: int, end: int, dominant: str, ev: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return dict(segment(start, end, dominant, ev), **changes)
+
+
+def relabelled(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+def low_confidence(data: dict[str, Any]) -> dict[str, Any]:
+    entry = next(t for t in data["segments"][0]["types"] if t["document_type"] == "LAB_REPORT")
+    entry["confidence"] = 0.5
+    return data
+
+
+def tied(data: dict[str, Any]) -> dict[str, Any]:
+    types = {t["document_type"]: t for t in data["segments"][0]["types"]}
+    types["LAB_REPORT"]["share"] = 0.52
+    types["CLINICAL_NOTE"].update(
+        share=0.48, presence_level="PRIMARY", evidence=[{"page": 1, "snippet": "Specimen collected"}]
+    )
+    return data
+
+
+# (id, pages, segments, mutate, expected content codes)
+CASES: list[tuple[str, list[Page], list[dict[str, Any]], Any, set[str]]] = [
+    ("correct_lab", [lab(1)], [seg(1, 1, "LAB_REPORT", LAB_EV)], None, set()),
+    ("correct_note", [note(1)], [seg(1, 1, "CLINICAL_NOTE", NOTE_EV)], None, set()),
+    (
+        "lab_called_pathology_evidence_moved",
+        [lab(1)],
+        [seg(1, 1, "PATHOLOGY_REPORT", {"PATHOLOGY_REPORT": LAB_EV["LAB_REPORT"]})],
+        None,
+        {"V2.CONTENT_CONTRADICTS_TYPE", "V4.EVIDENCE_READS_AS_OTHER_TYPE"},
+    ),
+    (
+        "pathology_called_note_other_line",
+        [pathology(1)],
+        [seg(1, 1, "CLINICAL_NOTE", {"CLINICAL_NOTE": [(1, "Received in formalin a portion of colon")]})],
+        None,
+        {"V2.CONTENT_CONTRADICTS_TYPE"},
+    ),
+    (
+        "blank_form_called_lab",
+        [blank_form(1)],
+        [seg(1, 1, "LAB_REPORT", {"LAB_REPORT": [(1, "Test name:"), (1, "Family history, including age")]})],
+        None,
+        {"V2.CONTENT_CONTRADICTS_TYPE", "V4.EVIDENCE_FORM_LABEL_ONLY"},
+    ),
+    (
+        "blank_form_as_administrative",
+        [blank_form(1)],
+        [seg(1, 1, "ADMINISTRATIVE", {"ADMINISTRATIVE": [(1, "Test name:")]})],
+        None,
+        set(),
+    ),
+    (
+        "boundary_inside_page_numbering",
+        [lab(1, "Page 1 of 2"), lab(2, "Page 2 of 2")],
+        [
+            seg(1, 1, "LAB_REPORT", LAB_EV),
+            seg(2, 2, "LAB_REPORT", {"LAB_REPORT": [(2, "Test Result Units")]}),
+        ],
+        None,
+        {"V2.BOUNDARY_INSIDE_DOCUMENT"},
+    ),
+    (
+        "two_reports_numbered_apart",
+        [lab(1, "Page 1 of 1"), lab(2, "Page 1 of 1")],
+        [
+            seg(1, 1, "LAB_REPORT", LAB_EV),
+            seg(2, 2, "LAB_REPORT", {"LAB_REPORT": [(2, "Test Result Units")]}),
+        ],
+        None,
+        set(),
+    ),
+    (
+        "same_type_split_with_nothing_new",
+        [lab(1), lab(2)],
+        [
+            seg(1, 1, "LAB_REPORT", LAB_EV),
+            seg(2, 2, "LAB_REPORT", {"LAB_REPORT": [(2, "Test Result Units")]}),
+        ],
+        None,
+        {"V2.BOUNDARY_INSIDE_DOCUMENT"},
+    ),
+    (
+        "merged_documents_numbering_restarts",
+        [lab(1, "Page 1 of 1"), lab(2, "Page 1 of 1")],
+        [seg(1, 2, "LAB_REPORT", LAB_EV)],
+        None,
+        {"V2.SEGMENT_SPANS_DOCUMENTS"},
+    ),
+    (
+        "merged_documents_new_title",
+        [note(1), pathology(2)],
+        [seg(1, 2, "CLINICAL_NOTE", NOTE_EV)],
+        None,
+        {"V2.SEGMENT_SPANS_DOCUMENTS", "V2.CONTENT_CONTRADICTS_TYPE"},
+    ),
+    (
+        "continuation_marker_split",
+        [
+            note(1),
+            page(2, ("Assessment and Plan (continued)", "heading"), ("Recheck labs in a week.", "paragraph")),
+        ],
+        [
+            seg(1, 1, "CLINICAL_NOTE", NOTE_EV),
+            seg(2, 2, "LAB_REPORT", {"LAB_REPORT": [(2, "Recheck labs in a week.")]}),
+        ],
+        None,
+        {"V2.BOUNDARY_INSIDE_DOCUMENT"},
+    ),
+    (
+        "fax_machine_numbering_joins_nothing",
+        [lab(1, "Fax from 555-0100 Page 1/2"), pathology(2, "Fax from 555-0100 Page 2/2")],
+        [
+            seg(1, 1, "LAB_REPORT", LAB_EV),
+            seg(2, 2, "PATHOLOGY_REPORT", {"PATHOLOGY_REPORT": [(2, "Final Diagnosis")]}),
+        ],
+        None,
+        set(),
+    ),
+    (
+        "low_confidence",
+        [lab(1)],
+        [seg(1, 1, "LAB_REPORT", LAB_EV)],
+        low_confidence,
+        {"V2.PRIMARY_LOW_CONFIDENCE"},
+    ),
+    ("tie", [lab(1)], [seg(1, 1, "LAB_REPORT", LAB_EV)], tied, {"V2.PRIMARY_TYPE_TIE"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("pages", "segments", "mutate", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_content_rule(
+    pages: list[Page], segments: list[dict[str, Any]], mutate: Any, expected: set[str]
+) -> None:
+    """Each document gets exactly the expected content codes, MAJOR and never fixable."""
+    data = classification(*segments)
+    if mutate:
+        data = mutate(data)
+    bundle = make_bundle(*pages)
+    issues = [
+        i for r in (run(V2Consistency(), data, bundle), run(V4Evidence(), data, bundle)) for i in r.issues
+    ]
+    found = [i for i in issues if i.code in CONTENT_CODES]
+    assert {i.code for i in found} == expected, [i.message for i in found]
+    assert all(i.severity == "MAJOR" and not i.auto_fixable and i.fix is None for i in found)
+
+
+def test_contradiction_message_names_pages_and_words() -> None:
+    """The message says which page reads as what, quoting the words seen, and that nothing supports the label."""
+    data = classification(seg(1, 1, "PATHOLOGY_REPORT", {"PATHOLOGY_REPORT": LAB_EV["LAB_REPORT"]}))
+    result = run(V2Consistency(), data, make_bundle(lab(1)))
+    (issue,) = [i for i in result.issues if i.code == "V2.CONTENT_CONTRADICTS_TYPE"]
+    assert "read as LAB_REPORT" in issue.message
+    assert "page 1" in issue.message
+    assert "Test Result Units Reference Range" in issue.message
+    assert "Nothing on these pages reads as PATHOLOGY_REPORT" in issue.message
+
+
+def test_boundary_message_quotes_the_numbering() -> None:
+    """A split inside one run of page numbers quotes both numbers."""
+    data = classification(
+        seg(1, 1, "LAB_REPORT", LAB_EV), seg(2, 2, "LAB_REPORT", {"LAB_REPORT": [(2, "Test Result Units")]})
+    )
+    result = run(V2Consistency(), data, make_bundle(lab(1, "Page 1 of 2"), lab(2, "Page 2 of 2")))
+    (issue,) = [i for i in result.issues if i.code == "V2.BOUNDARY_INSIDE_DOCUMENT"]
+    assert '"Page 1 of 2", then "Page 2 of 2"' in issue.message
+    assert issue.location.segment_index == 2
+    assert issue.location.page == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hemoglobin 11.2 g/dL 12.0-15.5 g/dL", "LAB_REPORT"),
+        ("KRAS p.G12C (c.34G>T), VAF 23%", "GENOMIC_REPORT"),
+        ("Final diagnosis: invasive carcinoma, pT2N0", "PATHOLOGY_REPORT"),
+        ("History of present illness: cough", "CLINICAL_NOTE"),
+        ("Prior authorization request form", "ADMINISTRATIVE"),
+    ],
+)
+def test_snippet_reading(text: str, expected: str) -> None:
+    """A snippet's own words point to its type."""
+    scores = read_snippet(text, PROFILE)
+    assert max(scores, key=lambda t: scores[t]) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "is_field"),
+    [
+        ("Patient name: Date of birth:", True),
+        ("Provider signature: ____________", True),
+        ("[ ] Hereditary cancer panel", True),
+        ("Is this a new request? Yes No", True),
+        ("Hemoglobin: 13.2 g/dL", False),
+        ("Diagnosis: adenocarcinoma", False),
+    ],
+)
+def test_fill_in_fields(line: str, is_field: bool) -> None:
+    """Labels with nothing after them, blanks, check boxes and bare Yes/No choices are fill-in fields."""
+    reading = read_page(page(1, (line, "paragraph")), PROFILE)
+    assert reading.fields == int(is_field)
+
+
+def test_heading_block_with_one_label_is_a_heading() -> None:
+    """A one-label line in a heading block ("DISCHARGE DIAGNOSES:") is a section heading, not a field."""
+    reading = read_page(page(1, ("DISCHARGE DIAGNOSES:", "heading")), PROFILE)
+    assert reading.fields == 0
+    assert reading.scores.get("CLINICAL_NOTE", 0) > 0
+
+
+def test_reading_is_shared_per_bundle() -> None:
+    """V2 and V4 read a bundle once: the same reading object comes back."""
+    bundle = make_bundle(lab(1))
+    assert read_bundle(bundle, PROFILE) is read_bundle(bundle, PROFILE)
