@@ -33,7 +33,7 @@ def parse_time(value: str, now: datetime | None = None) -> datetime:
 
 def _summary(report: object) -> None:
     from arbiter.metrics.result import MetricsReport
-    from arbiter.metrics.text import false_accept_sentence, headline_figures, rate_text
+    from arbiter.metrics.text import false_accept_sentence, false_accept_split, headline_figures, rate_text
 
     assert isinstance(report, MetricsReport)
     fa = report.audit.false_accept
@@ -41,6 +41,8 @@ def _summary(report: object) -> None:
     out.print(f"[bold]Arbiter false-accept rate:[/] {headline}")
     out.print(false_accept_sentence(report.audit))
     table = Table("figure", "value", "detail", title="Ground-truth metrics")
+    for label, split in false_accept_split(report.audit):
+        table.add_row(f"False accept: {label}", rate_text(split), "blind audits of accepts")
     for name, value, detail in headline_figures(report):
         table.add_row(name, value, detail)
     for share in report.decisions.decisions:

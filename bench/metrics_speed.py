@@ -97,11 +97,14 @@ def naive_report(
             .execution_options(yield_per=2_000)
         )
         doc_type: dict[tuple[str, str], str | None] = {}
+        earned: dict[tuple[str, str], str] = {}  # how each decision was earned (semantic checks)
         runs_of_docs: list[DocRun] = []
         for doc_id, run_id, decision, reason, error, dtype, outcome_data in doc_rows:
             doc_type[(doc_id, run_id)] = dtype
             outcome = VerificationOutcome.model_validate(outcome_data) if outcome_data is not None else None
             attempts = outcome.attempts if outcome else []
+            if outcome is not None:
+                earned[(doc_id, run_id)] = outcome.semantic_checks.value
             runs_of_docs.append(
                 DocRun(
                     doc_id=doc_id,
@@ -150,6 +153,7 @@ def naive_report(
                 codes=tuple(sorted(codes.get(packet_id, []))) if row.kind == "ESCALATION" else (),
                 started_at=review.started_at,
                 submitted_at=review.submitted_at,
+                semantic_checks=earned.get((doc_id, row.run_id)) if row.kind == "AUDIT" else None,
             )
         reviewed = sorted(first.values(), key=lambda x: (x.submitted_at, x.packet_id))
         side = loader.review_side(conn, as_of)  # runs and open audits: plain counts either way

@@ -113,6 +113,36 @@ def test_false_accept_rate_from_blind_audits() -> None:
     assert audit.open == 5
 
 
+@pytest.mark.parametrize(
+    ("earned", "expected"),
+    [
+        pytest.param(
+            [("rules_only", False), ("rules_only", True), ("rules_and_model", True)],
+            {"rules_only": (1, 2), "rules_and_model": (0, 1)},
+            id="both",
+        ),
+        pytest.param(
+            [("rules_and_model", False)], {"rules_only": (0, 0), "rules_and_model": (1, 1)}, id="model-only"
+        ),
+        pytest.param(
+            [(None, False)], {"rules_only": (0, 0), "rules_and_model": (0, 0)}, id="unknown-in-neither"
+        ),
+    ],
+)
+def test_false_accept_rate_split_by_semantic_checks(
+    earned: list[tuple[str | None, bool]], expected: dict[str, tuple[int, int]]
+) -> None:
+    """Each audit counts in the split of how its accept was earned; both splits always present, n = 0 unknown."""
+    reviews = [
+        _review(f"a{i}", "AUDIT", agrees=agrees, semantic_checks=how)
+        for i, (how, agrees) in enumerate(earned)
+    ]
+    reviews.append(_review("e1", "ESCALATION", agrees=False, semantic_checks="rules_only"))  # not an audit
+    split = audit_stats(reviews).false_accept_by_semantic_checks
+    assert {key: (r.k, r.n) for key, r in split.items()} == expected
+    assert all((r.rate is None) == (r.n == 0) for r in split.values())
+
+
 def test_no_audits_means_an_unknown_rate() -> None:
     """Without reviewed audits the false-accept rate is None (unknown), never 0."""
     audit = audit_stats([_review("e1")])

@@ -65,6 +65,24 @@ def test_headline_shows_the_false_accept_rate_with_interval_and_n() -> None:
     assert html.index("class='headline") < html.index("<h2>")
 
 
+def test_headline_and_rate_chart_split_the_rate_by_semantic_checks() -> None:
+    """The headline and the rate chart give the false-accept rate for rules-only accepts and for accepts with a
+    model, each with its interval and counts."""
+    reviews = [
+        Reviewed(f"a{i}", f"d{i}", "r1", "AUDIT", "alice", agrees, semantic_checks=how)
+        for i, (agrees, how) in enumerate(
+            [(False, "rules_only"), (True, "rules_only"), (True, "rules_and_model")]
+        )
+    ]
+    report = build_report([], [DocRun("d0", "r1", "AUTO_ACCEPT")], reviews, [("r1", T0)])
+    headline = _headline(render_html(report))
+    assert "False accepts by how the accept was earned: rules only 50.0 % (95 % CI" in headline
+    assert "1 of 2); rules and a model 0.0 % (95 % CI 0.0–79.3 %; 0 of 1)." in headline
+    html = render_html(report)
+    assert "False accept — rules only" in html
+    assert "False accept — rules and a model" in html
+
+
 def test_without_audits_the_rate_is_unknown_not_zero() -> None:
     """No reviewed audits: the headline says so in words, with the audits waiting, and shows no 0 %."""
     headline = _headline(render_html(_report([])))
@@ -158,6 +176,12 @@ def test_cli_on_an_empty_database(tmp_path: Path) -> None:
     assert as_json.exit_code == 0, as_json.output
     data = json.loads(as_json.stdout)
     assert data["audit"]["false_accept"] == {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
+    unknown = {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
+    assert data["audit"]["false_accept_by_semantic_checks"] == {
+        "rules_only": unknown,
+        "rules_and_model": unknown,
+    }
+    assert "False accept: rules only" in summary.output
 
 
 def _review_everything(out: Path) -> dict[str, int]:
@@ -202,6 +226,10 @@ def test_demo_then_reviews_then_html_report(tmp_path: Path) -> None:
     assert "95 % CI" in headline
     assert f"n = {fa['n']} blind audit" in headline
     assert data["totals"]["reviews"] == sum(kinds.values())
+    split = data["audit"]["false_accept_by_semantic_checks"]  # the demo runs without a model
+    assert (split["rules_only"]["n"], split["rules_and_model"]["n"]) == (kinds["AUDIT"], 0)
+    assert split["rules_only"]["k"] == fa["k"]
+    assert "rules only" in headline
 
 
 labels = st.sampled_from(["LAB", "GEN", "PATH", "", "(none)", "<x>"])
@@ -236,6 +264,7 @@ reviewed = st.builds(
     codes=st.lists(st.sampled_from(["V1.A", "V3.B", "X"]), max_size=3).map(tuple),
     started_at=st.none() | st.datetimes(timezones=st.just(UTC)),
     submitted_at=st.none() | st.datetimes(timezones=st.just(UTC)),
+    semantic_checks=st.none() | st.sampled_from(["rules_only", "rules_and_model", "odd"]),
 )
 
 

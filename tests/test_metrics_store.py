@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from store_fixtures import T0, pg_server_url_fixture, store_fixture  # noqa: F401 (fixtures)
 
 from arbiter.contracts import (
@@ -19,10 +20,13 @@ from arbiter.contracts import (
     FinalDecision,
     Issue,
     PacketKind,
+    PhaseStatus,
     Severity,
     SMEReview,
     StopReason,
     VerificationOutcome,
+    VerifierResult,
+    VerifierStatus,
 )
 from arbiter.ground_truth import auto_accept_record
 from arbiter.metrics.collect import compute_metrics
@@ -59,15 +63,25 @@ def cls(
     }
 
 
-def _attempt(n: int, decision: Decision) -> Attempt:
+def _attempt(n: int, decision: Decision, phases: dict[str, PhaseStatus] | None = None) -> Attempt:
+    """An attempt; `phases` gives it clean V2..V4 results with these LLM phase states (none: no results)."""
     verdict = ArbiterDecision(decision=decision, rule="r", reason="", counts=Counts(), policy_version="t")
-    return Attempt(attempt=n, fingerprint=f"f{n}", verifier_results=[], decision=verdict)
+    results = [
+        VerifierResult(verifier=name, version="t", status=VerifierStatus.PASSED, llm_phase=phase)
+        for name, phase in (phases or {}).items()
+    ]
+    return Attempt(attempt=n, fingerprint=f"f{n}", verifier_results=results, decision=verdict)
 
 
 def _outcome(doc_id: str, final: dict[str, Any], *, accept: bool, retried: bool = False, reason: str | None = None,
-             codes: Sequence[str] = (), stop: StopReason | None = None) -> VerificationOutcome:  # fmt: skip
+             codes: Sequence[str] = (), stop: StopReason | None = None,
+             phases: dict[str, PhaseStatus] | None = None) -> VerificationOutcome:  # fmt: skip
     last = Decision.AUTO_ACCEPT if accept else Decision.ESCALATE_TO_SME
-    attempts = [_attempt(0, Decision.AUTO_RETRY), _attempt(1, last)] if retried else [_attempt(0, last)]
+    attempts = (
+        [_attempt(0, Decision.AUTO_RETRY), _attempt(1, last, phases)]
+        if retried
+        else [_attempt(0, last, phases)]
+    )
     issues = [
         Issue(issue_id=f"{c[:2]}-{i:04d}", code=c, verifier=c[:2], severity=Severity.MAJOR, message="m")
         for i, c in enumerate(codes, 1)
@@ -130,6 +144,20 @@ def _review(
     store.submit_review(packet_id, reviewer, review, truth, idempotency_key=f"{packet_id}-{reviewer}", now=at)
 
 
+MODEL_RAN = {"V2": PhaseStatus.PASSED, "V3": PhaseStatus.FAILED, "V4": PhaseStatus.PASSED}
+
+
+def _forget_semantic_checks(store: Store, doc_id: str) -> None:
+    """Make the document's stored outcome look as it did before semantic_checks was recorded."""
+    removed = (
+        "outcome - 'semantic_checks'"
+        if store.dialect == "postgresql"
+        else "json_remove(outcome, '$.semantic_checks')"
+    )
+    with store.write() as conn:
+        conn.execute(sa.text(f"UPDATE outcomes SET outcome = {removed} WHERE doc_id = :d"), {"d": doc_id})
+
+
 def seed_history(store: Store) -> None:
     """Seven documents in one run and five SME reviews (see the expected figures in the tests below)."""
     lab, lab_long = (
@@ -139,7 +167,8 @@ def seed_history(store: Store) -> None:
     clinical = cls("esc-2", "CLINICAL_NOTE")
     records = [
         _record(_outcome("acc-1", lab, accept=True), lab, PacketKind.AUDIT),
-        _record(_outcome("acc-2", cls("acc-2", "LAB_REPORT"), accept=True, retried=True), cls("acc-2", "LAB_REPORT"), PacketKind.AUDIT),
+        _record(_outcome("acc-2", cls("acc-2", "LAB_REPORT"), accept=True, retried=True, phases=MODEL_RAN),
+                cls("acc-2", "LAB_REPORT"), PacketKind.AUDIT),
         _record(_outcome("acc-3", cls("acc-3", "LAB_REPORT"), accept=True), cls("acc-3", "LAB_REPORT"), PacketKind.AUDIT),
         _record(_outcome("acc-4", lab_long, accept=True), lab_long),  # more segments and types than read by index
         _record(_outcome("esc-1", cls("esc-1", "LAB_REPORT"), accept=False, reason="non_fixable_major",
@@ -151,6 +180,8 @@ def seed_history(store: Store) -> None:
     ]  # fmt: skip
     for record in records:
         assert store.record_document(record, now=T0).recorded
+    # acc-2's accept was earned with a model and stored before semantic_checks was kept.
+    _forget_semantic_checks(store, "acc-2")
     _review(store, "acc-1", PacketKind.AUDIT, "alice", cls("acc-1", "PATHOLOGY_REPORT", (1, 4)), False, 1)
     _review(store, "acc-2", PacketKind.AUDIT, "bob", cls("acc-2", "LAB_REPORT"), True, 2)
     _review(store, "esc-1", PacketKind.ESCALATION, "alice", cls("esc-1", "GENOMIC_REPORT", (1, 3)), False, 3)
@@ -173,6 +204,42 @@ def test_false_accept_rate_from_the_audits(report: MetricsReport) -> None:
     assert _kn(report.audit.false_accept) == (1, 2)
     assert _kn(report.audit.dominant_wrong) == (1, 2)
     assert report.audit.open == 1
+
+
+def test_false_accept_rate_by_semantic_checks(report: MetricsReport) -> None:
+    """acc-1 was accepted on rules only and corrected; acc-2 on rules and a model (worked out from its stored
+    attempts: the outcome predates the field) and validated. Each split carries k, n and its interval."""
+    split = report.audit.false_accept_by_semantic_checks
+    assert {key: _kn(r) for key, r in split.items()} == {"rules_only": (1, 1), "rules_and_model": (0, 1)}
+    assert all(r.low is not None and r.high is not None for r in split.values())
+    assert "rules_and_model" in report.to_json()
+
+
+@pytest.mark.parametrize(
+    ("phases", "expected"),
+    [
+        pytest.param(MODEL_RAN, "rules_and_model", id="every-phase-judged"),
+        pytest.param({**MODEL_RAN, "V4": PhaseStatus.SKIPPED}, "rules_only", id="one-skipped"),
+        pytest.param({**MODEL_RAN, "V3": PhaseStatus.BUDGET_EXHAUSTED}, "rules_only", id="budget"),
+        pytest.param({}, "rules_only", id="no-results"),
+    ],
+)
+def test_an_old_outcome_is_split_as_its_attempts_say(
+    store: Store, phases: dict[str, PhaseStatus], expected: str
+) -> None:
+    """For an audited accept stored without semantic_checks, the database reads it from the final attempt
+    exactly as the contract does (the naive contract reading agrees)."""
+    final = cls("old-1", "LAB_REPORT")
+    assert store.record_document(_record(_outcome("old-1", final, accept=True, phases=phases), final,
+                                         PacketKind.AUDIT), now=T0).recorded  # fmt: skip
+    _forget_semantic_checks(store, "old-1")
+    _review(store, "old-1", PacketKind.AUDIT, "alice", final, False, 1)
+    report = compute_metrics(store)
+    assert {key: r.n for key, r in report.audit.false_accept_by_semantic_checks.items()} == {
+        "rules_only": int(expected == "rules_only"),
+        "rules_and_model": int(expected == "rules_and_model"),
+    }
+    assert comparable(report) == comparable(naive_report(store))
 
 
 def test_decision_mix_and_auto_fix(report: MetricsReport) -> None:

@@ -78,6 +78,8 @@ def test_the_headline_shows_a_measured_rate_with_its_interval(seeded: Seeded) ->
     headline = at.metric[0]
     assert headline.value == "100.0 %"
     assert any("95 % CI 20.7–100.0 % · n = 1 blind audit, 1 corrected" in str(c.value) for c in at.caption)
+    split = "False accepts by how the accept was earned: rules only 100.0 % (95 % CI 20.7–100.0 %; 1 of 1)"
+    assert any(split in str(m.value) for m in at.markdown), "the split by semantic checks is shown"
 
 
 def test_a_bad_as_of_time_is_explained(seeded: Seeded) -> None:

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from arbiter.contracts import SemanticChecks
 from arbiter.metrics.result import Audit, CodePrecision, DecisionMix, Precision, Retry, Share
 from arbiter.metrics.rows import DocRun, PacketKind, Reviewed
 from arbiter.metrics.stats import rate
@@ -79,8 +80,10 @@ def retry_stats(docs: Iterable[DocRun]) -> Retry:
 def audit_stats(audits: Iterable[Reviewed], open_audits: int = 0) -> Audit:
     """False accept: a reviewed blind audit whose SME did not agree with the accepted classification.
     Dominant wrong (stricter): the SME's dominant type differs from the accepted one; audits where either
-    label is unknown are left out of that rate."""
+    label is unknown are left out of that rate. The false-accept rate is also split by how the audited
+    accept was earned (rules only, or rules and a model)."""
     n = corrected = strict_n = strict_k = 0
+    split = {checks.value: [0, 0] for checks in SemanticChecks}  # how the accept was earned → [k, n]
     for review in audits:
         if review.kind != PacketKind.AUDIT:
             continue
@@ -89,7 +92,15 @@ def audit_stats(audits: Iterable[Reviewed], open_audits: int = 0) -> Audit:
         if review.label is not None and review.accepted_label is not None:
             strict_n += 1
             strict_k += review.label != review.accepted_label
-    return Audit(false_accept=rate(corrected, n), dominant_wrong=rate(strict_k, strict_n), open=open_audits)
+        if review.semantic_checks in split:
+            split[review.semantic_checks][0] += not review.agrees
+            split[review.semantic_checks][1] += 1
+    return Audit(
+        false_accept=rate(corrected, n),
+        dominant_wrong=rate(strict_k, strict_n),
+        open=open_audits,
+        false_accept_by_semantic_checks={key: rate(bad, seen) for key, (bad, seen) in split.items()},
+    )
 
 
 def verifier_of(code: str) -> str:

@@ -16,11 +16,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from arbiter.contracts import PhaseStatus, SemanticChecks
+from arbiter.contracts.verification import MODEL_JUDGED, SEMANTIC_VERIFIERS
 from arbiter.metrics.rows import DocRun, PacketKind, Reviewed
 from arbiter.metrics.sql import bound, cut, params
 from arbiter.store.models import UTCDateTime
 
 GTC = "ground_truth_classification"
+RULES, MODEL = SemanticChecks.RULES_ONLY.value, SemanticChecks.RULES_AND_MODEL.value
 
 # An outcome's facts as one JSON array: [second attempt's number (there was a retry), first decision, stop].
 _FACTS = {
@@ -37,8 +40,30 @@ _FACTS = {
 # Reviews, each as one JSON array, all of them joined into one text (one statement step): packet, document,
 # run, kind, pair, reviewer, [agrees, started, submitted], the label (dominant type of the ground-truth
 # version the review wrote; only where a metric uses it: audits and double-reviewed escalations) and,
-# for audits, the dominant type the arbiter accepted.
+# for audits, the dominant type the arbiter accepted and how that accept was earned (_EARNED).
 _PAIRED = "(p.kind <> 'ESCALATION' OR EXISTS (SELECT 1 FROM packets s WHERE s.pair_of = p.packet_id))"
+# How an audited accept was earned: its outcome's semantic_checks; for an outcome stored before that field
+# existed, worked out from the final attempt as VerificationOutcome does (contracts.semantic_checks_of):
+# rules_and_model when a result with an LLM phase exists and the model judged (PASSED/FAILED) in all of them.
+_PHASED = ", ".join(f"'{name}'" for name in SEMANTIC_VERIFIERS)
+_JUDGED = ", ".join(f"'{status.value}'" for status in sorted(MODEL_JUDGED))
+_NA = PhaseStatus.NOT_APPLICABLE.value
+_EARNED = {
+    "sqlite": (
+        "(SELECT COALESCE(o.outcome ->> '$.semantic_checks', (SELECT CASE WHEN count(*) > 0 AND "
+        f"sum(COALESCE(v.value ->> '$.llm_phase', '{_NA}') NOT IN ({_JUDGED})) = 0 THEN '{MODEL}' "
+        f"ELSE '{RULES}' END FROM json_each(o.outcome, '$.attempts[#-1].verifier_results') v "
+        f"WHERE v.value ->> '$.verifier' IN ({_PHASED}) OR COALESCE(v.value ->> '$.llm_phase', '{_NA}') "
+        f"<> '{_NA}')) FROM outcomes o WHERE o.doc_id = p.doc_id AND o.run_id = p.run_id)"
+    ),
+    "postgresql": (
+        "(SELECT COALESCE(o.outcome ->> 'semantic_checks', (SELECT CASE WHEN count(*) > 0 AND "
+        f"bool_and(COALESCE(v ->> 'llm_phase', '{_NA}') IN ({_JUDGED})) THEN '{MODEL}' ELSE '{RULES}' END "
+        "FROM jsonb_array_elements(COALESCE(o.outcome #> '{attempts,-1,verifier_results}', '[]'::jsonb)) v "
+        f"WHERE v ->> 'verifier' IN ({_PHASED}) OR COALESCE(v ->> 'llm_phase', '{_NA}') <> '{_NA}')) "
+        "FROM outcomes o WHERE o.doc_id = p.doc_id AND o.run_id = p.run_id)"
+    ),
+}
 _ACCEPTED = "(SELECT d.doc_type FROM documents d WHERE d.doc_id = p.doc_id AND d.run_id = p.run_id)"
 _REVIEW = {
     "sqlite": (
@@ -46,14 +71,16 @@ _REVIEW = {
         "json_extract(r.payload, '$.agrees_with_primary', '$.started_at', '$.submitted_at'), "
         f"CASE WHEN {_PAIRED} THEN (SELECT t.payload -> '$.{GTC}.dominant_type' FROM ground_truth t "
         f"WHERE t.gt_id = r.gt_id) END, CASE WHEN p.kind = 'AUDIT' THEN COALESCE({_ACCEPTED}, "
-        "p.payload ->> '$.final_classification.dominant_type') END), ',')"
+        "p.payload ->> '$.final_classification.dominant_type') END, "
+        f"CASE WHEN p.kind = 'AUDIT' THEN {_EARNED['sqlite']} END), ',')"
     ),
     "postgresql": (
         "string_agg(jsonb_build_array(r.packet_id, r.doc_id, p.run_id, p.kind, p.pair_of, r.reviewer, "
         "jsonb_build_array(r.payload -> 'agrees_with_primary', r.payload -> 'started_at', "
         f"r.payload -> 'submitted_at'), CASE WHEN {_PAIRED} THEN (SELECT t.payload #> '{{{GTC},dominant_type}}' "
         f"FROM ground_truth t WHERE t.gt_id = r.gt_id) END, CASE WHEN p.kind = 'AUDIT' THEN COALESCE({_ACCEPTED}, "
-        "p.payload #>> '{final_classification,dominant_type}') END)::text, ',')"
+        "p.payload #>> '{final_classification,dominant_type}') END, "
+        f"CASE WHEN p.kind = 'AUDIT' THEN {_EARNED['postgresql']} END)::text, ',')"
     ),
 }
 
@@ -119,7 +146,7 @@ def reviews(conn: Connection, as_of: datetime | None = None) -> list[Reviewed]:
     )
     text = conn.execute(bound(sql, as_of), params(as_of)).scalar()
     out: dict[str, Reviewed] = {}
-    for packet_id, doc_id, run_id, kind, pair_of, reviewer, own, label, accepted in json.loads(
+    for packet_id, doc_id, run_id, kind, pair_of, reviewer, own, label, accepted, earned in json.loads(
         f"[{text or ''}]"
     ):
         agrees, started, submitted = own
@@ -135,6 +162,7 @@ def reviews(conn: Connection, as_of: datetime | None = None) -> list[Reviewed]:
             pair_of=pair_of,
             started_at=_when(started),
             submitted_at=_when(submitted),
+            semantic_checks=earned if isinstance(earned, str) else None,
         )
     pair = "group_concat(json_array(c.packet_id, c.code), ',')"
     if conn.dialect.name == "postgresql":

@@ -16,6 +16,8 @@ from arbiter.metrics.text import (
     MODEL_LABELS,
     SCOPE_LABELS,
     false_accept_sentence,
+    false_accept_split,
+    false_accept_split_sentence,
     headline_figures,
     interval,
     model_rows,
@@ -29,6 +31,9 @@ DEFINITIONS = [
     ("False-accept rate", "Blind audits (a sample of automatically accepted documents, reviewed without the machine's "
      "verdict) whose SME did not agree with the accepted classification, over all reviewed audits. The stricter "
      "“dominant type wrong” counts only audits where the SME's dominant type differs from the accepted one."),
+    ("Semantic checks", "How an accept was earned: on the rule checks only (no language model took part, or one of "
+     "its phases did not run), or on the rules and a model (every LLM phase of the final attempt ran). The "
+     "false-accept rate is shown for each, with its own count and interval."),
     ("Intervals", "Every rate is shown with its count and a Wilson score 95 % interval. A rate over nothing is "
      "“no data”, never 0 %."),
     ("Ground truth", "Each document's newest ground-truth version as of the report's time. “SME-reviewed” uses only "
@@ -96,7 +101,7 @@ def headline_html(report: MetricsReport) -> str:
             "<section class='headline'><div class='label'>Arbiter false-accept rate</div>"
             f"<div class='value'>{pct(fa.rate)}</div><div class='ci'>{escape(interval(fa))} · n = "
             f"{plural(fa.n, 'blind audit')}, {fa.k:,} corrected</div><p>{escape(false_accept_sentence(report.audit))}</p>"
-            "</section>"
+            f"<p>{escape(false_accept_split_sentence(report.audit))}</p></section>"
         )
     cards = "".join(
         f"<div class='card'><div class='name'>{escape(n)}</div><div class='v'>{escape(v)}</div>"
@@ -131,6 +136,7 @@ def rate_chart(report: MetricsReport) -> str:
     primary, production = report.model_scores("primary", "sme"), report.model_scores("production", "sme")
     bars = [
         Bar("False accept (blind audits)", report.audit.false_accept),
+        *(Bar(f"False accept — {label}", r) for label, r in false_accept_split(report.audit)),
         Bar("Dominant type wrong (audits)", report.audit.dominant_wrong),
         Bar("Escalations corrected by SME", report.precision.escalations),
         Bar("Auto-fix success", report.retry.success),

@@ -94,6 +94,11 @@ class Audit(Strict):
     false_accept: Rate = Field(description="Blind audits of accepted documents that the SME corrected.")
     dominant_wrong: Rate = Field(description="Audits whose SME dominant type differs from the accepted one.")
     open: int = Field(description="Audit packets created but not reviewed yet.")
+    false_accept_by_semantic_checks: dict[str, Rate] = Field(
+        default_factory=dict,
+        description="The false-accept rate by how the audited accept was earned: rules_only and "
+        "rules_and_model (an audit whose accept has no stored outcome is in neither).",
+    )
 
 
 class CodePrecision(Strict):

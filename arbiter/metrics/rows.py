@@ -35,7 +35,8 @@ class Reviewed:
     """A packet's first review, with what the metrics need from the packet and the ground truth it wrote.
 
     label: the dominant type of the ground-truth version the review wrote (None when there is none);
-    accepted_label: for an audit, the dominant type the arbiter accepted.
+    accepted_label: for an audit, the dominant type the arbiter accepted;
+    semantic_checks: for an audit, how the accept was earned (SemanticChecks value; None when unknown).
     """
 
     packet_id: str
@@ -50,3 +51,4 @@ class Reviewed:
     codes: tuple[str, ...] = ()
     started_at: datetime | None = None
     submitted_at: datetime | None = None
+    semantic_checks: str | None = None

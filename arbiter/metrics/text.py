@@ -14,6 +14,7 @@ SCOPE_LABELS = {
     "all": "all ground truth (includes auto-accepted: circular)",
 }
 MODEL_LABELS = {"primary": "Primary model", "production": "Production classifier"}
+SEMANTIC_LABELS = {"rules_only": "rules only", "rules_and_model": "rules and a model"}
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -71,6 +72,19 @@ def false_accept_sentence(audit: Audit) -> str:
         f"Of {plural(fa.n, 'automatically accepted document')} audited blind, the SME corrected "
         f"{fa.k:,}: an estimated {pct(fa.rate)} of accepted documents are wrong ({interval(fa)})." + waiting
     )
+
+
+def false_accept_split(audit: Audit) -> list[tuple[str, Rate]]:
+    """(how the accept was earned, false-accept rate) for rules only and for rules and a model."""
+    split = audit.false_accept_by_semantic_checks
+    return [(label, split[key]) for key, label in SEMANTIC_LABELS.items() if key in split]
+
+
+def false_accept_split_sentence(audit: Audit) -> str:
+    """'False accepts by how the accept was earned: rules only 3.2 % (95 % CI …; 4 of 125); rules and a
+    model …' ('' when the report has no split)."""
+    parts = [f"{label} {rate_text(r)}" for label, r in false_accept_split(audit)]
+    return f"False accepts by how the accept was earned: {'; '.join(parts)}." if parts else ""
 
 
 def headline_figures(report: MetricsReport) -> list[tuple[str, str, str]]:

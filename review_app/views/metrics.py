@@ -19,6 +19,7 @@ from arbiter.metrics.report import (
 from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.text import (
     false_accept_sentence,
+    false_accept_split_sentence,
     headline_figures,
     interval,
     kappa_text,
@@ -71,6 +72,7 @@ if fa.rate is None:
 else:
     st.caption(f"{interval(fa)} · n = {plural(fa.n, 'blind audit')}, {fa.k:,} corrected")
     st.write(false_accept_sentence(report.audit))
+    st.write(false_accept_split_sentence(report.audit))
 for column, (name, value, detail) in zip(st.columns(3) * 2, headline_figures(report), strict=True):
     column.metric(name, value, help=detail)
     column.caption(detail)
