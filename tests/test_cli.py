@@ -127,7 +127,7 @@ def test_verify_json_prints_outcome() -> None:
 
 
 def test_verify_human_output_names_rule() -> None:
-    """`arbiter verify` without --json prints the decision and the rule that fired."""
+    """`arbiter verify` without --json prints the decision, the rule that fired and the semantic checks."""
     pdf = sorted((FIXTURES / "pdfs").glob("*.pdf"))[0]
     result = runner.invoke(
         app,
@@ -142,6 +142,7 @@ def test_verify_human_output_names_rule() -> None:
     assert result.exit_code == 0
     assert "AUTO_ACCEPT" in result.output
     assert "rule" in result.output
+    assert "Semantic checks: rules only (no model)" in result.output
 
 
 def test_verify_broken_json_escalates(tmp_path: Path) -> None:
