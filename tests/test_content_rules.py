@@ -230,6 +230,15 @@ def test_content_rule(
     assert all(i.severity == "MAJOR" and not i.auto_fixable and i.fix is None for i in found)
 
 
+def test_packet_wide_page_stamp_joins_nothing() -> None:
+    """A stamp numbering every page of the file ("Page k of N", N the file's pages) is not a document's own."""
+    data = classification(seg(1, 1, "LAB_REPORT", LAB_EV), seg(2, 2, "PATHOLOGY_REPORT", PATH_EV))
+    data["segments"][1]["types"][2]["evidence"] = [{"page": 2, "snippet": "Final Diagnosis", "anchor": None}]
+    bundle = make_bundle(lab(1, "Page 1 of 2"), pathology(2, "Page 2 of 2"))
+    issues = run(V2Consistency(), data, bundle).issues
+    assert [i.code for i in issues if i.code in CONTENT_CODES] == []
+
+
 def test_contradiction_message_names_pages_and_words() -> None:
     """The message says which page reads as what, quoting the words seen, and that nothing supports the label."""
     data = classification(seg(1, 1, "PATHOLOGY_REPORT", {"PATHOLOGY_REPORT": LAB_EV["LAB_REPORT"]}))
@@ -246,7 +255,11 @@ def test_boundary_message_quotes_the_numbering() -> None:
     data = classification(
         seg(1, 1, "LAB_REPORT", LAB_EV), seg(2, 2, "LAB_REPORT", {"LAB_REPORT": [(2, "Test Result Units")]})
     )
-    result = run(V2Consistency(), data, make_bundle(lab(1, "Page 1 of 2"), lab(2, "Page 2 of 2")))
+    data = classification(
+        *data["segments"], seg(3, 3, "PATHOLOGY_REPORT", {"PATHOLOGY_REPORT": [(3, "Final Diagnosis")]})
+    )
+    bundle = make_bundle(lab(1, "Page 1 of 2"), lab(2, "Page 2 of 2"), pathology(3, "Page 1 of 1"))
+    result = run(V2Consistency(), data, bundle)
     (issue,) = [i for i in result.issues if i.code == "V2.BOUNDARY_INSIDE_DOCUMENT"]
     assert '"Page 1 of 2", then "Page 2 of 2"' in issue.message
     assert issue.location.segment_index == 2

@@ -221,15 +221,20 @@ def read_snippet(text: str, profile: Profile) -> dict[str, float]:
     return scores
 
 
-def is_form_label(snippet: str, reading: PageReading | None) -> bool:
-    """A snippet that is only a form label or an empty field: every line of the page holding it is a field
-    (or, when it is not found on one line, the snippet itself reads as one)."""
+def is_form_label(snippet: str, page: int, reading: ContentReading) -> bool:
+    """A snippet that is only a form label or an empty field: every line holding it, on its claimed page or
+    else anywhere in the document, is a field (or, found on no one line, the snippet itself reads as one).
+    Where it was found does not change the answer, so correcting a snippet's page cannot hide it."""
     norm = normalize_plain(snippet).strip()
     if not norm:
         return False
-    holding = [is_field for line, is_field in reading.lines if norm in line] if reading else []
-    if holding:
-        return all(holding)
+    claimed = reading.pages.get(page)
+    pages = [claimed] if claimed is not None else []
+    pages += [r for n, r in sorted(reading.pages.items()) if n != page]
+    for candidate in pages:
+        holding = [is_field for line, is_field in candidate.lines if norm in line]
+        if holding:
+            return all(holding)
     return _is_field(norm, heading_block=False)
 
 

@@ -13,8 +13,8 @@ from arbiter.contracts import ClassificationOutput, DocumentBundle, Segment
 from arbiter.profile import Profile
 from verifiers.base import IssueList
 from verifiers.content import ContentReading, PageReading, describe_cues, read_bundle
-from verifiers.pagination import continues, restart
-from verifiers.shares import type_shares
+from verifiers.pagination import PageMark, continues, restart
+from verifiers.shares import round_to_one, type_shares
 
 
 def check_content(
@@ -31,7 +31,7 @@ def check_content(
             _page_reads_as_other(issues, reading, profile, position, segment, first, last)
         _spans_documents(issues, reading, position, segment, first, last)
     for (_, before), (position, after) in pairwise(ordered):
-        _boundary_inside_document(issues, reading, position, before, after)
+        _boundary_inside_document(issues, reading, position, before, after, bundle.total_pages)
 
 
 def _span(first: int, last: int) -> str:
@@ -157,8 +157,20 @@ def _spans_documents(
     )
 
 
+def _own_marks(page: PageReading, total_pages: int) -> tuple[PageMark, ...]:
+    """A page's numbering, less marks that may be the whole file's: page k numbered k (of the file's page
+    count, or of nothing). Record systems and scanners stamp every page of a packet that way, across all
+    its documents, so such a run cannot show that two pages belong to one document."""
+    return tuple(m for m in page.marks if not (m.number == page.page and m.total in (None, total_pages)))
+
+
 def _boundary_inside_document(
-    issues: IssueList, reading: ContentReading, position: int, before: Segment, after: Segment
+    issues: IssueList,
+    reading: ContentReading,
+    position: int,
+    before: Segment,
+    after: Segment,
+    total_pages: int,
 ) -> None:
     """A boundary between two pages that one document's own structure joins."""
     last, first = before.end_page, after.start_page
@@ -167,7 +179,7 @@ def _boundary_inside_document(
     earlier, later = reading.pages.get(last), reading.pages.get(first)
     if earlier is None or later is None:
         return
-    pair = continues(earlier.marks, later.marks)
+    pair = continues(_own_marks(earlier, total_pages), _own_marks(later, total_pages))
     if pair is not None:
         why = f'page {first} continues the page numbering of page {last} ("{pair[0].seen}", then "{pair[1].seen}")'
     elif later.continuation and restart(later.marks) is None and not later.title:
@@ -213,18 +225,20 @@ def check_primary_doubt(issues: IssueList, model: ClassificationOutput, profile:
                 segment_index=segment.segment_index,
                 document_type=segment.dominant_type,
             )
-        shares = type_shares(segment.types, types)
-        total = sum(shares.values())
-        if not total > 0:
+        given = type_shares(segment.types, types)
+        # Judged on the shares as the sum fix would write them, so normalising cannot hide a tie.
+        rounded = round_to_one([given[t] for t in types])
+        if rounded is None:
             continue
+        shares = dict(zip(types, rounded, strict=True))
         ranked = sorted(types, key=lambda t: (-shares[t], types.index(t)))
         top, second = ranked[0], ranked[1]
-        if shares[second] <= 0 or (shares[top] - shares[second]) / total > tolerances.dominant_margin:
+        if shares[second] <= 0 or shares[top] - shares[second] > tolerances.dominant_margin + 1e-9:
             continue
         issues.add(
             "V2.PRIMARY_TYPE_TIE",
             f"The primary model did not settle what segment {segment.segment_index} is: {top} "
-            f"({shares[top] / total:.2f}) and {second} ({shares[second] / total:.2f}) are within "
+            f"({shares[top]:.2f}) and {second} ({shares[second]:.2f}) are within "
             f"{tolerances.dominant_margin:.2f} of each other.",
             path=f"/segments/{position}/types",
             segment_index=segment.segment_index,

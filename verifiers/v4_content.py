@@ -39,7 +39,7 @@ def _judge(
     content = profile.content
     claimed = assessment.document_type
     quotes = assessment.evidence
-    labels = [is_form_label(e.snippet, reading.pages.get(e.page)) for e in quotes]
+    labels = [is_form_label(e.snippet, e.page, reading) for e in quotes]
     if all(labels) and claimed not in content.label_evidence_types:
         listed = _listed(quotes)
         issues.add(
