@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import pytest
+import store_fixtures as sf
+from store_fixtures import pg_server_url_fixture, store_fixture  # noqa: F401  (fixtures)
 
 from arbiter.contracts import (
     Decision,
@@ -22,6 +25,7 @@ from arbiter.governor import verify_with_retries
 from arbiter.packets import build_blind_packet, build_packet
 from arbiter.policy import count_issues, decide
 from arbiter.profile import Profile, load_profile
+from arbiter.store import Store
 from tests.governor_helpers import NAMES, fakes, profile_with, result, rules_profile, tiny_loader
 from tests.governor_helpers import bundle as tiny_bundle
 from tests.llm_fakes import FakeLLM
@@ -233,3 +237,16 @@ def test_an_outcome_without_attempts_is_rules_only() -> None:
         policy_version="p",
     )
     assert outcome.semantic_checks == RULES
+
+
+def test_the_store_keeps_it_on_sqlite_and_postgresql(store: Store) -> None:
+    """The outcome and the escalation packet read back from the database say how the decision was earned."""
+    record = sf.escalated("doc-s")
+    assert record.packet is not None
+    outcome = record.outcome.model_copy(update={"semantic_checks": MODEL})
+    packet = record.packet.model_copy(update={"semantic_checks": MODEL})
+    store.record_document(dataclasses.replace(record, outcome=outcome, packet=packet))
+    stored = store.get_outcome("doc-s", record.run_id)
+    assert stored is not None
+    assert stored.semantic_checks == MODEL
+    assert store.get_packet(packet.packet_id).semantic_checks == MODEL
