@@ -29,6 +29,7 @@ _BLANKS = re.compile(r"_{4,}")
 _CHECKBOXES = re.compile(r"[☐□❏]|\[ \]|\(\s\)")
 _YES_NO = re.compile(r"[?:]\s*yes\*?\s+no\b\s*$")
 _WORDS = re.compile(r"[a-z]+")
+_LIST_ITEM = re.compile(r"\s*(?:[•◦▪‣●○■□*\-–]|\d{1,2}[.)]\s)")  # a list item is no title
 _LEAD = re.compile(r"[\s#*\-•.:0-9()]+")  # list numbers and bullets before a heading
 
 
@@ -332,7 +333,9 @@ def _title(reading: PageReading, body: list[tuple[str, bool]], profile: Profile)
     """The document title and continuation marker in the page's title region (its first short lines)."""
     traps, content = profile.traps, profile.content
     region = [
-        text for text, _ in body[: traps.title_region_paragraphs + 1] if len(text) <= traps.title_max_chars
+        text
+        for text, _ in body[: traps.title_region_paragraphs + 1]
+        if len(text) <= traps.title_max_chars and not _LIST_ITEM.match(text)
     ]
     for text in region:
         norm = normalize_plain(text)
