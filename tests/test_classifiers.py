@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from arbiter.classifiers import (
     BaselineClassifier,
@@ -20,17 +21,19 @@ from arbiter.classifiers import (
     FileClassifier,
     get_classifier,
 )
+from arbiter.classifiers.cues import form_fields, form_line
 from arbiter.contracts import (
     BlockType,
     ClassificationOutput,
     DocumentBundle,
     Extractor,
     LineBox,
+    OcrStatus,
     Page,
     Paragraph,
 )
 from arbiter.errors import ConfigError
-from arbiter.profile import Profile, load_profile
+from arbiter.profile import Baseline, Profile, load_profile
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -470,6 +473,408 @@ def test_arbitrary_pages_never_crash_the_baseline(specs: list[tuple[list[str], b
         assert not any(line in CUE_LINES for (lines, layer, _) in specs if layer for line in lines)
         return
     assert_complete(out, bundle)
+
+
+# --- honest confidence and fill-in forms ------------------------------------------------------------------
+
+
+def dominant(out: ClassificationOutput, index: int = 0) -> tuple[str, float]:
+    """The segment's dominant type and that type's confidence."""
+    seg = out.segments[index]
+    return seg.dominant_type, next(t.confidence for t in seg.types if t.document_type == seg.dominant_type)
+
+
+REPORT_TYPES = set(PROFILE.taxonomy.report_types)
+BLANK_PREAUTH = [
+    "Genetic Testing Preauthorization Request",
+    "Test name:",
+    "Family history, including age at diagnosis:",
+    "Member ID:",
+    "Ordering provider signature: ____",
+]
+
+
+def test_blank_genetic_testing_preauthorization_form_is_administrative() -> None:
+    """A blank preauthorization form whose labels name a test and a family history is a confident form."""
+    bundle = make_bundle([make_page(1, BLANK_PREAUTH)])
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    assert dominant(out) == ("ADMINISTRATIVE", pytest.approx(0.95))
+    reasoning = out.segments[0].classification_reasoning
+    assert '"test name" (field label)' in reasoning
+    assert "fill-in form fields" in reasoning
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        BLANK_PREAUTH,
+        BLANK_PREAUTH[1:],
+        ["Genetic Testing Request", *BLANK_PREAUTH[1:]],
+        ["Request", "Test name:", "Family history, including age at diagnosis:"],
+        ["Test name: ______", "Family history: ______", "Hemoglobin: ______", "Reference range: ______"],
+        ["Complete Blood Count:", "Hemoglobin:", "Hematocrit:", "Platelet count:"],
+        ["Surgical Pathology Report:", "Final diagnosis:", "Gross description:"],
+    ],
+    ids=["titled", "untitled", "unknown-title", "two-labels", "blanks", "cbc-labels", "pathology-labels"],
+)
+def test_blank_form_is_never_a_confident_report(lines: list[str]) -> None:
+    """Field labels that name a test or a diagnosis never make a confident report; the page reads as a form."""
+    try:
+        out = classify(make_bundle([make_page(1, lines)]))
+    except ClassificationError:
+        return  # nothing but labels naming things: no guess at all is honest too
+    doc_type, confidence = dominant(out)
+    assert doc_type == "ADMINISTRATIVE" or confidence < 0.6, (doc_type, confidence)
+
+
+FORM_FIELDS = [
+    "Patient name:",
+    "Member ID #:",
+    "Prescriber NPI:",
+    "Signature: Date:",
+    "☐ New request ☐ Renewal",
+    "[ ] Urgent [ ] Standard",
+    "Is the patient currently on this drug? Yes No",
+]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["Prior Authorization Request Form", "Requested drug name:", *FORM_FIELDS[:3]],
+        ["PRE-AUTHORIZATION REQUEST", "Please complete all fields and fax to the plan.", *FORM_FIELDS[:3]],
+        ["Precertification", "Procedure requested:", *FORM_FIELDS[:3]],
+        ["Request for Authorization", "Service requested:", *FORM_FIELDS[3:]],
+        ["Outpatient Drug Authorization Form", *FORM_FIELDS],
+        ["Enrollment", *FORM_FIELDS],
+        ["FAX", "To: Oncology Clinic", "From: Medical Records", "Re: referral", "Pages: 4"],
+        [
+            "Advance Directive",
+            "I appoint the person named below as my healthcare agent.",
+            "This living will states my wishes for life-sustaining treatment.",
+            "Signed before a witness and a notary public.",
+        ],
+        [
+            "Power of Attorney for Health Care",
+            "My health care agent may decide for me when I cannot.",
+            "Witness 1: ______ Witness 2: ______",
+        ],
+    ],
+    ids=[
+        "prior-auth-form",
+        "pre-authorization",
+        "precertification",
+        "request-for-authorization",
+        "drug-authorization-form",
+        "untitled-fill-in-form",
+        "fax-cover-fields",
+        "advance-directive",
+        "health-care-poa",
+    ],
+)
+def test_administrative_wording_is_recognised_with_confidence(lines: list[str]) -> None:
+    """Authorization requests, fill-in forms, fax covers and advance directives in real-world wording."""
+    bundle = make_bundle([make_page(1, lines)])
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    doc_type, confidence = dominant(out)
+    assert (doc_type, confidence >= 0.8) == ("ADMINISTRATIVE", True), out.segments[0].classification_reasoning
+
+
+def test_section_headings_ending_in_a_colon_are_not_a_form() -> None:
+    """A note's "MEDICATIONS:" heading is followed by its content, so the note is no fill-in form."""
+    note = [
+        "PROGRESS NOTE",
+        "CHIEF COMPLAINT:",
+        "Cough for three weeks.",
+        "MEDICATIONS:",
+        "Lisinopril 10 mg daily",
+        "ALLERGIES:",
+        "None known",
+        "ASSESSMENT AND PLAN:",
+        "Likely viral bronchitis.",
+    ]
+    out = classify(make_bundle([make_page(1, note)]))
+    doc_type, confidence = dominant(out)
+    assert (doc_type, confidence >= 0.8) == ("CLINICAL_NOTE", True)
+    assert "fill-in" not in out.segments[0].classification_reasoning
+    assert "field label" not in out.segments[0].classification_reasoning
+
+
+UNRECOGNISED = ["Lorem ipsum dolor sit amet.", "Consectetur adipiscing elit, sed do eiusmod tempor."]
+BLANK_SHEET = Page(page_num=2, text="", has_text_layer=False, ocr_status=OcrStatus.NO_TEXT)
+
+
+@pytest.mark.parametrize(
+    ("pages", "low", "high", "says"),
+    [
+        ([make_page(1, CBC)], 0.8, 1.0, None),
+        (
+            [make_page(1, ["Visit", "Urinalysis ordered.", "Past medical history reviewed."])],
+            0.0,
+            0.6,
+            "tied",
+        ),
+        (
+            [
+                make_page(
+                    1,
+                    [
+                        "Visit",
+                        "Lipid panel and urinalysis ordered.",
+                        "Chief complaint and past medical history reviewed; allergies none.",
+                    ],
+                )
+            ],
+            0.0,
+            0.6,
+            "nearly tied",
+        ),
+        (
+            [make_page(1, ["Complete blood count:", "Comprehensive metabolic panel:"])],
+            0.0,
+            0.6,
+            "fill-in field labels",
+        ),
+        ([make_page(1, CBC), make_page(2, UNRECOGNISED)], 0.0, 0.6, "has no recognisable wording"),
+        (list(genomic_with_scan().pages), 0.6, 0.8, "has no readable text"),
+        (
+            [make_page(1, ["Surgical Pathology Report", "Final diagnosis: adenoma"]), BLANK_SHEET],
+            0.8,
+            1.0,
+            "blank",
+        ),
+        ([make_page(1, ["Progress note", "Hemoglobin 11.2"])], 0.8, 1.0, None),
+        (
+            [make_page(1, ["Visit", "Office visit; allergies none.", "Hemoglobin 11.2, hematocrit 34."])],
+            0.6,
+            0.8,
+            "holds a share",
+        ),
+    ],
+    ids=[
+        "clear-cbc",
+        "tie",
+        "near-tie",
+        "labels-only",
+        "half-unrecognised",
+        "third-unreadable",
+        "blank-back-page",
+        "decisive-title",
+        "second-type-share",
+    ],
+)
+def test_confidence_follows_the_evidence(
+    pages: list[Page], low: float, high: float, says: str | None
+) -> None:
+    """Ties, label-only evidence and guessed pages give low confidence, and the reasoning says why."""
+    bundle = make_bundle(pages)
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    assert len(out.segments) == 1
+    _, confidence = dominant(out)
+    assert low <= confidence < high or confidence == high == 1.0, confidence
+    reasoning = out.segments[0].classification_reasoning
+    if says is None:
+        assert "held down" not in reasoning
+    else:
+        assert says in reasoning
+
+
+def test_a_tie_is_not_presented_as_a_decision() -> None:
+    """When two types tie the reasoning names both and says the pick is only taxonomy order."""
+    out = classify(
+        make_bundle([make_page(1, ["Visit", "Urinalysis ordered.", "Past medical history reviewed."])])
+    )
+    reasoning = out.segments[0].classification_reasoning
+    assert "LAB_REPORT and CLINICAL_NOTE are tied" in reasoning
+    assert "only because it comes first in the taxonomy" in reasoning
+
+
+def footer_pages(footers: list[str], lines: list[str] = CBC) -> list[Page]:
+    return [make_page(i, lines, footer=f) for i, f in enumerate(footers, start=1)]
+
+
+@pytest.mark.parametrize(
+    ("footers", "segments"),
+    [
+        (["Page 1 of 1", "Page 1 of 2", "Page 2 of 2"], [(1, 1), (2, 3)]),
+        (["Page 1 of 2", "Page 2 of 2", "Page 1 of 1", "Page 1 of 1"], [(1, 2), (3, 3), (4, 4)]),
+        (["Page 1 of 3", "Page 2 of 3", "Page 3 of 3"], [(1, 3)]),
+        (["Page 1 of 3", "Page 1 of 3", "Page 1 of 3"], [(1, 1), (2, 2), (3, 3)]),
+        (["Confidential", "Page 1 of 2", "Page 2 of 2"], [(1, 1), (2, 3)]),
+        (["1 | Page", "2 | Page", "1 | Page"], [(1, 2), (3, 3)]),
+        (["Fax from Quest Page 1 of 3", "Fax from Quest Page 2 of 3", "Page 1 of 1"], [(1, 2), (3, 3)]),
+        (["Page 1 of 2", "Fax to clinic Page 1 of 2"], [(1, 2)]),
+        (["Page 1 of 1", "Confidential"], [(1, 2)]),
+    ],
+    ids=[
+        "labcorp",
+        "one-page-reports",
+        "one-report",
+        "first-page-repeated",
+        "unnumbered-then-numbered",
+        "bar-page",
+        "fax-counter",
+        "fax-only",
+        "unnumbered",
+    ],
+)
+def test_page_numbering_that_restarts_starts_a_new_segment(
+    footers: list[str], segments: list[tuple[int, int]]
+) -> None:
+    """Two reports of one type back to back are split where "Page 1 of N" restarts, and only there."""
+    bundle = make_bundle(footer_pages(footers))
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    assert [(s.start_page, s.end_page) for s in out.segments] == segments
+    assert {s.dominant_type for s in out.segments} == {"LAB_REPORT"}
+    for seg in out.segments[1:]:
+        assert "page numbering restarts" in seg.classification_reasoning
+
+
+def test_restart_split_can_be_turned_off() -> None:
+    """split_on_page_restart = false keeps same-type pages together whatever their numbering."""
+    assert PROFILE.baseline is not None
+    settings = PROFILE.baseline.model_copy(update={"split_on_page_restart": False})
+    profile = PROFILE.model_copy(update={"baseline": settings, "name": "no-restart"})
+    out = classify(make_bundle(footer_pages(["Page 1 of 1", "Page 1 of 2"])), profile)
+    assert [(s.start_page, s.end_page) for s in out.segments] == [(1, 2)]
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "label"),
+    [
+        ("patient name:", True, "patient name:"),
+        ("member id #:", True, "member id #:"),
+        ("signature: date:", True, "signature:"),
+        ("ordering provider signature: ____", True, "ordering provider signature:"),
+        ("☐ new request ☐ reauthorization", True, None),
+        ("[ ] urgent [x] standard", True, None),
+        ("is this drug for opioid dependence? yes no", True, None),
+        ("signature ______________ date ________", True, None),
+        ("patient name: jane doe", False, None),
+        ("time: 10:30", False, None),
+        ("hemoglobin 13.2 g/dl", False, None),
+        ("hemoglobin .......... 13.2", False, None),
+        (":", False, None),
+        (
+            "the following medications were started during the stay and are to be continued at home:",
+            True,
+            None,
+        ),
+    ],
+)
+def test_form_line_reading(line: str, field: bool, label: str | None) -> None:
+    """Label-only lines, blanks, check boxes and yes/no questions are fillable; filled-in values are not."""
+    read = form_line(line, 100)
+    assert read.fillable == field
+    if label is not None:
+        assert read.label == label
+
+
+@pytest.mark.parametrize(
+    ("lines", "fields"),
+    [
+        (["patient name:", "member id:", "signature:"], [True, True, True]),
+        (["medications:", "lisinopril 10 mg daily", "allergies:", "none"], [False, False, False, False]),
+        (["history:", "notes follow", "name: dose:", "plan:"], [False, False, True, True]),
+        (["diagnosis: ____", "plan of care"], [True, False]),
+    ],
+    ids=["labels", "headings", "multi-label-and-last", "blank"],
+)
+def test_a_lone_label_is_a_field_only_among_fields(lines: list[str], fields: list[bool]) -> None:
+    """A bare "Label:" counts as a field when the next line is fillable too or it ends the page."""
+    assert [f is not None for f in form_fields(lines, 100)] == fields
+
+
+LABEL_WORDS = st.sampled_from(
+    sorted({p for per_type in PROFILE.baseline.cues.values() for p in per_type} if PROFILE.baseline else [])
+)
+LABEL_LINES = st.builds(
+    lambda words, blank: " ".join(words).replace(":", "") + ":" + blank,
+    st.lists(
+        st.one_of(LABEL_WORDS, st.from_regex(r"[A-Za-z]{1,12}", fullmatch=True)), min_size=1, max_size=3
+    ),
+    st.sampled_from(["", " ", " ____", " __________"]),
+)
+
+
+@given(st.lists(LABEL_LINES, min_size=1, max_size=12))
+def test_a_page_of_labels_never_makes_a_confident_report(lines: list[str]) -> None:
+    """A page made only of label lines never yields a report type with confidence >= 0.6."""
+    bundle = make_bundle([make_page(1, lines)])
+    try:
+        out = classify(bundle)
+    except ClassificationError:
+        return
+    assert_complete(out, bundle)
+    for seg in out.segments:
+        for t in seg.types:
+            if t.document_type in REPORT_TYPES and t.share > 0:
+                assert t.confidence < 0.6, (lines, seg.classification_reasoning)
+
+
+@given(
+    floor=st.floats(0, 1),
+    span=st.floats(0, 1),
+    decisive=st.floats(0.01, 1),
+    full=st.floats(0.01, 50),
+    coverage_floor=st.floats(0, 0.99),
+    factor=st.floats(0, 1),
+)
+def test_confidence_is_always_between_0_and_1(
+    floor: float, span: float, decisive: float, full: float, coverage_floor: float, factor: float
+) -> None:
+    """Whatever the profile's confidence settings, every confidence stays in [0, 1]."""
+    assert PROFILE.baseline is not None
+    settings = PROFILE.baseline.model_copy(
+        update={
+            "confidence_floor": floor,
+            "confidence_ceiling": floor + (1 - floor) * span,
+            "decisive_margin": decisive,
+            "full_evidence_score": full,
+            "coverage_floor": coverage_floor,
+            "label_cue_factor": factor,
+        }
+    )
+    profile = PROFILE.model_copy(update={"baseline": settings, "name": "any-confidence"})
+    for pages in ([make_page(1, BLANK_PREAUTH)], [make_page(1, CBC), make_page(2, UNRECOGNISED)]):
+        out = classify(make_bundle(pages), profile)
+        assert all(0.0 <= t.confidence <= 1.0 for seg in out.segments for t in seg.types)
+
+
+def test_confidence_floor_above_ceiling_is_refused() -> None:
+    """A profile whose confidence floor exceeds its ceiling is invalid."""
+    assert PROFILE.baseline is not None
+    data = {**PROFILE.baseline.model_dump(), "confidence_floor": 0.9, "confidence_ceiling": 0.5}
+    with pytest.raises(ValidationError, match="confidence_floor"):
+        Baseline.model_validate(data)
+
+
+@pytest.mark.parametrize(
+    ("pages", "decision", "codes"),
+    [
+        ([make_page(1, BLANK_PREAUTH)], "AUTO_ACCEPT", set()),
+        (
+            [make_page(1, ["Visit", "Urinalysis ordered.", "Past medical history reviewed."])],
+            "ESCALATE_TO_SME",
+            {"V2.PRIMARY_LOW_CONFIDENCE", "V2.PRIMARY_TYPE_TIE"},
+        ),
+    ],
+    ids=["blank-preauth-form", "tie"],
+)
+def test_verifiers_act_on_the_baselines_doubt(pages: list[Page], decision: str, codes: set[str]) -> None:
+    """A confident blank form is accepted as ADMINISTRATIVE; a tie the baseline admits to is escalated."""
+    from arbiter import governor
+
+    bundle = make_bundle(pages)
+    outcome = governor.verify_with_retries(
+        BaselineClassifier().classify(bundle, PROFILE).raw, bundle, PROFILE
+    )
+    assert outcome.final_decision == decision
+    assert codes <= {i.code for i in outcome.final_issues}
 
 
 # --- the file classifier -------------------------------------------------------------------------------

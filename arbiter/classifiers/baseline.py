@@ -23,6 +23,7 @@ from arbiter.classifiers.cues import (
     CueMatcher,
     FormLine,
     PageLines,
+    PageNumber,
     Snippet,
     find_snippet,
     form_fields,
@@ -60,7 +61,7 @@ class _PageScore:
     continued: bool = False  # kept the previous page's type although another type scored higher
     vendor_keys: set[str] = field(default_factory=set)
     form_fields: int = 0  # fill-in fields, when the page reads as a form
-    numbering: set[tuple[int, int]] = field(default_factory=set)  # printed "Page k of n"
+    numbering: set[PageNumber] = field(default_factory=set)  # printed page numbers
     restart: bool = False  # its numbering restarts at page 1: a new document begins here
 
 
@@ -270,16 +271,13 @@ def _score_form(
 
 
 def _mark_restarts(scored: list[_PageScore], matcher: CueMatcher) -> None:
-    """A page printed "Page 1 of N" after a page with its own numbering starts a new document (two
-    reports of one laboratory back to back), unless the same "Page 1 of N" (N > 1) was printed on the
-    page before: a footer that never counts up says nothing."""
+    """A page numbered as the first of a document ("Page 1 of 2") starts a new one, unless its numbering
+    continues the page before's (a run that counts 1, 2, 3): two reports of one laboratory back to back."""
     if not matcher.settings.split_on_page_restart:
         return
     for before, s in pairwise(scored):
-        firsts = {(k, n) for k, n in s.numbering if k == 1}
-        s.restart = bool(before.numbering) and any(
-            n == 1 or (1, n) not in before.numbering for _, n in firsts
-        )
+        first = any(n.number == 1 for n in s.numbering)
+        s.restart = first and not any(b.continued_by(n) for b in before.numbering for n in s.numbering)
 
 
 def _assign_types(scored: list[_PageScore], matcher: CueMatcher, types: list[str]) -> None:
@@ -391,7 +389,12 @@ def _segment_output(
             level, conf = taxonomy.no_evidence_level, settings.absent_confidence
         else:
             level = matcher.presence_level(share, doc_type == dominant)
-            conf = confidence
+            # Another claimed type is no surer than the segment, nor than its own evidence.
+            conf = (
+                confidence
+                if doc_type == dominant
+                else _own_confidence(seg, doc_type, totals, settings, confidence)
+            )
         entries.append(
             {
                 "document_type": doc_type,
@@ -416,6 +419,28 @@ def _segment_output(
     return output, units
 
 
+def _label_score(seg: _Segment, doc_type: str) -> float:
+    return sum(h.weight for s in seg.pages for h in s.hits.get(doc_type, []) if h.kind == "label")
+
+
+def _scaled(quality: float, settings: Baseline) -> float:
+    return round(
+        settings.confidence_floor + (settings.confidence_ceiling - settings.confidence_floor) * quality, 4
+    )
+
+
+def _own_confidence(
+    seg: _Segment, doc_type: str, totals: dict[str, float], settings: Baseline, ceiling: float
+) -> float:
+    """A non-dominant claimed type's confidence: its own evidence's score and label readings, at most
+    the segment's."""
+    score = totals.get(doc_type, 0.0)
+    if score <= 0:
+        return min(ceiling, settings.confidence_floor)
+    quality = min(1.0, score / settings.full_evidence_score, 1.0 - _label_score(seg, doc_type) / score)
+    return min(ceiling, _scaled(quality, settings))
+
+
 def _confidence(
     seg: _Segment,
     units: dict[str, int],
@@ -434,7 +459,7 @@ def _confidence(
     first, second = ranked[0], ranked[1]
     margin = (units[first] - units[second]) / UNITS
     score = totals.get(dominant, 0.0)
-    labels = sum(h.weight for s in seg.pages for h in s.hits.get(dominant, []) if h.kind == "label")
+    labels = _label_score(seg, dominant)
     own = sum(1 for s in seg.pages if s.page_type is not None)
     # A sheet OCR found blank hides no document; a page it could not read, or text nothing matched, might.
     counted = max(1, sum(1 for s in seg.pages if not _blank(s.page)))
@@ -445,10 +470,7 @@ def _confidence(
         "coverage": min(1.0, max(0.0, (coverage - settings.coverage_floor) / (1 - settings.coverage_floor))),
         "labels": 1.0 - labels / score if score > 0 else 0.0,
     }
-    quality = min(readings.values())
-    confidence = round(
-        settings.confidence_floor + (settings.confidence_ceiling - settings.confidence_floor) * quality, 4
-    )
+    confidence = _scaled(min(readings.values()), settings)
     doubts: list[str] = []
     if margin <= settings.near_tie_margin and units[second] > 0:
         a, b = units[first] / UNITS, units[second] / UNITS
@@ -518,9 +540,10 @@ def _reasoning(
     parts = [f"{span}: cues found for {'; '.join(found)}." if found else f"{span}: no quotable cues found."]
     for s in seg.pages:
         if s.restart and s.page.page_num == seg.start:
-            numbers = ", ".join(f"Page {k} of {n}" for k, n in sorted(s.numbering))
+            first = min((n for n in s.numbering if n.number == 1), key=lambda n: (n.total or 0, n.template))
+            shown = f"Page 1 of {first.total}" if first.total else "Page 1"
             parts.append(
-                f"Page {s.page.page_num} starts a new document: its page numbering restarts ({numbers})."
+                f"Page {s.page.page_num} starts a new document: its page numbering restarts ({shown})."
             )
         if s.page_type is None:
             why = (
