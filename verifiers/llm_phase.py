@@ -239,6 +239,15 @@ def render_prompt(
     return render(load_prompt(spec.template), {**common, **values})
 
 
+def content_block(bundle: DocumentBundle, profile: Profile, pages: Iterable[int]) -> str:
+    """The deterministic content reading of these pages (verifiers/content.py), delimited as untrusted data
+    since its cues quote the document."""
+    from verifiers.content import read_bundle, summary
+
+    text = summary(read_bundle(bundle, profile), pages, profile.taxonomy.document_types)
+    return untrusted("CONTENT_READING", text)
+
+
 # --- the phase -------------------------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ from verifiers.llm_phase import (
     PhaseSpec,
     TextBudget,
     classification_block,
+    content_block,
     finish,
     page_block,
     page_text,
@@ -112,8 +113,16 @@ def semantic_prompt(
         for number in range(segment.start_page, last + 1):
             text = page_text(bundle, number)
             blocks.append(page_block(number, budget.take(number, text) if text else "[no text on this page]"))
+    covered = sorted(
+        {
+            n
+            for seg in model.segments
+            for n in range(seg.start_page, min(seg.end_page, bundle.total_pages) + 1)
+        }
+    )
     values = {
         "classification": classification_block(model),
+        "content_evidence": content_block(bundle, profile, covered),
         "documents": "\n\n".join(blocks),
         "truncation": budget.notice(),
     }

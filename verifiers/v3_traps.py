@@ -26,6 +26,7 @@ from verifiers.llm_phase import (
     PhaseSpec,
     TextBudget,
     classification_block,
+    content_block,
     finish,
     page_block,
     page_text,
@@ -295,8 +296,10 @@ def contextual_prompt(
             shown = budget.take(number, text, limit=left) if text else "[no text on this page]"
             left -= min(len(text), left)
             blocks.append(page_block(number, shown))
+    firsts = sorted({seg.start_page for seg in model.segments if 1 <= seg.start_page <= bundle.total_pages})
     values = {
         "classification": classification_block(model),
+        "content_evidence": content_block(bundle, profile, firsts),
         "documents": "\n\n".join(blocks),
         "truncation": budget.notice(),
     }

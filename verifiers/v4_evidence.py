@@ -29,6 +29,7 @@ from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, ski
 from verifiers.llm_phase import (
     PhaseSpec,
     TextBudget,
+    content_block,
     finish,
     page_block,
     page_text,
@@ -332,6 +333,7 @@ def evidence_prompt(
         text = page_text(bundle, page)
         blocks.append(page_block(page, budget.take(page, text) if text else "[no text on this page]"))
     values = {
+        "content_evidence": content_block(bundle, profile, sorted(pages)),
         "evidence": untrusted("EVIDENCE", "\n".join(items)),
         "documents": "\n\n".join(blocks),
         "truncation": budget.notice(),
