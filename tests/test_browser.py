@@ -76,7 +76,7 @@ def test_reviewer_corrects_a_packet_in_the_browser(page: Any, seeded: Seeded, tm
     page.get_by_role("button", name="Claim next").click()
     settle(page)
     page.get_by_role("heading", name="admin-requisition-03").wait_for()
-    page.get_by_role("heading", name="Issues (1)").wait_for()
+    page.get_by_role("heading", name="Issues (3)").wait_for()
     page.locator("[data-testid='stImage'] img").first.wait_for()
     settle(page)
     page.screenshot(path=str(tmp_path / "packet.png"))

@@ -182,6 +182,20 @@ def test_valid_correction_builds_a_full_classification(
     assert data["dominant_type"] == "GENOMIC_REPORT"
 
 
+def test_content_findings_warn_but_never_block_a_correction(
+    truth: dict[str, Any], bundle: DocumentBundle, profile: Profile
+) -> None:
+    """A reviewer who merges two documents is warned (page numbering restarts inside), and may still save."""
+    rows = _rows(truth, profile)
+    _merge_first_two(rows)
+    rows[0].update(dominant_type=None, GENOMIC_REPORT=0.75, ADMINISTRATIVE=0.25)
+    checked = check_correction(CorrectionDraft(rows), truth, bundle, profile)
+    assert checked.ok
+    warnings = [p for p in checked.problems if p.code == "V2.SEGMENT_SPANS_DOCUMENTS"]
+    assert warnings
+    assert not any(p.blocking for p in warnings)
+
+
 def test_evidence_inside_the_new_pages_is_kept(
     truth: dict[str, Any], bundle: DocumentBundle, profile: Profile
 ) -> None:

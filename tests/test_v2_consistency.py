@@ -261,13 +261,13 @@ def test_round_to_one_of_zeros_is_none() -> None:
 
 
 def test_dominant_tie_is_not_a_mismatch() -> None:
-    """A dominant type tied (within tolerance) with another for the largest share is accepted."""
+    """A dominant type tied with another for the largest share is no mismatch: it is the primary's doubt."""
     data = mutated(lambda d: set_shares(d, 0, {"LAB_REPORT": 0.5, "CLINICAL_NOTE": 0.5}))
     data["segments"][0]["dominant_type"] = "CLINICAL_NOTE"
     data["segments"][0]["types"][3]["presence_level"] = "PRIMARY"
     data["segments"][0]["types"][3]["evidence"] = [{"page": 1, "snippet": "Report text on page 1."}]
     result = run_v2(with_canonical_mixture(data))
-    assert result.issues == []
+    assert codes(result) == ["V2.PRIMARY_TYPE_TIE"]
 
 
 def test_segment_dominant_mismatch_is_never_fixed() -> None:
@@ -289,7 +289,8 @@ def test_mixture_that_disagrees_about_the_main_type_is_not_fixed() -> None:
     mismatch = by_code["V2.MIXTURE_MISMATCH"]
     assert (mismatch.auto_fixable, mismatch.fix) == (False, None)
     assert "not fixed automatically" in mismatch.message
-    assert "PATHOLOGY_REPORT" in mismatch.message and "LAB_REPORT" in mismatch.message
+    assert "PATHOLOGY_REPORT" in mismatch.message
+    assert "LAB_REPORT" in mismatch.message
 
 
 def test_all_fixes_apply_together_cleanly() -> None:

@@ -16,6 +16,18 @@ from verifiers.content import ContentReading, PageReading, describe_cues, read_b
 from verifiers.pagination import PageMark, continues, restart
 from verifiers.shares import round_to_one, type_shares
 
+# What these rules report is a reading of the text, which a reviewer's judgement overrides: the review
+# app shows them on a correction as warnings, never as reasons it cannot be saved.
+JUDGEMENT_CODES = frozenset(
+    {
+        "V2.CONTENT_CONTRADICTS_TYPE",
+        "V2.BOUNDARY_INSIDE_DOCUMENT",
+        "V2.SEGMENT_SPANS_DOCUMENTS",
+        "V2.PRIMARY_LOW_CONFIDENCE",
+        "V2.PRIMARY_TYPE_TIE",
+    }
+)
+
 
 def check_content(
     issues: IssueList, model: ClassificationOutput, bundle: DocumentBundle, profile: Profile

@@ -19,6 +19,7 @@ from verifiers.base import VerifyContext
 from verifiers.shares import arg_max, canonical_mixture
 from verifiers.v1_schema import V1Schema
 from verifiers.v2_consistency import V2Consistency
+from verifiers.v2_content import JUDGEMENT_CODES
 
 PAGE_COLUMNS = ("start_page", "end_page")
 DOMINANT_COLUMN = "dominant_type"
@@ -163,7 +164,10 @@ def rule_problems(classification: dict[str, Any], bundle: DocumentBundle, profil
     issues = [issue for result in results for issue in result.issues]
     order = {Severity.BLOCKER: 0, Severity.MAJOR: 1, Severity.MINOR: 2}
     issues.sort(key=lambda i: order[i.severity])
-    return [Problem(i.message, i.severity in _BLOCKING, i.code, i.location.path) for i in issues]
+    return [
+        Problem(i.message, i.severity in _BLOCKING and i.code not in JUDGEMENT_CODES, i.code, i.location.path)
+        for i in issues
+    ]
 
 
 def build_classification(
