@@ -310,3 +310,20 @@ def test_reading_is_shared_per_bundle() -> None:
     """V2 and V4 read a bundle once: the same reading object comes back."""
     bundle = make_bundle(lab(1))
     assert read_bundle(bundle, PROFILE) is read_bundle(bundle, PROFILE)
+
+
+@pytest.mark.parametrize(
+    ("line", "numbered"),
+    [
+        ("Page 2 of 5", (2, 5)),
+        ("Consent form - Page 1 of 2", (1, 2)),
+        ("2 | P a g e", (2, None)),
+        ("Page 3 of | uADD | Version 16", (3, None)),
+        ("Fax from 555-0100 Page 2/3", None),
+        ("Sent: 03/04 10:12 Page 2 of 9", None),
+    ],
+)
+def test_page_numbering_lines(line: str, numbered: tuple[int, int | None] | None) -> None:
+    """A document's own page number is read; a fax machine's transmission counter is not."""
+    marks = read_page(page(1, ("Body text.", "paragraph"), (line, "footer")), PROFILE).marks
+    assert [(m.number, m.total) for m in marks] == ([numbered] if numbered else [])

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 from arbiter.contracts import BlockType, DocumentBundle, Page
+from arbiter.pagination import PageMark, page_marks
 from arbiter.profile import Content, Profile
-from verifiers.pagination import PageMark, page_marks
 from verifiers.textnorm import normalize_plain
 
 _HEADER_FOOTER = (BlockType.HEADER, BlockType.FOOTER)
@@ -188,7 +188,8 @@ def read_page(page: Page, profile: Profile) -> PageReading:
     if not readable:
         return reading
     body, running = _lines(page)
-    reading.marks = page_marks([*running, *(text for text, _ in body)], profile)
+    printed = [*running, *(text for text, _ in body)]
+    reading.marks = page_marks(((t, normalize_plain(t)) for t in printed), content.transmission_words)
     phrases = _heading_index(content)
     for text, heading_block in body:
         norm = normalize_plain(text).strip()

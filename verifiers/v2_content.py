@@ -10,10 +10,10 @@ from __future__ import annotations
 from itertools import pairwise
 
 from arbiter.contracts import ClassificationOutput, DocumentBundle, Segment
+from arbiter.pagination import PageMark, continues, restart
 from arbiter.profile import Profile
 from verifiers.base import IssueList
 from verifiers.content import ContentReading, PageReading, describe_cues, read_bundle
-from verifiers.pagination import PageMark, continues, restart
 from verifiers.shares import round_to_one, type_shares
 
 # What these rules report is a reading of the text, which a reviewer's judgement overrides: the review

@@ -23,22 +23,23 @@ from arbiter.classifiers.cues import (
     CueMatcher,
     FormLine,
     PageLines,
-    PageNumber,
     Snippet,
     find_snippet,
     form_fields,
     matcher_for,
     normalise_many,
-    page_numbering,
     whole_word_spans,
     words_of,
 )
 from arbiter.contracts import BlockType, DocumentBundle, OcrStatus, Page
+from arbiter.pagination import PageMark, page_marks
 from arbiter.profile import Baseline, Profile
 
 _encode_string = json.encoder.encode_basestring
 UNITS = 10_000  # shares are written with 4 decimals: whole numbers of 1/10,000 sum exactly
 _HEADER_FOOTER = {BlockType.HEADER, BlockType.FOOTER}
+# A fax machine's page counter names the transmission; it numbers the packet, not one document in it.
+_TRANSMISSION_WORDS = ("fax", "facsimile", "transmission", "sent", "from:", "to:")
 
 
 class _Hit(NamedTuple):
@@ -61,7 +62,7 @@ class _PageScore:
     continued: bool = False  # kept the previous page's type although another type scored higher
     vendor_keys: set[str] = field(default_factory=set)
     form_fields: int = 0  # fill-in fields, when the page reads as a form
-    numbering: set[PageNumber] = field(default_factory=set)  # printed page numbers
+    numbering: tuple[PageMark, ...] = ()  # printed page numbers
     restart: bool = False  # its numbering restarts at page 1: a new document begins here
 
 
@@ -200,7 +201,8 @@ def _score_page(page: Page, matcher: CueMatcher, profile: Profile) -> _PageScore
         return score
     settings = matcher.settings
     admin = profile.taxonomy.administrative_type
-    score.numbering = page_numbering(normalise_many(page.text.split("\n")))
+    lines = page.text.split("\n")
+    score.numbering = page_marks(zip(lines, normalise_many(lines), strict=True), _TRANSMISSION_WORDS)
     body, titles, headings, lines = _body_and_titles(page, matcher, profile)
     body_text = "\n".join(body)
     words = words_of(body_text)

@@ -40,16 +40,6 @@ _HEADER_FOOTER = {BlockType.HEADER, BlockType.FOOTER}
 # ("☐", "[ ]", "[x]"), and a question answered by ticking "Yes" or "No".
 _BLANKS = re.compile(r"_{3,}|[☐☑☒□▢◻❏❐❑❒]|\[ ?[x✓✔]? ?\]")
 _YES_NO = re.compile(r"(?:^|[\s?:.*])yes\W{0,3}no\W*$")
-# A document's own page numbering: "Page 2 of 3", "page 2/3", "Page 2 of" (no total), "2 | Page" (also
-# spaced out, "2 | P a g e"), or a line that is just "2 of 3".
-_PAGINATION = (
-    re.compile(r"\bpage\s+(\d{1,4})\s*(?:of|/)\s*(\d{1,4})\b"),
-    re.compile(r"\bpage\s+(\d{1,4})\s+of\b(?!\s*\d)()"),
-    re.compile(r"(?:^|\s)(\d{1,4})\s*\|\s*p\s?a\s?g\s?e\b()"),
-    re.compile(r"^\s*(\d{1,4})\s+of\s+(\d{1,4})\s*$"),
-)
-_DIGITS = re.compile(r"\d+")
-_TRANSMISSION = re.compile(r"\b(?:fax|facsimile|transmission|sent|from:|to:)")
 
 
 def normalise(text: str) -> str:
@@ -406,36 +396,3 @@ def form_fields(lines: list[str], max_label_chars: int) -> list[FormLine | None]
         last = i == len(read) - 1
         fields.append(line if line.certain or (line.fillable and (last or read[i + 1].fillable)) else None)
     return fields
-
-
-@dataclass(frozen=True)
-class PageNumber:
-    """A page number printed on a page: "Page 2 of 3" is (2, 3), on a line shaped `template`."""
-
-    number: int
-    total: int | None
-    template: str  # the line with its numbers as "#": one run of numbering prints one shape
-
-    def continued_by(self, later: PageNumber) -> bool:
-        """`later` numbers the next page of the same run."""
-        totals = self.total is None or later.total is None or self.total == later.total
-        return self.template == later.template and later.number == self.number + 1 and totals
-
-
-def page_numbering(normalised_lines: Iterable[str]) -> set[PageNumber]:
-    """The page numbers printed on a page's normalised lines, leaving out fax-transmission counters."""
-    found: set[PageNumber] = set()
-    for line in normalised_lines:
-        if "page" not in line and "p a g e" not in line and " of " not in line:
-            continue
-        if _TRANSMISSION.search(line):
-            continue
-        for pattern in _PAGINATION:
-            m = pattern.search(line)
-            if m is None:
-                continue
-            number, total = int(m.group(1)), int(m.group(2)) if m.group(2) else None
-            if number >= 1 and (total is None or number <= total):
-                found.add(PageNumber(number, total, _DIGITS.sub("#", line)))
-            break
-    return found
