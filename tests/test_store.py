@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -14,6 +15,7 @@ from store_fixtures import (  # noqa: F401  (fixtures)
     accepted,
     escalated,
     pg_server_url_fixture,
+    reset,
     review,
     row_counts,
     store_fixture,
@@ -213,6 +215,106 @@ def test_append_only_tables_refuse_update_and_delete(store: Store, table: str, v
     with pytest.raises(sa.exc.DBAPIError, match="append-only"), store.write() as conn:
         conn.exec_driver_sql(verb.format(t=table))
     assert row_counts(store)[table] == 1
+
+
+def _one_review(store: Store) -> None:
+    store.record_document(escalated("d2"))
+    packet = store.claim_next("alice")
+    assert packet is not None
+    store.submit_review(packet.packet_id, "alice", review("alice"), CLASSIFICATION, idempotency_key="k1")
+
+
+@pytest.mark.parametrize("verb", ["UPDATE reviews SET reviewer = 'x'", "DELETE FROM reviews"])
+def test_reviews_are_append_only(store: Store, verb: str) -> None:
+    """A stored SME review is never rewritten or removed."""
+    _one_review(store)
+    with pytest.raises(sa.exc.DBAPIError, match="append-only"), store.write() as conn:
+        conn.exec_driver_sql(verb)
+    assert row_counts(store)["reviews"] == 1
+
+
+_REPLACE = {
+    "ground_truth": "INSERT OR REPLACE INTO ground_truth (gt_id, doc_id, version, supersedes, source, "
+    "created_at, payload) SELECT gt_id, doc_id, version, supersedes, source, created_at, "
+    "'{\"tampered\":true}' FROM ground_truth",
+    "ground_truth_by_version": "REPLACE INTO ground_truth (gt_id, doc_id, version, supersedes, source, "
+    "created_at, payload) SELECT 'new-id', doc_id, version, supersedes, source, created_at, "
+    "'{\"tampered\":true}' FROM ground_truth",
+    "audit_log": "INSERT OR REPLACE INTO audit_log (id, at, actor, action, target, details) "
+    "SELECT id, at, 'mallory', action, target, '{}' FROM audit_log",
+    "reviews": "INSERT OR REPLACE INTO reviews (id, packet_id, doc_id, reviewer, idempotency_key, gt_id, "
+    "payload, created_at) SELECT id, packet_id, doc_id, 'mallory', idempotency_key, gt_id, '{}', "
+    "created_at FROM reviews",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_REPLACE))
+@pytest.mark.parametrize("driver", ["store", "raw"])
+def test_sqlite_insert_or_replace_cannot_rewrite_history(tmp_path: Path, case: str, driver: str) -> None:
+    """SQLite: REPLACE deletes the row holding the key and inserts another; refused on the store's own
+    connections and on a bare sqlite3 connection (no recursive_triggers) alike."""
+    import sqlite3
+
+    db = tmp_path / "a.db"
+    store = Store(f"sqlite:///{db}")
+    store.migrate()
+    store.record_document(accepted("d1"))
+    _one_review(store)
+    table = case.split("_by_")[0]
+    before = _dump(store, table)
+    sql = _REPLACE[case]
+    if driver == "store":
+        with pytest.raises(sa.exc.DBAPIError, match="append-only"), store.write() as conn:
+            conn.exec_driver_sql(sql)
+    else:
+        raw = sqlite3.connect(db)
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            raw.execute(sql)
+        raw.rollback()
+        raw.close()
+    assert _dump(store, table) == before
+    store.dispose()
+
+
+def _dump(store: Store, table: str) -> list[tuple[object, ...]]:
+    with store.read() as conn:
+        return [tuple(r) for r in conn.exec_driver_sql(f"SELECT * FROM {table} ORDER BY 1").all()]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "TRUNCATE audit_log",
+        "TRUNCATE ground_truth CASCADE",
+        "TRUNCATE reviews",
+        "TRUNCATE packets CASCADE",
+        "TRUNCATE runs, documents, outcomes, packets, packet_codes, reviews, ground_truth, users, audit_log",
+    ],
+)
+def test_postgresql_truncate_is_refused(pg_server_url: str, sql: str) -> None:
+    """Row triggers do not fire on TRUNCATE: a statement-level BEFORE TRUNCATE trigger refuses it."""
+    store = Store(pg_server_url)
+    reset(store)
+    store.record_document(accepted("d1"))
+    _one_review(store)
+    before = row_counts(store)
+    with pytest.raises(sa.exc.DBAPIError, match="append-only"), store.write() as conn:
+        conn.exec_driver_sql(sql)
+    assert row_counts(store) == before
+    store.dispose()
+
+
+def test_postgresql_upsert_cannot_rewrite_history(pg_server_url: str) -> None:
+    """INSERT … ON CONFLICT DO UPDATE is an UPDATE: refused like one."""
+    store = Store(pg_server_url)
+    reset(store)
+    store.record_document(accepted("d1"))
+    with pytest.raises(sa.exc.DBAPIError, match="append-only"), store.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO ground_truth SELECT * FROM ground_truth "
+            "ON CONFLICT (gt_id) DO UPDATE SET payload = '{\"tampered\": true}'::jsonb"
+        )
+    store.dispose()
 
 
 def test_audit_has_no_rewrite_api_and_pages_events(store: Store) -> None:

@@ -59,6 +59,9 @@ def _sqlite_events(engine: Engine) -> None:
         _ensure_wal(cur)
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
+        # REPLACE's implicit delete then fires the append-only DELETE triggers too (the BEFORE INSERT
+        # triggers of migration 0004 refuse it on any connection, this one included).
+        cur.execute("PRAGMA recursive_triggers = ON")
         cur.close()
 
     @event.listens_for(engine, "begin")

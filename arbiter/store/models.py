@@ -149,6 +149,8 @@ class PacketCodeRow(SQLModel, table=True):
 
 
 class ReviewRow(SQLModel, table=True):
+    """Append-only like ground_truth and audit_log (migration 0004)."""
+
     __tablename__ = "reviews"
     id: int | None = Field(default=None, primary_key=True)
     packet_id: str = Field(index=True, foreign_key="packets.packet_id", max_length=64)
@@ -161,7 +163,7 @@ class ReviewRow(SQLModel, table=True):
 
 
 class GroundTruthRow(SQLModel, table=True):
-    """Append-only versions (triggers refuse UPDATE and DELETE); the newest version is the truth."""
+    """Append-only versions (triggers refuse UPDATE, DELETE, REPLACE and TRUNCATE); the newest version is the truth."""
 
     __tablename__ = "ground_truth"
     __table_args__ = (sa.UniqueConstraint("doc_id", "version", name="uq_ground_truth_doc_version"),)
@@ -184,7 +186,7 @@ class UserRow(SQLModel, table=True):
 
 
 class AuditRow(SQLModel, table=True):
-    """Append-only (triggers refuse UPDATE and DELETE). Details never hold document text."""
+    """Append-only (triggers refuse UPDATE, DELETE, REPLACE and TRUNCATE). Details never hold document text."""
 
     __tablename__ = "audit_log"
     id: int | None = Field(default=None, primary_key=True)
@@ -205,4 +207,4 @@ ground_truth = GroundTruthRow.__table__  # type: ignore[attr-defined]
 users = UserRow.__table__  # type: ignore[attr-defined]
 audit_log = AuditRow.__table__  # type: ignore[attr-defined]
 
-APPEND_ONLY_TABLES = ("ground_truth", "audit_log")
+APPEND_ONLY_TABLES = ("ground_truth", "audit_log", "reviews")
