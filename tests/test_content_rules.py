@@ -327,3 +327,17 @@ def test_page_numbering_lines(line: str, numbered: tuple[int, int | None] | None
     """A document's own page number is read; a fax machine's transmission counter is not."""
     marks = read_page(page(1, ("Body text.", "paragraph"), (line, "footer")), PROFILE).marks
     assert [(m.number, m.total) for m in marks] == ([numbered] if numbered else [])
+
+
+@pytest.mark.parametrize(
+    ("line", "header"),
+    [
+        ("TESTS RESULT FLAG UNITS REFERENCE INTERVAL LAB", True),
+        ("Test Result Units Reference Range", True),
+        ("Values outside the reference range are flagged H (high) or L (low) in the result column.", False),
+    ],
+)
+def test_results_table_header(line: str, header: bool) -> None:
+    """A row of column names is a results-table header; a sentence about reference ranges is not."""
+    reading = read_page(page(1, (line, "table")), PROFILE)
+    assert any(c.kind == "table" for c in reading.cues) is header

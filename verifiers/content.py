@@ -346,8 +346,11 @@ def _headings_in(
 
 
 def _results_header(norm: str, content: Content) -> bool:
-    words = set(_WORDS.findall(norm))
-    return len(words & set(content.results_header_words)) >= content.results_header_min_words
+    """A results table's header row: enough column words, making at least half of the line (a sentence
+    that mentions a reference range is not a header)."""
+    words = _WORDS.findall(norm)
+    header = [w for w in words if w in content.results_header_words]
+    return len(set(header)) >= content.results_header_min_words and 2 * len(header) >= len(words)
 
 
 @lru_cache(maxsize=256)
