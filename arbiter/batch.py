@@ -192,7 +192,7 @@ class BatchRunner:
             else:
                 tally.processed += 1
                 tally.llm_calls += result.llm_calls
-                tally.llm_cost_usd += result.llm_cost_usd
+                tally.llm_cost_usd += result.llm_cost_usd or 0.0
                 tally.blind_samples.update(result.samples)
                 tally.add(
                     result.final_decision,
@@ -210,7 +210,8 @@ class BatchRunner:
         if client is None:
             return {"backend": "none", "calls": 0, "cost_usd": 0.0}
         totals = client.totals()
-        totals["cost_usd"] = round(float(totals.get("cost_usd", 0.0)), 6)
+        if totals.get("cost_usd") is not None:  # None: the model's price is unknown, never reported as $0
+            totals["cost_usd"] = round(float(totals["cost_usd"]), 6)
         totals["calls_per_document"] = round(tally.llm_calls / tally.processed, 3) if tally.processed else 0.0
         return totals
 

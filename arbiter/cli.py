@@ -235,7 +235,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
         out.print(
             f"LLM {llm['backend']} {llm.get('model', '')}: {llm.get('calls', 0)} call(s), "
             f"{llm.get('cache_hits', 0)} from cache, {llm.get('input_tokens', 0)}+{llm.get('output_tokens', 0)} "
-            f"tokens, about ${llm.get('cost_usd', 0.0):.4f}"
+            f"tokens, {_cost_text(llm.get('cost_usd'))}"
         )
     job = summary.get("llm_batch_job")
     if job:
@@ -312,7 +312,7 @@ def verify(
         if doc_llm is not None:
             calls, tokens, cost = doc_llm.usage()
             outcome = outcome.model_copy(
-                update={"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": round(cost, 6)}
+                update={"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": _round_cost(cost)}
             )
     if as_json:
         sys.stdout.write(outcome.model_dump_json(indent=2) + "\n")
@@ -411,11 +411,22 @@ def demo(
     )
 
 
+def _cost_text(cost: float | None) -> str:
+    """The run's estimated LLM cost; unknown (never $0) when the model has no known price."""
+    return f"about ${cost:.4f}" if cost is not None else "cost unknown (no price for this model)"
+
+
+def _round_cost(cost: float | None) -> float | None:
+    return round(cost, 6) if cost is not None else None
+
+
 def _register_review_commands() -> None:
+    from arbiter.cli_llm import llm_app
     from arbiter.cli_metrics import metrics
     from arbiter.cli_review import export, review, users_app
 
     app.add_typer(users_app, name="users")
+    app.add_typer(llm_app, name="llm")
     app.command()(review)
     app.command()(export)
     app.command()(metrics)

@@ -60,7 +60,7 @@ class DocResult:
     duration_ms: float
     attempts: int = 0
     llm_calls: int = 0
-    llm_cost_usd: float = 0.0
+    llm_cost_usd: float | None = 0.0  # None: the model's price is unknown
     samples: tuple[str, ...] = ()  # kinds of the blind packets this document was sampled into
     semantic_checks: str = "rules_only"  # SemanticChecks: whether a language model took part in the decision
 
@@ -176,7 +176,8 @@ class Pipeline:
         }
         if doc_llm is not None:
             calls, tokens, cost = doc_llm.usage()  # classifier and verifiers, cache hits excluded
-            update |= {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": round(cost, 6)}
+            cost_usd = round(cost, 6) if cost is not None else None  # None: the model's price is unknown
+            update |= {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": cost_usd}
         outcome = outcome.model_copy(update=update)
         primary = _primary_data(produced.raw)
         production = self.production.get(doc_id)

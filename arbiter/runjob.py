@@ -108,6 +108,7 @@ def execute(
         raise ConfigError("--classifier file needs --classifications DIR.")
     out_dir = Path(options.out_dir)
     settings = options.settings()
+    _preflight(settings, genai_client)  # a live backend that cannot answer stops the run here (exit 2)
     collector = None
     if settings.mode == "batch":
         from arbiter.llm.batch import BatchCollector, DeferringBackend
@@ -163,6 +164,18 @@ def execute(
         summary["llm_batch_job"] = {"name": record.name, "id": job_id, "requests": len(collector)}
         atomic.write_json(out_dir / "runs" / summary["run_id"] / "summary.json", summary)
     return summary
+
+
+def _preflight(settings: LLMSettings, genai_client: Any = None) -> None:
+    """The LLM preflight (arbiter/llm/preflight.py) for --llm gemini|openai; PreflightFailed is a ConfigError."""
+    from arbiter.llm.preflight import require_ready
+
+    backend = None
+    if settings.backend == "gemini" and genai_client is not None:
+        from arbiter.llm.gemini import GeminiBackend
+
+        backend = GeminiBackend(settings, genai_client=genai_client)
+    require_ready(settings, backend)
 
 
 def resume(job: str, out_dir: Path, *, genai_client: Any = None) -> tuple[RunOptions, Any]:

@@ -173,8 +173,33 @@ def echo_answers(inlined: Iterable[types.InlinedRequest]) -> list[types.InlinedR
 
 
 @dataclass
+class FakeModels:
+    """client.models: generate_content answers the preflight's check call (or raises `error`)."""
+
+    text: str = '{"ok": true, "echo": "arbiter-preflight"}'
+    error: Exception | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def generate_content(
+        self, *, model: str, contents: Any, config: Any = None
+    ) -> types.GenerateContentResponse:
+        self.calls.append({"model": model, "contents": contents, "config": config})
+        if self.error is not None:
+            raise self.error
+        return types.GenerateContentResponse.model_validate(
+            {
+                "candidates": [
+                    {"content": {"role": "model", "parts": [{"text": self.text}]}, "finish_reason": "STOP"}
+                ],
+                "usage_metadata": {"prompt_token_count": 30, "candidates_token_count": 9},
+            }
+        )
+
+
+@dataclass
 class FakeGenaiClient:
-    """Just enough of google.genai.Client for batch.py: `.batches` and a Developer-API (non-Vertex) client."""
+    """Just enough of google.genai.Client for batch.py and the preflight: `.batches`, `.models`, not Vertex."""
 
     batches: FakeBatches = field(default_factory=FakeBatches)
     vertexai: bool = False
+    models: FakeModels = field(default_factory=FakeModels)

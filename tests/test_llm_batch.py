@@ -51,14 +51,16 @@ def network_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def two_documents() -> list[LLMRequest]:
-    """The requests two documents' verifiers would make, one of them twice (a retry of the same check)."""
-    return [
+    """The requests two documents' verifiers would make, one of them twice (a retry of the same check),
+    with the thinking budget the client gives them (so their keys are the ones the client uses)."""
+    made = [
         request("V2", "doc-a", f"{PROMPT_MARK} a V2"),
         request("V3", "doc-a", f"{PROMPT_MARK} a V3"),
         request("V2", "doc-b", f"{PROMPT_MARK} b V2"),
         request("V4", "doc-b", f"{PROMPT_MARK} b V4"),
         request("V4", "doc-b", f"{PROMPT_MARK} b V4"),
     ]
+    return [replace(r, thinking_budget=settings().thinking_budget) for r in made]
 
 
 def deferred_run(collector: BatchCollector, requests: list[LLMRequest]) -> None:

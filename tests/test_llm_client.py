@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +257,7 @@ def test_cache_refuses_keys_that_are_not_digests(tmp_path: Path) -> None:
 def test_document_budget_exhaustion_raises_and_spares_other_documents(tmp_path: Path) -> None:
     """When a document's budget cannot fit the next request it raises BudgetExhausted; other documents go on."""
     backend = FakeBackend(default=completion(GOOD, input_tokens=900, output_tokens=100))
-    llm = client(tmp_path, backend, doc_token_budget=2000, use_cache=False)
+    llm = client(tmp_path, backend, doc_token_budget=2000, use_cache=False, thinking_budget=0)
     first = llm.for_document("d1")
     first.complete(request())
     with pytest.raises(BudgetExhausted) as caught:
@@ -271,7 +272,7 @@ def test_document_budget_exhaustion_raises_and_spares_other_documents(tmp_path: 
 def test_run_budget_is_shared_by_documents(tmp_path: Path) -> None:
     """The run budget counts every document's tokens; once used up, a new document is refused too."""
     backend = FakeBackend(default=completion(GOOD, input_tokens=900, output_tokens=100))
-    llm = client(tmp_path, backend, run_token_budget=2500, use_cache=False)
+    llm = client(tmp_path, backend, run_token_budget=2500, use_cache=False, thinking_budget=0)
     llm.for_document("d1").complete(request())
     llm.for_document("d2").complete(request(prompt="other"))
     with pytest.raises(BudgetExhausted) as caught:
@@ -295,7 +296,7 @@ def test_answer_without_usage_is_charged_its_estimate(tmp_path: Path) -> None:
     raw = RawCompletion(text=json.dumps(GOOD))
     doc = client(tmp_path, FakeBackend([raw])).for_document("d1")
     doc.complete(request())
-    assert doc.budget.used == estimate_tokens(request())
+    assert doc.budget.used == estimate_tokens(replace(request(), thinking_budget=2048))
 
 
 def test_unparseable_answer_is_still_charged(tmp_path: Path) -> None:

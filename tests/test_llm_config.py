@@ -10,24 +10,26 @@ import pytest
 from arbiter.errors import ConfigError
 from arbiter.llm import network
 from arbiter.llm.client import LLMClient
-from arbiter.llm.config import LLMSettings, build_backend, build_client
+from arbiter.llm.config import DEFAULT_MODEL, LLMSettings, build_backend, build_client
 from arbiter.llm.port import LLMError, LLMRequest
 from arbiter.llm.replay import ReplayBackend
 
 
 def test_defaults_without_environment() -> None:
-    """An empty environment selects no LLM, gemini-2.5-flash prices and the documented bounds."""
+    """An empty environment selects no LLM, the default model's prices and the documented bounds."""
     settings = LLMSettings.from_env({})
     assert settings.backend == "none"
-    assert settings.model == "gemini-2.5-flash"
+    assert settings.model == DEFAULT_MODEL == "gemini-3.5-flash"
     assert (settings.timeout_s, settings.rpm, settings.concurrency) == (60.0, 60, 4)
     assert (settings.doc_token_budget, settings.run_token_budget) == (200_000, 0)
     assert settings.cache_dir == Path("output/cache/llm")
     assert settings.replay_dir == Path("fixtures/llm_replays")
     assert settings.record_dir is None
     assert settings.use_cache is True
-    assert (settings.price_input_per_m, settings.price_output_per_m) == (0.30, 2.50)
+    assert (settings.price_input_per_m, settings.price_output_per_m) == (1.50, 9.00)
     assert settings.mode == "online"
+    assert (settings.thinking_budget, settings.thinking_level, settings.preflight) == (2048, None, True)
+    assert settings.api_version() == "v1beta"
 
 
 @pytest.mark.parametrize(
@@ -134,15 +136,19 @@ def test_keys_do_not_appear_in_repr() -> None:
 @pytest.mark.parametrize(
     ("env", "prices"),
     [
-        ({}, (0.30, 2.50)),
-        ({"ARBITER_LLM_MODEL": "gemini-2.5-pro"}, (1.25, 10.0)),
+        ({}, (1.50, 9.00)),
+        ({"ARBITER_LLM_MODEL": "gemini-3.5-flash-lite"}, (0.30, 2.50)),
+        ({"ARBITER_LLM_MODEL": "gemini-3.1-pro-preview"}, (2.00, 12.00)),
         ({"ARBITER_LLM": "openai", "ARBITER_LLM_MODEL": "llama3"}, (0.0, 0.0)),
         ({"ARBITER_LLM": "openai", "ARBITER_PRICE_INPUT_PER_M": "0.2"}, (0.2, 0.0)),
-        ({"ARBITER_LLM_MODEL": "unknown-model"}, (0.0, 0.0)),
+        ({"ARBITER_LLM_MODEL": "unknown-model"}, (None, None)),
+        ({"ARBITER_LLM_MODEL": "gemini-2.5-flash"}, (None, None)),
     ],
 )
-def test_default_prices_follow_backend_and_model(env: dict[str, str], prices: tuple[float, float]) -> None:
-    """Known Gemini models get their published prices; on-premises and unknown models cost 0 unless set."""
+def test_default_prices_follow_backend_and_model(
+    env: dict[str, str], prices: tuple[float | None, float | None]
+) -> None:
+    """Listed Gemini models get their published prices, on-premises models 0, unknown models None (unknown)."""
     settings = LLMSettings.from_env(env)
     assert (settings.price_input_per_m, settings.price_output_per_m) == prices
 

@@ -30,6 +30,7 @@ from arbiter.contracts import (
     VerifierStatus,
 )
 from arbiter.diagnostics import describe
+from arbiter.llm.config import DEFAULT_MODEL as LLM_DEFAULT_MODEL
 from arbiter.llm.port import LLMError, LLMRequest, Purpose
 from arbiter.profile import Profile
 from verifiers.base import IssueList, Verifier, VerifyContext
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
 MODEL_NOTE = "llm_model"  # VerifyContext.notes key naming the model; else the client's own `model`
-DEFAULT_MODEL = "gemini-2.5-flash"
+DEFAULT_MODEL = LLM_DEFAULT_MODEL  # one default for the whole LLM layer (arbiter/llm/config.py)
 MAX_OUTPUT_TOKENS = 8192
 MAX_LLM_ISSUES = 20  # more than this from one phase is noise; the rest are counted in a note
 MESSAGE_CHARS = 400

@@ -215,8 +215,10 @@ class VerificationOutcome(Strict):
     final_issues: list[Issue] = Field(default_factory=list)
     llm_usage: TokenUsage = Field(default_factory=TokenUsage)
     llm_calls: int = 0
-    llm_cost_usd: float = Field(
-        default=0.0, description="Estimated from the configured prices; cached calls cost 0."
+    llm_cost_usd: float | None = Field(
+        default=0.0,
+        description="Estimated from the configured prices; cached calls cost 0; null when the model's "
+        "price is unknown.",
     )
     timings: dict[str, float] = Field(default_factory=dict, description="Milliseconds by stage.")
     semantic_checks: SemanticChecks = Field(

@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_RECORDS_DIR = Path("output/llm_batches")
 KEY_FIELD = "arbiter_key"  # inlined request metadata: the answer comes back tagged with it
-MAX_INLINE_BYTES = 19_000_000  # the Batch API takes at most 20 MB of inline requests per job
+MAX_INLINE_BYTES = 20_000_000  # the Batch API takes at most 20 MB of inline requests per job (UTF-8 bytes)
+_JOB_WRAPPING_BYTES = 1_000  # the job around the requests: display name, model, field names
 
 JobStatus = Literal["pending", "succeeded", "failed"]
 _SUCCEEDED = {"JOB_STATE_SUCCEEDED", "JOB_STATE_PARTIALLY_SUCCEEDED"}
@@ -163,6 +164,36 @@ def resolve_job_name(job: str, records_dir: Path | None = None) -> str:
     return record.name if record is not None else f"batches/{job}"
 
 
+def inline_request_json(key: str, request: LLMRequest, thinking_level: str | None = None) -> dict[str, Any]:
+    """One inlined request as the REST body of batchGenerateContent carries it (JSON wrapping included)."""
+    config = generation_config(request, thinking_level)
+    generation = config.model_dump(
+        mode="json",
+        by_alias=True,
+        exclude_none=True,
+        exclude={"system_instruction", "automatic_function_calling"},
+    )
+    body: dict[str, Any] = {
+        "request": {
+            "contents": [{"role": "user", "parts": [{"text": request.prompt}]}],
+            "generationConfig": generation,
+        },
+        "metadata": {KEY_FIELD: key},
+    }
+    if request.system:
+        body["request"]["systemInstruction"] = {"role": "user", "parts": [{"text": request.system}]}
+    return body
+
+
+def inline_job_bytes(items: list[tuple[str, LLMRequest]], thinking_level: str | None = None) -> int:
+    """The size of a job's inline requests in UTF-8 bytes, each with its JSON wrapping, as the 20 MB limit counts."""
+    size = _JOB_WRAPPING_BYTES
+    for key, request in items:
+        text = json.dumps(inline_request_json(key, request, thinking_level), ensure_ascii=False)
+        size += len(text.encode("utf-8")) + 1  # and the comma between requests
+    return size
+
+
 def submit(
     collector: BatchCollector,
     settings: LLMSettings,
@@ -178,12 +209,12 @@ def submit(
     models = sorted({request.model for _, request in items})
     if len(models) > 1:
         raise LLMError("config", f"One batch job takes one model; the requests name {', '.join(models)}.")
-    size = sum(len(r.system) + len(r.prompt) + len(json.dumps(r.response_schema)) for _, r in items)
+    size = inline_job_bytes(items, settings.thinking_level)
     if size > MAX_INLINE_BYTES:
         raise LLMError(
             "config",
-            f"The deferred requests (~{size // 1_000_000} MB) exceed the Batch API's inline limit; "
-            "run fewer documents per batch.",
+            f"The deferred requests ({size / 1_000_000:.1f} MB as sent) exceed the Batch API's inline limit "
+            f"of {MAX_INLINE_BYTES // 1_000_000} MB; run fewer documents per batch.",
         )
     client = _client(settings, genai_client)
     if getattr(client, "vertexai", False):
@@ -193,7 +224,9 @@ def submit(
         )
     inlined = [
         types.InlinedRequest(
-            contents=request.prompt, metadata={KEY_FIELD: key}, config=generation_config(request)
+            contents=request.prompt,
+            metadata={KEY_FIELD: key},
+            config=generation_config(request, settings.thinking_level),
         )
         for key, request in items
     ]

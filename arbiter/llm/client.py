@@ -25,7 +25,7 @@ from arbiter.llm.budget import Reservation, TokenBudget
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.limiter import RateLimiter
-from arbiter.llm.port import LLMBackend, LLMError, LLMRequest, LLMResponse, RawCompletion
+from arbiter.llm.port import LLMBackend, LLMError, LLMRequest, LLMResponse, RawCompletion, check_finish
 from arbiter.llm.replay import write_replay
 
 log = logging.getLogger(__name__)
@@ -35,8 +35,9 @@ _FALLBACK_BACKOFF_S = 2.0
 
 
 def estimate_tokens(request: LLMRequest) -> int:
-    """What a request may cost at most: ~4 characters a token for the input plus the whole output allowance."""
-    return (len(request.system) + len(request.prompt)) // 4 + request.max_output_tokens
+    """What a request may cost at most: ~4 characters a token for the input plus the whole output limit
+    (the answer's allowance and the thinking budget)."""
+    return (len(request.system) + len(request.prompt)) // 4 + request.output_limit()
 
 
 def parse_answer(text: str, schema: dict[str, Any]) -> Any:
@@ -80,8 +81,13 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    cost_unknown: bool = False  # tokens were spent on a model whose price is unknown
     rate_limit_retries: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+
+    def cost(self) -> float | None:
+        """The estimated cost, or None when it is unknown (never a misleading $0)."""
+        return None if self.cost_unknown else self.cost_usd
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -89,7 +95,7 @@ class Usage:
             "cache_hits": self.cache_hits,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
-            "cost_usd": round(self.cost_usd, 6),
+            "cost_usd": None if self.cost_unknown else round(self.cost_usd, 6),
             "rate_limit_retries": self.rate_limit_retries,
             "errors": dict(sorted(self.errors.items())),
         }
@@ -134,12 +140,20 @@ class LLMClient:
         return self._complete(request, None, None)
 
     def totals(self) -> dict[str, Any]:
-        """Run totals: backend, model, calls, cache_hits, input/output tokens, cost_usd, errors by kind."""
+        """Run totals: backend, model, calls, cache_hits, input/output tokens, cost_usd (None: price
+        unknown), the price used, errors by kind."""
         with self._lock:
-            return {"backend": self.name, "model": self.settings.model, **self._usage.as_dict()}
+            return {
+                "backend": self.name,
+                "model": self.settings.model,
+                **self._usage.as_dict(),
+                "price": self.settings.price_note(),
+            }
 
     def _complete(self, request: LLMRequest, budget: TokenBudget | None, usage: Usage | None) -> LLMResponse:
         started = self._clock()
+        if request.thinking_budget is None:
+            request = replace(request, thinking_budget=self.settings.thinking_budget)
         key = request.key()
         try:
             cached = self._from_cache(request, key)
@@ -209,6 +223,7 @@ class LLMClient:
         if raw is None:
             return None
         try:
+            check_finish(raw.finish_reason, "cached")
             return parse_answer(raw.text, request.response_schema), raw
         except LLMError:
             log.warning("llm cache entry %s no longer validates; asking the model again", key[:12])
@@ -256,6 +271,7 @@ class LLMClient:
             ) from None
         if not isinstance(raw, RawCompletion):
             raise LLMError("transport", f"The {self.name} backend returned no answer.")
+        check_finish(raw.finish_reason, self.name)  # every backend, replays included
         return raw
 
     def _store(self, request: LLMRequest, key: str, raw: RawCompletion) -> None:
@@ -275,7 +291,10 @@ class LLMClient:
                 if counter is not None:
                     counter.input_tokens += tokens.input_tokens
                     counter.output_tokens += tokens.output_tokens
-                    counter.cost_usd += cost
+                    if cost is None:
+                        counter.cost_unknown = True
+                    else:
+                        counter.cost_usd += cost
 
     def _count(
         self,
@@ -318,11 +337,11 @@ class DocumentLLM:
             request = replace(request, doc_id=self.doc_id)
         return self.client._complete(request, self.budget, self._usage)
 
-    def usage(self) -> tuple[int, TokenUsage, float]:
-        """(backend calls, tokens, estimated cost in USD) for this document so far."""
+    def usage(self) -> tuple[int, TokenUsage, float | None]:
+        """(backend calls, tokens, estimated cost in USD or None when the model's price is unknown)."""
         with self.client._lock:
             u = self._usage
-            return u.calls, TokenUsage(input_tokens=u.input_tokens, output_tokens=u.output_tokens), u.cost_usd
+            return u.calls, TokenUsage(input_tokens=u.input_tokens, output_tokens=u.output_tokens), u.cost()
 
     def stats(self) -> dict[str, Any]:
         """The same counters as LLMClient.totals(), for this document."""

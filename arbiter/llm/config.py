@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -23,13 +24,52 @@ Mode = Literal["online", "batch"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
 MODES: tuple[str, ...] = get_args(Mode)
 
-DEFAULT_MODEL = "gemini-2.5-flash"
-# USD per million tokens (input, output), standard online tier; batch mode is half price.
-GEMINI_PRICES: dict[str, tuple[float, float]] = {
-    "gemini-2.5-flash": (0.30, 2.50),
-    "gemini-2.5-flash-lite": (0.10, 0.40),
-    "gemini-2.5-pro": (1.25, 10.00),
+# The default Gemini model: GA, no shutdown date announced, and the replacement Google names for
+# gemini-3-flash-preview, itself the named replacement of gemini-2.5-flash (shut down June 17, 2026).
+# Source: ai.google.dev/gemini-api/docs/deprecations, as read on PRICES_AS_OF (see README, "The LLM layer").
+DEFAULT_MODEL = "gemini-3.5-flash"
+
+# The Gemini API version Arbiter is written for: structured output (responseMimeType, responseJsonSchema)
+# and the Batch API (batchGenerateContent) are documented on v1beta; google-genai 3.x calls v1 unless told.
+# Vertex AI keeps the SDK's own v1beta1. ARBITER_GEMINI_API_VERSION overrides both.
+GEMINI_API_VERSION = "v1beta"
+VERTEX_API_VERSION = "v1beta1"
+
+THINKING_LEVELS: tuple[str, ...] = ("minimal", "low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """USD per million tokens, standard online tier (thinking billed as output); batch mode is half price."""
+
+    input_per_m: float
+    output_per_m: float
+    until: date | None = None  # an announced price change: after this day the `then` price applies
+    then: tuple[float, float] | None = None
+
+
+# Prices of the models a site may pick, from ai.google.dev/gemini-api/docs/pricing as of PRICES_AS_OF
+# (prompts up to 200k tokens). A model not listed has an unknown price: costs are reported as unknown,
+# never as $0, until ARBITER_PRICE_INPUT_PER_M and ARBITER_PRICE_OUTPUT_PER_M are set.
+PRICES_AS_OF = "2026-11-25"
+GEMINI_PRICES: dict[str, ModelPrice] = {
+    "gemini-3.5-flash": ModelPrice(1.50, 9.00),
+    "gemini-3.5-flash-lite": ModelPrice(0.30, 2.50),
+    "gemini-3.6-flash": ModelPrice(1.50, 7.50),
+    "gemini-3.8-flash": ModelPrice(0.75, 3.75, until=date(2026, 12, 31), then=(1.50, 7.50)),
+    "gemini-3.1-pro-preview": ModelPrice(2.00, 12.00),
 }
+
+
+def gemini_price(model: str, today: date | None = None) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens for a listed Gemini model on `today`; None when unknown."""
+    price = GEMINI_PRICES.get(model.removeprefix("models/"))
+    if price is None:
+        return None
+    day = today or date.today()
+    if price.until is not None and price.then is not None and day > price.until:
+        return price.then
+    return (price.input_per_m, price.output_per_m)
 
 
 @dataclass(frozen=True)
@@ -49,8 +89,9 @@ class LLMSettings:
     record_dir: Path | None = None  # when set, every fresh answer is also written there as a replay file
     openai_base_url: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)
-    price_input_per_m: float = 0.30
-    price_output_per_m: float = 2.50
+    # USD per million tokens; None: unknown (costs are then reported as unknown, never as $0)
+    price_input_per_m: float | None = None
+    price_output_per_m: float | None = None
     mode: Mode = "online"
     rate_limit_retries: int = 3  # extra attempts after a 429, each after the limiter's pause
     # Gemini credentials as google-genai reads them; the Gemini backend may also let the SDK read the env.
@@ -58,6 +99,11 @@ class LLMSettings:
     vertexai: bool = False
     google_cloud_project: str | None = None
     google_cloud_location: str | None = None
+    gemini_api_version: str | None = None  # None: GEMINI_API_VERSION (Vertex AI: VERTEX_API_VERSION)
+    # Tokens a call may spend thinking; the output limit sent is the answer's allowance plus this.
+    thinking_budget: int = 2048
+    thinking_level: str | None = None  # minimal|low|medium|high: sent instead of the budget (Gemini 3)
+    preflight: bool = True  # one check call at the start of a run with --llm gemini|openai
 
     def __post_init__(self) -> None:
         for name in ("cache_dir", "replay_dir", "record_dir"):
@@ -75,13 +121,41 @@ class LLMSettings:
         _at_least("concurrency", self.concurrency, 1)
         _at_least("document token budget", self.doc_token_budget, 0)
         _at_least("run token budget", self.run_token_budget, 0)
-        _at_least("input price", self.price_input_per_m, 0)
-        _at_least("output price", self.price_output_per_m, 0)
+        if self.price_input_per_m is not None:
+            _at_least("input price", self.price_input_per_m, 0)
+        if self.price_output_per_m is not None:
+            _at_least("output price", self.price_output_per_m, 0)
         _at_least("rate-limit retries", self.rate_limit_retries, 0)
+        _at_least("thinking budget", self.thinking_budget, 0)
+        if self.thinking_level is not None and self.thinking_level not in THINKING_LEVELS:
+            raise ConfigError(
+                f"Unknown thinking level {self.thinking_level!r}; choose one of {', '.join(THINKING_LEVELS)}."
+            )
 
-    def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
-        """Estimated cost of tokens at the configured prices."""
+    @property
+    def price_known(self) -> bool:
+        return self.price_input_per_m is not None and self.price_output_per_m is not None
+
+    def price_note(self) -> str:
+        """The prices in use, or why there are none, in one line."""
+        if self.price_input_per_m is not None and self.price_output_per_m is not None:
+            return f"${self.price_input_per_m:g} in / ${self.price_output_per_m:g} out per million tokens"
+        return (
+            f"unknown (no published price for {self.model!r} in Arbiter's table of {PRICES_AS_OF}; set "
+            "ARBITER_PRICE_INPUT_PER_M and ARBITER_PRICE_OUTPUT_PER_M)"
+        )
+
+    def cost_usd(self, input_tokens: int, output_tokens: int) -> float | None:
+        """Estimated cost of tokens at the configured prices; None when the price is unknown."""
+        if self.price_input_per_m is None or self.price_output_per_m is None:
+            return None
         return (input_tokens * self.price_input_per_m + output_tokens * self.price_output_per_m) / 1_000_000
+
+    def api_version(self) -> str:
+        """The Gemini API version calls are pinned to."""
+        if self.gemini_api_version:
+            return self.gemini_api_version
+        return VERTEX_API_VERSION if self.vertexai else GEMINI_API_VERSION
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> LLMSettings:
@@ -106,17 +180,21 @@ class LLMSettings:
         default_in, default_out = _default_prices(str(backend), str(model))
         values.setdefault("price_input_per_m", default_in)
         values.setdefault("price_output_per_m", default_out)
+        if values.get("thinking_level") is not None:
+            values["thinking_level"] = str(values["thinking_level"]).lower()
         if backend == "replay" or values.get("mode") == "batch":
             # Nothing is sent online: a requests-per-minute limit would only slow the run down.
             values.setdefault("rpm", 0)
         return cls(**values)
 
 
-def _default_prices(backend: str, model: str) -> tuple[float, float]:
-    """Published Gemini prices for known models; on-premises (openai) and unknown models cost 0 unless set."""
+def _default_prices(backend: str, model: str) -> tuple[float | None, float | None]:
+    """Published Gemini prices for listed models; on-premises (openai) models cost 0 (the site's own
+    hardware) unless set; any other model's price is unknown (None), never 0."""
     if backend == "openai":
         return (0.0, 0.0)
-    return GEMINI_PRICES.get(model, (0.0, 0.0))
+    price = gemini_price(model)
+    return price if price is not None else (None, None)
 
 
 def _at_least(what: str, value: float, minimum: float) -> None:
@@ -198,6 +276,10 @@ _ENV: dict[str, tuple[tuple[str, ...], Callable[[str, str], Any]]] = {
     "vertexai": (("GOOGLE_GENAI_USE_VERTEXAI",), _bool),
     "google_cloud_project": (("GOOGLE_CLOUD_PROJECT",), _text),
     "google_cloud_location": (("GOOGLE_CLOUD_LOCATION",), _text),
+    "gemini_api_version": (("ARBITER_GEMINI_API_VERSION",), _text),
+    "thinking_budget": (("ARBITER_LLM_THINKING_BUDGET",), _int),
+    "thinking_level": (("ARBITER_LLM_THINKING_LEVEL",), _choice(THINKING_LEVELS)),
+    "preflight": (("ARBITER_LLM_PREFLIGHT",), _bool),
 }
 
 

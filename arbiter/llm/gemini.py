@@ -39,6 +39,18 @@ _BLOCKED_FINISH = {
 }
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
+# google-genai 3.x sends through httpx2 (a fork of httpx under its own names) unless given an httpx client:
+# both packages' timeouts and connection errors must be recognised as such.
+_TIMEOUTS: tuple[type[Exception], ...] = (httpx.TimeoutException,)
+_TRANSPORT_ERRORS: tuple[type[Exception], ...] = (httpx.TransportError,)
+try:
+    import httpx2
+
+    _TIMEOUTS += (httpx2.TimeoutException,)
+    _TRANSPORT_ERRORS += (httpx2.TransportError,)
+except ImportError:  # pragma: no cover - httpx2 comes with google-genai 3.x
+    pass
+
 
 @dataclass(frozen=True)
 class GeminiRetry:
@@ -67,19 +79,27 @@ def make_genai_client(
     http_client: httpx.Client | None = None,
     retry: GeminiRetry | None = None,
     credentials: Any = None,
+    client_args: dict[str, Any] | None = None,
 ) -> Client:
-    """A google-genai Client from the settings; a missing key or Vertex project is LLMError("config")."""
+    """A google-genai Client from the settings; a missing key or Vertex project is LLMError("config").
+
+    Without `http_client` the SDK builds its own default HTTP client (httpx2 in google-genai 3.x);
+    `client_args` go to that client's constructor (tests pass a mock `transport` there).
+    """
     http_options = types.HttpOptions(
+        api_version=settings.api_version(),  # pinned: the SDK's own default moved from v1beta to v1
         timeout=max(1, round(settings.timeout_s * 1000)),
         retry_options=(retry or GeminiRetry()).options(),
         httpx_client=http_client,
+        client_args=client_args,
     )
     try:
         if settings.vertexai:
             if not settings.google_cloud_project and not settings.gemini_api_key:
                 raise LLMError(
                     "config",
-                    "Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT (and GOOGLE_CLOUD_LOCATION), or an API key.",
+                    "Vertex AI needs a project: set GOOGLE_CLOUD_PROJECT (and GOOGLE_CLOUD_LOCATION), or an API key"
+                    " (GOOGLE_API_KEY).",
                 )
             if settings.google_cloud_project:
                 return Client(
@@ -92,7 +112,9 @@ def make_genai_client(
             return Client(vertexai=True, api_key=settings.gemini_api_key, http_options=http_options)
         if not settings.gemini_api_key:
             raise LLMError(
-                "config", "No Gemini API key: set GOOGLE_API_KEY or GEMINI_API_KEY, or configure Vertex AI."
+                "config",
+                "No Gemini API key: set GOOGLE_API_KEY or GEMINI_API_KEY, or use Vertex AI with"
+                " GOOGLE_GENAI_USE_VERTEXAI=1, GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION.",
             )
         return Client(vertexai=False, api_key=settings.gemini_api_key, http_options=http_options)
     except ValueError:
@@ -102,12 +124,25 @@ def make_genai_client(
         ) from None
 
 
-def generation_config(request: LLMRequest) -> types.GenerateContentConfig:
-    """Structured JSON output at the request's temperature; the schema goes as plain JSON Schema."""
+def thinking_config(request: LLMRequest, thinking_level: str | None = None) -> types.ThinkingConfig | None:
+    """The request's thinking budget, or a Gemini 3 thinking level instead (the API refuses both at once)."""
+    if thinking_level:
+        return types.ThinkingConfig(thinking_level=types.ThinkingLevel(thinking_level.upper()))
+    if request.thinking_budget is None:
+        return None
+    return types.ThinkingConfig(thinking_budget=request.thinking_budget)
+
+
+def generation_config(request: LLMRequest, thinking_level: str | None = None) -> types.GenerateContentConfig:
+    """Structured JSON output at the request's temperature; the schema goes as plain JSON Schema.
+
+    The output limit is the answer's allowance plus the thinking budget, so thinking cannot eat the answer.
+    """
     return types.GenerateContentConfig(
         system_instruction=request.system or None,
         temperature=request.temperature,
-        max_output_tokens=request.max_output_tokens,
+        max_output_tokens=request.output_limit(),
+        thinking_config=thinking_config(request, thinking_level),
         response_mime_type="application/json",
         # response_json_schema takes the dict as is; response_schema would go through the SDK's OpenAPI
         # Schema model, which mangles dict-typed fields in API-key mode (ENGINEERING_NOTES)
@@ -181,9 +216,11 @@ class GeminiBackend:
         genai_client: Any = None,
         retry: GeminiRetry | None = None,
         credentials: Any = None,
+        client_args: dict[str, Any] | None = None,
     ) -> None:
         self.settings = settings
         self._http_client = http_client
+        self._client_args = client_args
         self._retry = retry
         self._credentials = credentials
         self._client: Any = genai_client
@@ -198,6 +235,7 @@ class GeminiBackend:
                     http_client=self._http_client,
                     retry=self._retry,
                     credentials=self._credentials,
+                    client_args=self._client_args,
                 )
             return self._client
 
@@ -206,7 +244,9 @@ class GeminiBackend:
         client = self.client()
         try:
             response = client.models.generate_content(
-                model=request.model, contents=request.prompt, config=generation_config(request)
+                model=request.model,
+                contents=request.prompt,
+                config=generation_config(request, self.settings.thinking_level),
             )
         except Exception as exc:
             error = translate_error(exc, request.model)
@@ -267,9 +307,9 @@ def translate_error(exc: Exception, model: str) -> LLMError:
         return exc
     if isinstance(exc, errors.APIError):
         return _api_error(exc, model)
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, _TIMEOUTS):
         return LLMError("timeout", "Gemini did not answer in time.", retryable=True)
-    if isinstance(exc, httpx.TransportError):
+    if isinstance(exc, _TRANSPORT_ERRORS):
         return LLMError("transport", "Gemini could not be reached (connection failed).", retryable=True)
     if _is_auth_error(exc):
         return LLMError("config", "Google Cloud credentials for Vertex AI were not found or were refused.")
@@ -290,15 +330,33 @@ def _api_error(exc: errors.APIError, model: str) -> LLMError:
         return LLMError("timeout", f"Gemini timed out on the request ({label}).", retryable=True)
     if isinstance(exc, errors.ServerError) or code >= 500:
         return LLMError("transport", f"Gemini kept failing on its side ({label}).", retryable=True)
-    if code in (401, 403):
+    if code in (401, 403) or _api_key_invalid(exc.details):
         return LLMError(
             "config", f"Gemini refused the credentials ({label}): check the API key or Vertex AI access."
         )
     if code == 404:
-        return LLMError("config", f"Gemini does not know the model {model!r} or the resource ({label}).")
+        return LLMError(
+            "config",
+            f"Gemini does not know the model {model!r} or the resource ({label}): the model may be shut down"
+            " or misspelt (ARBITER_LLM_MODEL / --llm-model), or the API version wrong (ARBITER_GEMINI_API_VERSION).",
+        )
     if code == 400:
-        return LLMError("config", f"Gemini rejected the request as invalid ({label}).")
+        return LLMError(
+            "config",
+            f"Gemini rejected the request as invalid ({label}): the model may not support this API version,"
+            " structured output or the thinking setting (ARBITER_LLM_THINKING_BUDGET / ARBITER_LLM_THINKING_LEVEL),"
+            " or the API key may be invalid.",
+        )
     return LLMError("config", f"Gemini rejected the request ({label}).")
+
+
+def _api_key_invalid(details: Any) -> bool:
+    """True when a Google API error says the API key itself was refused (a 400 with API_KEY_INVALID)."""
+    body = details.get("error", details) if isinstance(details, dict) else None
+    entries = body.get("details") if isinstance(body, dict) else None
+    return isinstance(entries, list) and any(
+        isinstance(entry, dict) and entry.get("reason") == "API_KEY_INVALID" for entry in entries
+    )
 
 
 def retry_delay_s(details: Any) -> float | None:

@@ -57,6 +57,10 @@ class _Retryable(Exception):
         self.retry_after_s = retry_after_s
 
 
+class _SchemaRefused(Exception):
+    """A 400 to a json_schema request: the server may not support JSON Schema output (older llama.cpp)."""
+
+
 class OpenAICompatBackend:
     """POST {base_url}/chat/completions with a JSON Schema response format; answers a RawCompletion."""
 
@@ -82,6 +86,7 @@ class OpenAICompatBackend:
         self.response_format: ResponseFormat = response_format or _format_from_env()
         self._client = http_client
         self._owns_client = http_client is None
+        self.fell_back = False  # True once a 400 to json_schema made this backend use json_object
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -98,6 +103,22 @@ class OpenAICompatBackend:
         for attempt in range(1, max(self.retry.attempts, self.retry.rate_limit_attempts) + 1):
             try:
                 payload = self._post(body)
+            except _SchemaRefused:
+                # Older llama.cpp servers answer 400 to json_schema with strict: fall back to JSON mode
+                # (the schema goes into the instructions) once, say so, and keep to it for later calls.
+                if self.response_format != "json_schema":
+                    raise
+                log.warning(
+                    "openai: the server refused JSON Schema output (HTTP 400); falling back to JSON mode "
+                    "(%s=json_object) for this run, with the schema in the instructions",
+                    RESPONSE_FORMAT_ENV,
+                )
+                self.response_format = "json_object"
+                self.fell_back = True
+                body = self.request_body(request)
+                payload = self._post_json_mode(body)
+                completion = self._completion(payload, request)
+                return completion
             except _Retryable as failure:
                 limit = (
                     self.retry.rate_limit_attempts
@@ -168,7 +189,7 @@ class OpenAICompatBackend:
                 {"role": "user", "content": request.prompt},
             ],
             "temperature": request.temperature,
-            "max_tokens": request.max_output_tokens,
+            "max_tokens": request.output_limit(),  # the answer's allowance plus any thinking budget
             "response_format": response_format,
         }
 
@@ -239,6 +260,8 @@ class OpenAICompatBackend:
                 f"The model server has no {self.base_url}/chat/completions or does not serve this model "
                 "(HTTP 404); check ARBITER_OPENAI_BASE_URL (it usually ends in /v1) and ARBITER_LLM_MODEL.",
             )
+        if status == 400 and body["response_format"]["type"] == "json_schema" and _refuses_schema(response):
+            raise _SchemaRefused()
         if status >= 400:
             raise LLMError(
                 "transport",
@@ -255,6 +278,13 @@ class OpenAICompatBackend:
         if not isinstance(payload, dict):
             raise LLMError("transport", "The model server answered with an unexpected response shape.")
         return payload
+
+    def _post_json_mode(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The one json_object attempt after a fallback; its failures are reported as they are."""
+        try:
+            return self._post(body)
+        except _Retryable as failure:
+            raise failure.error from None
 
     def _completion(self, payload: dict[str, Any], request: LLMRequest) -> RawCompletion:
         choices = payload.get("choices")
@@ -329,6 +359,15 @@ def _rate_limited(wait: float | None) -> LLMError:
         retryable=True,
         retry_after_s=wait,
     )
+
+
+_SCHEMA_WORDS = ("response_format", "json_schema", "schema", "strict", "grammar")
+
+
+def _refuses_schema(response: httpx.Response) -> bool:
+    """A 400 whose error speaks of the response format or schema (read here, never repeated)."""
+    text = response.text.lower()
+    return any(word in text for word in _SCHEMA_WORDS)
 
 
 def _error_code(response: httpx.Response) -> str:

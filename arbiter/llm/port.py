@@ -51,7 +51,7 @@ class BudgetExhausted(LLMError):
         super().__init__("budget_exhausted", message)
 
 
-Purpose = Literal["classify", "V2", "V3", "V4"]
+Purpose = Literal["classify", "V2", "V3", "V4", "check"]  # check: the preflight (arbiter/llm/preflight.py)
 
 
 @dataclass(frozen=True)
@@ -64,20 +64,30 @@ class LLMRequest:
     prompt: str
     response_schema: dict[str, Any]
     temperature: float = 0.0
-    max_output_tokens: int = 8192
+    max_output_tokens: int = 8192  # the answer's own allowance; thinking gets thinking_budget on top
     doc_id: str | None = None  # for budgets, batch keys and logs; deliberately not part of the cache key
+    # Tokens the model may spend thinking before it answers (None: the model's default). The client sets it
+    # from LLMSettings.thinking_budget; the output limit sent to the model is output_limit().
+    thinking_budget: int | None = None
+
+    def output_limit(self) -> int:
+        """The output token limit to send: the answer's allowance plus the thinking budget."""
+        return self.max_output_tokens + max(0, self.thinking_budget or 0)
 
     def key(self) -> str:
         """sha256 of everything that determines the answer: equal keys may share a cached response."""
+        fields: dict[str, Any] = {
+            "model": self.model,
+            "system": self.system,
+            "prompt": self.prompt,
+            "schema": self.response_schema,
+            "temperature": self.temperature,
+            "max_output_tokens": self.max_output_tokens,
+        }
+        if self.thinking_budget is not None:  # absent, keys stay those of requests made before it existed
+            fields["thinking_budget"] = self.thinking_budget
         canonical = json.dumps(
-            {
-                "model": self.model,
-                "system": self.system,
-                "prompt": self.prompt,
-                "schema": self.response_schema,
-                "temperature": self.temperature,
-                "max_output_tokens": self.max_output_tokens,
-            },
+            fields,
             sort_keys=True,
             separators=(",", ":"),
             ensure_ascii=False,
@@ -106,6 +116,46 @@ class LLMResponse:
     cached: bool
     model: str
     finish_reason: str | None = None
+
+
+# Finish reasons of a complete answer (Gemini: STOP; OpenAI-compatible servers: stop). Anything else is an
+# answer cut short (MAX_TOKENS, length), withheld (SAFETY, content_filter, ...) or of an unknown kind.
+_FINISHED = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED", "END_TURN"})
+_CUT_SHORT = frozenset({"MAX_TOKENS", "LENGTH"})
+_WITHHELD = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "MODEL_ARMOR",
+        "LANGUAGE",
+        "OTHER",
+        "CONTENT_FILTER",
+        "REFUSAL",
+    }
+)
+
+
+def check_finish(finish_reason: str | None, source: str) -> None:
+    """Raise LLMError unless `finish_reason` marks a complete answer (None counts as complete).
+
+    Every backend's answer passes here (the client checks each one, replays and cache entries included),
+    so a cut-short or blocked answer is an error (the verifier ERRORED), never a pass.
+    """
+    if finish_reason is None or not str(finish_reason).strip():
+        return
+    reason = str(finish_reason).strip().upper()
+    if reason in _FINISHED:
+        return
+    if reason in _CUT_SHORT:
+        raise LLMError("truncated", f"The {source} answer was cut short at its output limit ({reason}).")
+    if reason in _WITHHELD:
+        raise LLMError("blocked", f"The {source} answer was withheld or blocked ({reason}).")
+    raise LLMError("invalid_json", f"The {source} answer stopped without being complete ({reason}).")
 
 
 class LLMBackend(Protocol):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from arbiter.atomic import write_json
 from arbiter.contracts import TokenUsage
-from arbiter.llm.port import LLMError, LLMRequest, RawCompletion
+from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, check_finish
 
 
 def replay_path(replay_dir: Path, request: LLMRequest) -> Path:
@@ -63,6 +63,13 @@ class ReplayBackend:
         self.replay_dir = Path(replay_dir)
 
     def complete(self, request: LLMRequest) -> RawCompletion:
+        if not self.replay_dir.is_dir():
+            raise LLMError(
+                "replay_miss",
+                f"The replay folder {self.replay_dir.resolve()} does not exist. Set ARBITER_REPLAY_DIR to a"
+                " folder of recorded responses (the samples are in fixtures/llm_replays of the Arbiter"
+                " repository), or record one with ARBITER_LLM_RECORD_DIR=DIR on a live run.",
+            )
         path = replay_path(self.replay_dir, request)
         if not path.is_file():
             raise LLMError(
@@ -71,4 +78,7 @@ class ReplayBackend:
                 f" {self.replay_dir}. Record one by running the same command with ARBITER_LLM=gemini (or"
                 f" openai) and ARBITER_LLM_RECORD_DIR={self.replay_dir}.",
             )
-        return read_replay(path)
+        raw = read_replay(path)
+        # a recording of a cut-short or blocked answer is no answer
+        check_finish(raw.finish_reason, "recorded")
+        return raw
