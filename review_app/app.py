@@ -9,6 +9,8 @@ if ROOT not in sys.path:  # `streamlit run` puts only this file's folder on the 
 
 import streamlit as st  # noqa: E402
 
+from arbiter.review.onboarding import PROXY_NOT_RECOGNISED  # noqa: E402
+from arbiter.review.packet_view import escape  # noqa: E402
 from review_app import state  # noqa: E402
 
 st.set_page_config(page_title="Arbiter review", page_icon=":material/fact_check:", layout="wide")
@@ -16,10 +18,7 @@ st.set_page_config(page_title="Arbiter review", page_icon=":material/fact_check:
 user = state.current_user()
 if user is None:
     if state.settings().auth == "proxy":
-        st.error(
-            "Your sign-in was not recognised. Ask an admin to add your account with "
-            "`arbiter users add NAME --role reviewer`."
-        )
+        st.error(PROXY_NOT_RECOGNISED)
         st.stop()
     nav = st.navigation([st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")])
 else:
@@ -35,7 +34,7 @@ else:
         )
     nav = st.navigation(pages)
     with st.sidebar:
-        st.caption(f"Signed in as **{user.name}** ({user.role})")
+        st.caption(f"Signed in as **{escape(user.name)}** ({escape(user.role)})")
         if user.via == "password" and st.button("Sign out", key="sign_out"):
             st.session_state.clear()
             st.rerun()

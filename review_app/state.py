@@ -15,6 +15,7 @@ import streamlit as st
 from arbiter.profile import Profile, load_profile
 from arbiter.review.auth import SignedIn, from_proxy
 from arbiter.review.desk import AdminDesk, Desk
+from arbiter.review.packet_view import escape
 from arbiter.review.settings import PROXY_USER_KEY, AppSettings
 from arbiter.store import Store
 
@@ -88,7 +89,8 @@ def flash(kind: str, message: str) -> None:
 def show_flash() -> None:
     kind, message = st.session_state.pop(FLASH, (None, None))
     if message:
-        {"success": st.success, "error": st.error, "warning": st.warning}.get(kind, st.info)(message)
+        # Messages name documents (file names): shown as text, never as Markdown.
+        {"success": st.success, "error": st.error, "warning": st.warning}.get(kind, st.info)(escape(message))
 
 
 def open_packet(packet_id: str) -> None:

@@ -39,7 +39,13 @@ class _Capture(FileStore):
 
 
 def run_fixtures(
-    out_dir: Path, doc_ids: tuple[str, ...] = ESCALATED + ACCEPTED, *, sample_all: bool = False
+    out_dir: Path,
+    doc_ids: tuple[str, ...] = ESCALATED + ACCEPTED,
+    *,
+    sample_all: bool = False,
+    pdfs: Path = PDFS,
+    classifications: Path = FIXTURES / "demo",
+    production: Path = FIXTURES / "production.csv",
 ) -> list[DocumentRecord]:
     """Verify fixture PDFs with the demo classifications; bundles land under out_dir/bundles. Blind samples
     are off (the queue holds exactly the escalations), or every document is sampled with sample_all."""
@@ -49,14 +55,14 @@ def run_fixtures(
     profile = profile.model_copy(update={"sampling": Sampling(audit_share=share, second_review_share=share)})
     pipeline = Pipeline(
         profile=profile,
-        classifier=get_classifier("file", classifications_dir=FIXTURES / "demo", llm=None),
+        classifier=get_classifier("file", classifications_dir=classifications, llm=None),
         store=capture,
         run_id="run-review-test",
         ingest=lambda path, doc_id: ingest_pdf(path, doc_id=doc_id),
-        production=load_production(FIXTURES / "production.csv"),
+        production=load_production(production),
     )
     for doc_id in doc_ids:
-        pipeline.process(PDFS / f"{doc_id}.pdf", doc_id, force=True)
+        pipeline.process(pdfs / f"{doc_id}.pdf", doc_id, force=True)
     return capture.records
 
 
@@ -66,6 +72,7 @@ class Seeded:
     url: str
     out_dir: Path
     records: list[DocumentRecord]
+    docs: Path = PDFS
 
     def packet_id(self, doc_id: str) -> str:
         record = next(r for r in self.records if r.doc_id == doc_id)
@@ -73,7 +80,7 @@ class Seeded:
         return record.packet.packet_id
 
     def env(self) -> dict[str, str]:
-        return {ENV_DB: self.url, ENV_DOCS: str(PDFS), ENV_OUTPUT: str(self.out_dir), ENV_AUTH: "local"}
+        return {ENV_DB: self.url, ENV_DOCS: str(self.docs), ENV_OUTPUT: str(self.out_dir), ENV_AUTH: "local"}
 
 
 def seed(
@@ -92,6 +99,39 @@ def seed(
     store.add_user("root", "admin", PASSWORD)
     store.add_user("proxied", "reviewer", None)
     return Seeded(store, url, out_dir, records)
+
+
+# A file name and a production answer written as Markdown: an image, a link, emphasis, a heading, a colour.
+HOSTILE_NAME = "![f](f.png) [l](l) _x_ #1 :blue[r]"
+HOSTILE_TYPE = "![p](http://127.0.0.1:{port}/x.png)"
+
+
+def seed_hostile(tmp_path: Path, port: int = 9) -> Seeded:
+    """Like seed(), plus one escalated document whose PDF file name and production dominant_type are Markdown
+    (an image whose URL points at 127.0.0.1:`port`); the app's documents folder holds it and the fixtures."""
+    import csv
+    import shutil
+
+    docs = tmp_path / "docs"
+    shutil.copytree(PDFS, docs)
+    source = "admin-requisition-03"
+    shutil.copy(PDFS / f"{source}.pdf", docs / f"{HOSTILE_NAME}.pdf")
+    classifications = tmp_path / "classifications"
+    shutil.copytree(FIXTURES / "demo", classifications)
+    shutil.copy(FIXTURES / "demo" / f"{source}.json", classifications / f"{HOSTILE_NAME}.json")
+    production = tmp_path / "production.csv"
+    with production.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["doc_id", "dominant_type"])
+        writer.writerow([HOSTILE_NAME, HOSTILE_TYPE.format(port=port)])
+    data = seed(tmp_path)
+    for record in run_fixtures(
+        data.out_dir, (HOSTILE_NAME,), pdfs=docs, classifications=classifications, production=production
+    ):
+        data.store.record_document(record)
+        data.records.append(record)
+    data.docs = docs
+    return data
 
 
 @contextmanager

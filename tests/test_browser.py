@@ -123,3 +123,66 @@ def test_reviewer_corrects_a_packet_in_the_browser(page: Any, seeded: Seeded, tm
     charts.nth(5).wait_for()
     assert all((charts.nth(i).bounding_box() or {}).get("height", 0) > 50 for i in range(6))
     page.screenshot(path=str(tmp_path / "metrics.png"), full_page=True)
+
+
+def test_markdown_from_a_file_name_or_production_csv_is_shown_as_text(tmp_path: Path) -> None:
+    """Issue 14.5 in Chromium: a production dominant_type `![p](http://127.0.0.1:PORT/x.png)` and a PDF file
+    name written as Markdown are shown as written; the browser never fetches the image."""
+    import http.server
+    import threading
+
+    from browser_helpers import free_port
+    from review_helpers import HOSTILE_NAME, HOSTILE_TYPE, seed_hostile
+
+    fetched: list[str] = []
+
+    class Trap(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            fetched.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    port = free_port()
+    trap = http.server.ThreadingHTTPServer(("127.0.0.1", port), Trap)
+    threading.Thread(target=trap.serve_forever, daemon=True).start()
+    data = seed_hostile(tmp_path, port)
+    assert data.store.claim(data.packet_id(HOSTILE_NAME), "alice") is not None
+    settings = AppSettings(db_url=data.url, docs_root=data.docs, output_root=data.out_dir)
+    try:
+        with (
+            running_app(settings, tmp_path / "streamlit.log") as url,
+            playwright_api.sync_playwright() as pw,
+        ):
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1600, "height": 1000})
+                page.set_default_timeout(30_000)
+                page.goto(url)
+                settle(page)
+                page.get_by_label("User name").fill("alice")
+                page.get_by_role("textbox", name="Password").fill(PASSWORD)
+                page.get_by_role("button", name="Sign in").click()
+                settle(page)
+                page.get_by_role("button", name="Continue with my packet").click()
+                settle(page)
+                page.get_by_role("heading", name=HOSTILE_NAME).wait_for()
+                page.get_by_text(f"{HOSTILE_NAME}.pdf", exact=False).first.wait_for()
+                page.get_by_role("tab", name="Classification").click()
+                settle(page)
+                page.get_by_text(HOSTILE_TYPE.format(port=port), exact=False).first.wait_for()
+                page.wait_for_timeout(1000)
+                srcs = page.locator("img").evaluate_all("els => els.map(e => e.src)")
+                links = page.locator("a").evaluate_all("els => els.map(e => e.href)")
+                page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
+            finally:
+                browser.close()
+    finally:
+        trap.shutdown()
+        trap.server_close()
+        data.store.dispose()
+    assert fetched == []
+    assert not [s for s in srcs if f":{port}/" in s or s.endswith("/f.png")]
+    assert not [h for h in links if h.endswith(("/l", "/f.png"))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 
 def _texts(elements: Any) -> list[str]:
-    return [str(e.value) for e in elements]
+    """What a reader sees: the Markdown escapes the app puts before data-borne characters removed."""
+    return [re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements]
 
 
 def _claimed(at: Any) -> str:
@@ -231,3 +233,50 @@ def test_proxy_header_signs_in_a_known_account(seeded: Seeded, monkeypatch: pyte
     stranger.user = {"arbiter_user": "mallory"}
     stranger.run()
     assert any("not recognised" in t for t in _texts(stranger.error))
+
+
+# Markdown that would act if rendered: an image (fetched by the browser), a link, emphasis, a colour.
+ACTIVE_MARKDOWN = ("![", "](", ":blue[", "_x_")
+
+
+def _every_text(at: Any) -> list[str]:
+    """The body of every element that Streamlit renders as Markdown, and every button label."""
+    kinds = ("title", "header", "subheader", "markdown", "caption", "success", "info", "warning", "error")
+    texts = [str(e.value) for kind in kinds for e in getattr(at, kind)]
+    return texts + [str(b.label) for b in at.button]
+
+
+def test_file_names_and_production_answers_are_shown_as_text(tmp_path: Path, monkeypatch: Any) -> None:
+    """Issue 14.5: a PDF named with Markdown and a production dominant_type `![p](http://…)` show as
+    written in the queue, the packet title and caption, the production summary and the flash message;
+    nothing of them is rendered as Markdown."""
+    import streamlit as st
+    from review_helpers import HOSTILE_NAME, HOSTILE_TYPE, seed_hostile
+
+    from arbiter.review.packet_view import escape
+
+    data = seed_hostile(tmp_path)
+    for key, value in data.env().items():
+        monkeypatch.setenv(key, value)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        packet_id = data.packet_id(HOSTILE_NAME)
+        assert data.store.claim(packet_id, "alice") is not None
+        at = sign_in(app_test())
+        assert not at.exception
+        assert any(HOSTILE_NAME in t for t in _texts(at.caption))  # "Your claimed packets"
+        at.button(key="continue_mine").click().run()
+        assert not at.exception
+        assert [str(t.value) for t in at.title] == [escape(HOSTILE_NAME)]
+        assert _texts(at.title) == [HOSTILE_NAME]
+        shown = _every_text(at)
+        assert any(HOSTILE_TYPE.format(port=9) in t.replace("\\", "") for t in shown)  # the production answer
+        assert any(f"{HOSTILE_NAME}.pdf" in t for t in _texts(at.caption))
+        for text in shown:
+            for active in ACTIVE_MARKDOWN:
+                assert active not in text, text
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        data.store.dispose()

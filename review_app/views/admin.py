@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from arbiter.review.packet_view import escape
 from arbiter.review.queue_view import queue_rows
 from review_app import state
 
@@ -23,9 +24,9 @@ if packet_id:
     c1, c2 = st.columns(2)
     if c1.button("Release to the queue", key="admin_release"):
         outcome = admin.release(packet_id)
-        (st.success if outcome.ok else st.warning)(outcome.message)
+        (st.success if outcome.ok else st.warning)(escape(outcome.message))
     reviewers = [u.name for u in store.list_users() if u.active]
     to_user = c2.selectbox("Reassign to", reviewers, key="admin_to", index=None)
     if to_user and c2.button("Reassign", key="admin_reassign"):
         outcome = admin.reassign(packet_id, to_user)
-        (st.success if outcome.ok else st.error)(outcome.message)
+        (st.success if outcome.ok else st.error)(escape(outcome.message))

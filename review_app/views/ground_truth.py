@@ -3,6 +3,7 @@
 import streamlit as st
 
 from arbiter.review.gt_view import history_rows, latest_rows, version_caption
+from arbiter.review.packet_view import escape
 from review_app import state
 
 state.require_user()
@@ -18,12 +19,12 @@ doc_ids = [row["doc_id"] for row in latest]
 doc_id = st.selectbox("Document", doc_ids, key="gt_doc", index=0 if doc_ids else None)
 if doc_id:
     history = store.ground_truth_history(doc_id)
-    st.subheader(f"{doc_id}: {len(history)} version{'s' if len(history) != 1 else ''}")
+    st.subheader(escape(f"{doc_id}: {len(history)} version{'s' if len(history) != 1 else ''}"))
     st.dataframe(history_rows(history), hide_index=True, key="gt_history")
     version = st.selectbox(
         "Version", [r.version for r in reversed(history)], key="gt_version", format_func=lambda v: f"v{v}"
     )
     chosen = next((r for r in history if r.version == version), None)
     if chosen is not None:
-        st.caption(version_caption(chosen))
+        st.caption(escape(version_caption(chosen)))
         st.json(chosen.ground_truth_classification, expanded=False)

@@ -54,24 +54,28 @@ if packet_id is None:
             if outcome.packet is not None:
                 state.open_packet(outcome.packet.packet_id)
                 st.rerun()
-            st.info(outcome.message)
+            st.info(escape(outcome.message))
         st.stop()
 
 try:
     packet = store.get_packet(packet_id)
 except UnknownPacket as exc:
     state.close_packet(packet_id)
-    st.error(str(exc))
+    st.error(escape(str(exc)))
     st.stop()
 
 attempt = state.attempt_of(packet_id)
 holding = desk.keep_alive(packet_id)
 answer = machine_answer(packet)
 
-st.title(packet.doc_id)
+# Every value from a document, a file name or an input file goes through `escape`: shown as text, never
+# as Markdown (no image fetched, no link, no heading from a file name or a production CSV).
+st.title(escape(packet.doc_id))
 st.caption(
-    f"{packet.pdf_filename} · {packet.total_pages} page{'' if packet.total_pages == 1 else 's'} · priority {PRIORITY_LABELS.get(packet.priority, packet.priority)}"
-    f" · {reason_label(packet.escalation_reason)}"
+    escape(
+        f"{packet.pdf_filename} · {packet.total_pages} page{'' if packet.total_pages == 1 else 's'} · "
+        f"priority {PRIORITY_LABELS.get(packet.priority, packet.priority)} · {reason_label(packet.escalation_reason)}"
+    )
 )
 st.write(escape(packet.escalation_message))
 if not packet.blind and packet.semantic_checks is not None:
@@ -85,10 +89,12 @@ elif not holding:
     holder = (
         f" {packet.claimed_by} holds it now." if packet.claimed_by and packet.claimed_by != user.name else ""
     )
-    st.warning(f"This packet is not claimed by you.{holder} Your draft is kept; claim it again to submit.")
+    st.warning(
+        escape(f"This packet is not claimed by you.{holder} Your draft is kept; claim it again to submit.")
+    )
     if st.button("Claim it again", key="reclaim"):
         outcome = desk.claim(packet_id)
-        (st.success if outcome.ok else st.error)(outcome.message)
+        (st.success if outcome.ok else st.error)(escape(outcome.message))
         if outcome.ok:
             st.rerun()
 
@@ -96,7 +102,7 @@ pdf: Path | None = None
 try:
     pdf = documents.pdf_of(packet, settings.docs_root)
 except PathRefused as exc:
-    st.error(str(exc))
+    st.error(escape(str(exc)))
 bundle = documents.bundle_of(packet, settings.roots) if pdf is not None else None
 issues = sort_issues(packet.issues_summary)
 contexts = [issue_context(i, bundle, answer, profile.tolerances.fuzzy_match_threshold) for i in issues]
@@ -129,7 +135,7 @@ with left:
                 "classification cites; :red-background[pink]: where an issue points."
             )
         except RenderError as exc:
-            st.error(str(exc))
+            st.error(escape(str(exc)))
 
 with right:
     if packet.blind:
@@ -167,7 +173,7 @@ with segments_tab:
     st.dataframe(segments_table(answer), hide_index=True)
 
 with answer_tab:
-    st.write(production_summary(packet, answer))
+    st.markdown(escape(production_summary(packet, answer)))
     if answer_differs(packet):
         st.caption("Automatic fixes changed the primary classification; below is the fixed version.")
     st.json(answer if answer is not None else {}, expanded=False)
@@ -178,12 +184,14 @@ with answer_tab:
 for retry_tab in more_tabs:
     with retry_tab:
         for row in retry_rows(packet):
-            st.markdown(f"**Attempt {row['attempt']}**: {row['decision']} by rule `{row['rule']}`")
-            st.caption(f"Issue codes: {row['issue_codes'] or 'none'}")
+            st.markdown(
+                f"**Attempt {row['attempt']}**: {escape(str(row['decision']))} by rule {escape(str(row['rule']))}"
+            )
+            st.caption(escape(f"Issue codes: {row['issue_codes'] or 'none'}"))
             for fix in row["fixes"]:
-                st.markdown(f"Fix for `{fix['issue']}` ({fix['code']})")
+                st.markdown(escape(f"Fix for {fix['issue']} ({fix['code']})"))
                 st.code(fix["patch"], language="json")
-                st.caption(f"before: {fix['before']} → after: {fix['after']}")
+                st.caption(escape(f"before: {fix['before']} → after: {fix['after']}"))
 
 with review_tab:
     drafts = state.drafts().setdefault(packet_id, {})
@@ -220,7 +228,7 @@ with review_tab:
                 state.close_packet(packet_id)
                 state.flash("success", outcome.message)
                 st.switch_page("views/queue.py")
-            st.error(outcome.message)
+            st.error(escape(outcome.message))
             for problem in outcome.problems:
                 (st.error if problem.blocking else st.caption)(escape(problem.message))
     else:
@@ -289,7 +297,9 @@ with review_tab:
                     if e["share"]
                 )
                 st.caption(
-                    f"Document: {checked.classification['dominant_type']}; mixture {shown or 'not computable'}"
+                    escape(
+                        f"Document: {checked.classification['dominant_type']}; mixture {shown or 'not computable'}"
+                    )
                 )
             with st.container(key="correction_problems"):
                 for problem in checked.blocking:
@@ -311,7 +321,7 @@ with review_tab:
                 state.close_packet(packet_id)
                 state.flash("success", outcome.message)
                 st.switch_page("views/queue.py")
-            st.error(outcome.message, icon=":material/block:")
+            st.error(escape(outcome.message), icon=":material/block:")
 
     if not closed and st.button("Skip (back to the queue)", key="skip", shortcut="Alt+K"):
         outcome = desk.release(packet_id)

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from arbiter.review.packet_view import escape
 from arbiter.review.queue_view import (
     PAGE_SIZE,
     STATUS_LABELS,
@@ -34,11 +35,11 @@ if st.button("Claim next", type="primary", key="claim_next", shortcut="Alt+N", i
         state.open_packet(outcome.packet.packet_id)
         state.flash("success", outcome.message)
         st.switch_page("views/packet.py")
-    st.info(outcome.message)
+    st.info(escape(outcome.message))
 
 mine = desk.my_claims()
 if mine:
-    st.caption("Your claimed packets: " + ", ".join(s.doc_id for s in mine))
+    st.caption(escape("Your claimed packets: " + ", ".join(s.doc_id for s in mine)))
     if st.button("Continue with my packet", key="continue_mine"):
         state.open_packet(mine[0].packet_id)
         st.switch_page("views/packet.py")
@@ -79,10 +80,10 @@ rows = selection.selection.rows if selection else []
 if rows:
     # Row positions refer to `summaries`, the snapshot just displayed.
     chosen = summaries[rows[0]]
-    if st.button(f"Claim {chosen.doc_id}", key="claim_selected"):
+    if st.button(f"Claim {escape(chosen.doc_id)}", key="claim_selected"):
         outcome = desk.claim(chosen.packet_id)
         if outcome.packet is not None:
             state.open_packet(chosen.packet_id)
             state.flash("success", outcome.message)
             st.switch_page("views/packet.py")
-        st.warning(outcome.message)
+        st.warning(escape(outcome.message))
