@@ -140,19 +140,24 @@ class BatchRunner:
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         tally = Tally(total=len(docs))
-        interrupted = False
+        interrupted: BaseException | None = None
         with (run_dir / "results.jsonl").open("a", encoding="utf-8") as journal:
             try:
                 for result in self._results(docs):
                     self._record(result, tally, journal)
                     if progress:
                         progress(result)
-            except KeyboardInterrupt:
-                interrupted = True
-        summary = self._summary(run_id, started_at, time.perf_counter() - t0, tally, interrupted)
+            except (KeyboardInterrupt, SystemExit, GeneratorExit) as exc:
+                # Ctrl+C, SIGTERM, or a SystemExit no document caught: the run ends as interrupted, with its
+                # summary, and the caller exits non-zero (a KeyboardInterrupt, whatever stopped it).
+                interrupted = exc
+        seconds = time.perf_counter() - t0
+        summary = self._summary(run_id, started_at, seconds, tally, interrupted is not None)
         atomic.write_json(run_dir / "summary.json", summary)
-        if interrupted:
-            raise KeyboardInterrupt
+        if isinstance(interrupted, KeyboardInterrupt):
+            raise interrupted
+        if interrupted is not None:
+            raise KeyboardInterrupt from interrupted
         return summary
 
     def _results(self, docs: list[InputDoc]) -> Iterator[DocResult]:

@@ -124,7 +124,9 @@ class Pipeline:
         except (PhaseDeferred, ClassificationDeferred):
             # Batch mode: the document waits for its LLM answers; nothing is written, the next run decides it.
             return DocResult(doc_id, str(pdf), PENDING, None, False, None, False, _ms(started))
-        except Exception as exc:  # one document must never stop the batch
+        except KeyboardInterrupt:
+            raise  # the run is being interrupted: the batch stops and writes its summary
+        except BaseException as exc:  # one document must never stop the batch (SystemExit included)
             log.error("internal error on document %s: %s", doc_id, describe(exc))
             return self._failed(
                 pdf,

@@ -2,11 +2,14 @@
 
 A crash message never repeats the exception's text: it may quote the document, i.e. patient data.
 PhaseDeferred (batch mode queued an LLM request) is not a crash: it propagates once every verifier ended.
+Anything else a check raises — SystemExit, GeneratorExit, a KeyboardInterrupt raised by code — is a crash
+too; only the operator's interrupt (a KeyboardInterrupt on the main thread) goes through.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from time import perf_counter
@@ -19,6 +22,12 @@ from verifiers.base import Subject, Verifier, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
+
+
+def is_operator_interrupt(exc: BaseException) -> bool:
+    """Ctrl+C (and SIGTERM turned into it) arrives as a KeyboardInterrupt on the main thread; on any other
+    thread, and any other BaseException, it is code misbehaving."""
+    return isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread()
 
 
 class InlineExecutor(Executor):
@@ -113,7 +122,9 @@ def _run_on(
         except PhaseDeferred as exc:
             # Wait for the others first, so every deferred request of this document is queued at once.
             deferred = deferred or exc
-        except Exception as exc:  # _run_one catches everything; this is a cancelled or broken pool
+        except BaseException as exc:  # _run_one catches everything; this is a cancelled or broken pool
+            if is_operator_interrupt(exc):
+                raise
             results.append(errored_result(verifier, exc, 0.0))
     if deferred is not None:
         raise deferred
@@ -128,7 +139,9 @@ def _run_one(
         outcome = verifier.verify(subject, bundle, profile, context)
     except PhaseDeferred:
         raise
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit, GeneratorExit, … from a check are crashes like any other
+        if is_operator_interrupt(exc):
+            raise
         return errored_result(verifier, exc, _ms_since(started))
     elapsed = _ms_since(started)
     name = verifier_name(verifier)

@@ -218,3 +218,58 @@ def test_unreadable_pdf_escalates_and_batch_goes_on(tmp_path: Path) -> None:
         assert packet["escalation_reason"].startswith("pdf_")
         assert packet["escalation_message"]
         assert packet["priority"] == 0
+
+
+@pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt, GeneratorExit], ids=lambda e: e.__name__)
+def test_a_check_raising_a_base_exception_escalates_and_the_run_goes_on(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    """Issue 14.7: a verifier raising SystemExit, KeyboardInterrupt or GeneratorExit is ERRORED: every document
+    is escalated (never accepted), recorded, and the run ends with its summary."""
+    from tests.governor_helpers import CrashingVerifier
+    from verifiers import default_verifiers
+
+    root = fixture_pdfs(tmp_path, 3)
+    store = FileStore(tmp_path / "out")
+    pipeline = make_pipeline(root, store)
+    pipeline.verifiers = [*default_verifiers(), CrashingVerifier("V9", error=error)]  # type: ignore[arg-type]
+    summary = BatchRunner(pipeline, store, workers=2).run(discover([root / "in"]))
+    assert (summary["processed"], summary["escalated"], summary["interrupted"]) == (3, 3, False)
+    assert summary["accepted_first_time"] + summary["accepted_after_fixes"] == 0
+    assert (store.root / "runs" / pipeline.run_id / "summary.json").is_file()
+    assert len(list((store.root / "index").glob("*.json"))) == 3
+
+
+@pytest.mark.parametrize("error", [SystemExit, GeneratorExit], ids=lambda e: e.__name__)
+def test_a_base_exception_outside_the_checks_escalates_that_document(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    """The same raised by ingestion (or anything else in a document's chain): an internal_error escalation."""
+    root = fixture_pdfs(tmp_path, 2)
+    store = FileStore(tmp_path / "out")
+
+    def ingest(path: Path, doc_id: str) -> IngestResult:
+        raise error()
+
+    summary = BatchRunner(make_pipeline(root, store, ingest), store, workers=1).run(discover([root / "in"]))
+    assert summary["errors_by_reason"] == {"internal_error": 2}
+
+
+@pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt], ids=lambda e: e.__name__)
+def test_an_interrupt_ends_the_run_as_interrupted_with_a_summary(
+    tmp_path: Path, error: type[BaseException]
+) -> None:
+    """Ctrl+C (or a SystemExit reaching the batch loop) stops the run: summary.json says interrupted, and the
+    caller gets a KeyboardInterrupt (the CLI exits non-zero)."""
+    root = fixture_pdfs(tmp_path, 4)
+    store = FileStore(tmp_path / "out")
+    pipeline = make_pipeline(root, store)
+
+    def progress(_result: object) -> None:
+        raise error()
+
+    with pytest.raises(KeyboardInterrupt):
+        BatchRunner(pipeline, store, workers=1).run(discover([root / "in"]), progress=progress)
+    summary = json.loads((store.root / "runs" / pipeline.run_id / "summary.json").read_text())
+    assert summary["interrupted"] is True
+    assert summary["processed"] >= 1

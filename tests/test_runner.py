@@ -120,3 +120,45 @@ class _Renamed(FakeVerifier):
 
     def verify(self, *args, **kwargs):
         return FakeVerifier("V4").verify(*args, **kwargs)
+
+
+ESCAPES = [SystemExit, KeyboardInterrupt, GeneratorExit]
+
+
+@pytest.mark.parametrize("error", ESCAPES, ids=lambda e: e.__name__)
+def test_a_check_raising_a_base_exception_is_errored(error: type[BaseException]) -> None:
+    """Issue 14.7: SystemExit, KeyboardInterrupt or GeneratorExit raised by a check (on a verifier thread) is
+    ERRORED with a blocker, never the end of the run."""
+    ok, crashed = run([FakeVerifier("V1", [[]]), CrashingVerifier("V3", error=error)])  # type: ignore[arg-type]
+    assert ok.status == VerifierStatus.PASSED
+    assert crashed.status == VerifierStatus.ERRORED
+    assert crashed.issues[0].code == "V3.VERIFIER_ERROR"
+    assert error.__name__ in crashed.issues[0].message
+
+
+@pytest.mark.parametrize("error", ESCAPES, ids=lambda e: e.__name__)
+def test_a_base_exception_on_a_document_thread_is_errored_inline(error: type[BaseException]) -> None:
+    """The same on the inline executor, run on a batch's document thread (rules-only checks run there)."""
+    from arbiter.runner import INLINE
+
+    out: list[object] = []
+    worker = threading.Thread(
+        target=lambda: out.extend(run([CrashingVerifier("V2", error=error)], executor=INLINE))  # type: ignore[arg-type]
+    )
+    worker.start()
+    worker.join()
+    (crashed,) = out
+    assert crashed.status == VerifierStatus.ERRORED  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("error", [SystemExit, GeneratorExit], ids=lambda e: e.__name__)
+def test_system_exit_on_the_main_thread_is_errored(error: type[BaseException]) -> None:
+    """A single check runs inline on the caller's thread: SystemExit there is a crash too."""
+    (crashed,) = run([CrashingVerifier("V2", error=error)])  # type: ignore[arg-type]
+    assert crashed.status == VerifierStatus.ERRORED
+
+
+def test_the_operators_interrupt_on_the_main_thread_goes_through() -> None:
+    """Ctrl+C arrives as a KeyboardInterrupt on the main thread: that one stops the work."""
+    with pytest.raises(KeyboardInterrupt):
+        run([CrashingVerifier("V2", error=KeyboardInterrupt)])  # type: ignore[arg-type]
