@@ -25,7 +25,15 @@ from arbiter.llm.budget import Reservation, TokenBudget
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.limiter import RateLimiter
-from arbiter.llm.port import LLMBackend, LLMError, LLMRequest, LLMResponse, RawCompletion, check_finish
+from arbiter.llm.port import (
+    BudgetExhausted,
+    LLMBackend,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    RawCompletion,
+    check_finish,
+)
 from arbiter.llm.replay import write_replay
 
 log = logging.getLogger(__name__)
@@ -230,13 +238,21 @@ class LLMClient:
             return None
 
     def _reserve(self, budget: TokenBudget | None, estimate: int) -> tuple[Reservation, Reservation | None]:
-        document = budget.reserve(estimate) if budget is not None else None
         try:
-            return self.run_budget.reserve(estimate), document
-        except LLMError:
-            if budget is not None and document is not None:
-                budget.release(document)
-            raise
+            document = budget.reserve(estimate) if budget is not None else None
+            try:
+                return self.run_budget.reserve(estimate), document
+            except LLMError:
+                if budget is not None and document is not None:
+                    budget.release(document)
+                raise
+        except BudgetExhausted as exhausted:
+            if self.settings.price_known:
+                raise
+            # a token budget says what it cannot: what those tokens cost
+            raise BudgetExhausted(
+                f"{exhausted.message} Their cost is {self.settings.price_note()}."
+            ) from None
 
     def _call(self, request: LLMRequest, usage: Usage | None) -> RawCompletion:
         """One backend answer inside the concurrency bound; a 429 pauses every caller, then retries."""
