@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
+import threading
 from contextlib import closing
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arbiter.cli_support import ArbiterCommand, ArbiterGroup, print_error
 from arbiter.errors import ArbiterError
 
 app = typer.Typer(
@@ -22,6 +25,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: readable at 80 columns, no type column
+    cls=ArbiterGroup,
 )
 console = Console(stderr=True)
 out = Console()
@@ -30,29 +35,40 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "fixtures"
 
 ProfileOpt = Annotated[
-    Path | None, typer.Option("--profile", help="Profile TOML replacing the medical default.")
+    Path | None,
+    typer.Option("--profile", metavar="FILE", help="Profile TOML replacing the medical default."),
 ]
 PasswordOpt = Annotated[
-    str | None, typer.Option("--password", help="Password for encrypted PDFs (an empty one is always tried).")
+    str | None,
+    typer.Option(
+        "--password", metavar="PW", help="Password for encrypted PDFs (an empty one is always tried)."
+    ),
 ]
 ExtractorOpt = Annotated[
-    str | None, typer.Option(help="local | documentai (default: $ARBITER_EXTRACTOR or local).")
+    str | None,
+    typer.Option(metavar="NAME", help="local | documentai (default: $ARBITER_EXTRACTOR or local)."),
 ]
 DocAIProcessorOpt = Annotated[
     str | None,
     typer.Option(
         "--documentai-processor",
+        metavar="NAME",
         help="Document AI processor, projects/P/locations/L/processors/ID (default: $ARBITER_DOCUMENTAI_PROCESSOR).",
     ),
 ]
 DocAILocationOpt = Annotated[
     str | None,
-    typer.Option("--documentai-location", help="Its location, e.g. us or eu (default: from its name)."),
+    typer.Option(
+        "--documentai-location",
+        metavar="LOC",
+        help="Its location, e.g. us or eu (default: $ARBITER_DOCUMENTAI_LOCATION, else from its name).",
+    ),
 ]
 DocAIReplayOpt = Annotated[
     Path | None,
     typer.Option(
         "--documentai-replay",
+        metavar="DIR",
         help="Answer from Document AI responses recorded in DIR, never the network "
         "(default: $ARBITER_DOCUMENTAI_REPLAY_DIR).",
     ),
@@ -66,49 +82,86 @@ def _documentai(processor: str | None, location: str | None, replay: Path | None
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    console.print(f"[bold red]error:[/] {message}")
+    print_error(message)
     return typer.Exit(code)
 
 
-@app.command()
+@app.command(cls=ArbiterCommand)
 def run(
     inputs: Annotated[
-        list[Path] | None, typer.Argument(help="PDF files, or directories searched recursively.")
+        list[Path] | None,
+        typer.Argument(metavar="INPUT", help="PDF files, or directories searched recursively."),
     ] = None,
     classifications: Annotated[
         Path | None,
-        typer.Option(help="Directory of pre-computed {doc_id}.json outputs (implies --classifier file)."),
+        typer.Option(
+            metavar="DIR",
+            help="Directory of pre-computed {doc_id}.json classifications (implies --classifier file); "
+            "format: `arbiter schema classification`.",
+        ),
     ] = None,
-    classifier: Annotated[str | None, typer.Option(help="baseline | file | gemini")] = None,
+    classifier: Annotated[
+        str | None, typer.Option(metavar="NAME", help="baseline | file | gemini (default: baseline).")
+    ] = None,
     production: Annotated[
-        Path | None, typer.Option(help="CSV or JSONL of doc_id,dominant_type from the production classifier.")
+        Path | None,
+        typer.Option(
+            metavar="FILE", help="CSV or JSONL of doc_id,dominant_type from the production classifier."
+        ),
     ] = None,
-    out_dir: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("output"),
+    out_dir: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output directory.")] = Path("output"),
     workers: Annotated[
-        int | None, typer.Option(min=1, help="Documents in flight (default: CPU count).")
+        int | None, typer.Option(min=1, metavar="N", help="Documents in flight (default: CPU count).")
     ] = None,
     profile: ProfileOpt = None,
     password: PasswordOpt = None,
-    force: Annotated[bool, typer.Option(help="Redo documents even when nothing changed.")] = False,
-    timeout: Annotated[float, typer.Option(min=1, help="Seconds allowed to read one PDF.")] = 120.0,
-    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Redo documents even when nothing changed.")] = False,
+    timeout: Annotated[
+        float, typer.Option(min=1, metavar="S", help="Seconds allowed to read one PDF.")
+    ] = 120.0,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     llm: Annotated[
-        str | None, typer.Option(help="gemini | openai | replay | none (default: $ARBITER_LLM or none).")
+        str | None,
+        typer.Option(metavar="NAME", help="gemini | openai | replay | none (default: $ARBITER_LLM or none)."),
     ] = None,
-    llm_model: Annotated[str | None, typer.Option(help="Model name (default: $ARBITER_LLM_MODEL).")] = None,
-    llm_mode: Annotated[str | None, typer.Option(help="online | batch (Gemini Batch API).")] = None,
+    llm_model: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="Model name (default: $ARBITER_LLM_MODEL or gemini-2.5-flash)."),
+    ] = None,
+    llm_mode: Annotated[
+        str | None,
+        typer.Option(
+            metavar="MODE", help="online | batch (Gemini Batch API) (default: $ARBITER_LLM_MODE or online)."
+        ),
+    ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not answer LLM requests from the cache.")
     ] = False,
     doc_token_budget: Annotated[
-        int | None, typer.Option(min=0, help="Tokens per document (0: no limit).")
+        int | None,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Tokens per document, 0 for no limit (default: $ARBITER_DOC_TOKEN_BUDGET or 200000).",
+        ),
     ] = None,
-    run_token_budget: Annotated[int | None, typer.Option(min=0, help="Tokens per run (0: no limit).")] = None,
+    run_token_budget: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Tokens per run, 0 for no limit (default: $ARBITER_RUN_TOKEN_BUDGET or 0).",
+        ),
+    ] = None,
     resume_batch: Annotated[
-        str | None, typer.Option(help="Collect a submitted batch job's answers and finish its run.")
+        str | None,
+        typer.Option(metavar="JOB", help="Collect a submitted batch job's answers and finish its run."),
     ] = None,
     db: Annotated[
-        str | None, typer.Option("--db", help="Database URL (default: $DATABASE_URL, else OUT/arbiter.db).")
+        str | None,
+        typer.Option(
+            "--db", metavar="URL", help="Database URL (default: $DATABASE_URL, else OUT/arbiter.db)."
+        ),
     ] = None,
     extractor: ExtractorOpt = None,
     documentai_processor: DocAIProcessorOpt = None,
@@ -117,12 +170,20 @@ def run(
     audit_share: Annotated[
         float | None,
         typer.Option(
-            min=0, max=1, help="Share of auto-accepts sent to a blind audit (default: profile, 0.05)."
+            min=0,
+            max=1,
+            metavar="F",
+            help="Share of auto-accepts sent to a blind audit (default: the profile's, 0.05).",
         ),
     ] = None,
     second_review_share: Annotated[
         float | None,
-        typer.Option(min=0, max=1, help="Share of escalations given a blind second review (default: 0.10)."),
+        typer.Option(
+            min=0,
+            max=1,
+            metavar="F",
+            help="Share of escalations given a blind second review (default: the profile's, 0.10).",
+        ),
     ] = None,
 ) -> None:
     """Verify a batch of PDFs; write results under --out and a summary under OUT/runs/RUN_ID/."""
@@ -137,6 +198,7 @@ def run(
     }
     if no_cache:
         overrides["use_cache"] = False
+    previous_term = _stop_on_term()
     try:
         if resume_batch:
             options, collected = resume(resume_batch, out_dir)
@@ -171,12 +233,36 @@ def run(
         summary = execute(options, password=password, progress=None if quiet else _progress_factory)
     except ArbiterError as exc:
         raise _fail(str(exc)) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         console.print(
             "[yellow]Interrupted.[/] Finished documents are saved; run the same command again to resume."
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(143 if isinstance(exc, _Terminated) or _TERM.is_set() else 130) from None
+    finally:
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
     _print_summary(summary)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a service manager, `kill`, `timeout`) handled like Ctrl+C: a clean stop, no traceback."""
+
+
+_TERM = threading.Event()  # set once SIGTERM arrived (the batch may re-raise it as a plain interrupt)
+
+
+def _raise_terminated(_signum: int, _frame: Any) -> None:
+    _TERM.set()
+    raise _Terminated
+
+
+def _stop_on_term() -> Any:
+    """Turn SIGTERM into _Terminated for the run; the previous handler, or None when signals cannot be set
+    (not the main thread)."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:
+        return None
 
 
 def _progress_factory(total: int) -> Any:
@@ -253,35 +339,52 @@ def _print_summary(summary: dict[str, Any]) -> None:
     )
 
 
-@app.command()
+@app.command(cls=ArbiterCommand)
 def verify(
-    pdf: Annotated[Path, typer.Option("--pdf", help="The PDF.")],
+    pdf: Annotated[Path, typer.Option("--pdf", metavar="FILE", help="The PDF.")],
     classification: Annotated[
-        Path, typer.Option("--classification", help="The classification JSON to verify.")
+        Path,
+        typer.Option(
+            "--classification",
+            metavar="FILE",
+            help="The classification JSON to verify (format: `arbiter schema classification`).",
+        ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the VerificationOutcome as JSON.")] = False,
     profile: ProfileOpt = None,
     password: PasswordOpt = None,
     llm: Annotated[
-        str | None, typer.Option(help="gemini | openai | replay | none (default: $ARBITER_LLM or none).")
+        str | None,
+        typer.Option(metavar="NAME", help="gemini | openai | replay | none (default: $ARBITER_LLM or none)."),
     ] = None,
-    llm_model: Annotated[str | None, typer.Option(help="Model name (default: $ARBITER_LLM_MODEL).")] = None,
+    llm_model: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="Model name (default: $ARBITER_LLM_MODEL or gemini-2.5-flash)."),
+    ] = None,
     extractor: ExtractorOpt = None,
     documentai_processor: DocAIProcessorOpt = None,
     documentai_location: DocAILocationOpt = None,
     documentai_replay: DocAIReplayOpt = None,
 ) -> None:
-    """Verify one document's classification and print the decision (only the LLM cache is written)."""
+    """Verify one document's classification and print the decision; nothing is written to disk."""
     from arbiter.contracts import FinalDecision, StopReason, VerificationOutcome
     from arbiter.extraction import open_ingestor
     from arbiter.governor import verify_with_retries
     from arbiter.ingest import IngestFailure
-    from arbiter.llm.config import LLMSettings, build_client
+    from arbiter.llm.client import LLMClient
+    from arbiter.llm.config import LLMSettings, build_backend
     from arbiter.profile import load_profile
     from verifiers.base import VerifyContext
 
     try:
-        client = build_client(LLMSettings.from_env(backend=llm, model=llm_model))
+        settings = LLMSettings.from_env(backend=llm, model=llm_model)
+        backend = build_backend(settings)
+        # No disk cache: one document's answers are not worth files under ./output (a run caches them).
+        client = LLMClient(backend, settings, None) if backend is not None else None
+        if client is not None and settings.record_dir is not None:
+            console.print(
+                f"Fresh model answers are also recorded in {settings.record_dir} (ARBITER_LLM_RECORD_DIR)."
+            )
         prof = load_profile(profile)
         if not pdf.is_file():
             raise ArbiterError(f"PDF {pdf} does not exist.")
@@ -353,11 +456,14 @@ def _print_outcome(outcome: Any) -> None:
         out.print(table)
 
 
-@app.command()
+@app.command(cls=ArbiterCommand)
 def schema(
-    name: Annotated[str | None, typer.Argument(help="Contract name; omit to list them.")] = None,
+    name: Annotated[
+        str | None, typer.Argument(metavar="NAME", help="Contract name; omit to list them.")
+    ] = None,
 ) -> None:
-    """Print a contract's JSON Schema (or list the contracts)."""
+    """Print a contract's JSON Schema (or list the contracts). `arbiter schema classification` is the
+    input format of --classifications and --classification; fixtures/demo/*.json are examples."""
     from arbiter.schemas import SCHEMAS, json_schema
 
     if name is None:
@@ -375,21 +481,37 @@ def schema(
 DEMO_SAMPLE_SHARE = 0.25
 
 
-@app.command()
+@app.command(cls=ArbiterCommand)
 def demo(
-    out_dir: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("output"),
-    workers: Annotated[int | None, typer.Option(min=1)] = None,
-    force: Annotated[bool, typer.Option(help="Redo documents even when nothing changed.")] = True,
+    out_dir: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output directory.")] = Path("output"),
+    workers: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Documents in flight (default: CPU count).")
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force/--no-force", help="Redo documents even when nothing changed."),
+    ] = True,
     llm: Annotated[
-        str, typer.Option(help="none, or replay: the LLM phases answered by the bundled sample responses.")
+        str,
+        typer.Option(
+            metavar="NAME", help="none, or replay: the LLM phases answered by the bundled sample responses."
+        ),
     ] = "none",
 ) -> None:
     """Verify the bundled synthetic fixtures offline: the Quickstart's main job (a quarter of the documents
-    are also sampled for blind review)."""
+    are also sampled for blind review). A second demo into the same --out adds to its database (new
+    ground-truth versions, more packets); `make reset` or another --out starts over."""
     pdfs, demo_dir, production = FIXTURES / "pdfs", FIXTURES / "demo", FIXTURES / "production.csv"
     damaged = FIXTURES / "damaged"
     if not pdfs.is_dir() or not demo_dir.is_dir():
         raise _fail(f"The fixtures are missing under {FIXTURES}; run `python fixtures/generate.py`.")
+    existing = out_dir / "arbiter.db"
+    if existing.is_file():
+        console.print(
+            f"{existing} already exists: this demo adds to it (new ground-truth versions, more packets). "
+            f"To start over, delete {out_dir} (`make reset` deletes output/) or pass another --out.",
+            soft_wrap=True,
+        )
     run(
         inputs=[pdfs, damaged] if damaged.is_dir() else [pdfs],
         classifications=demo_dir,
@@ -427,9 +549,9 @@ def _register_review_commands() -> None:
 
     app.add_typer(users_app, name="users")
     app.add_typer(llm_app, name="llm")
-    app.command()(review)
-    app.command()(export)
-    app.command()(metrics)
+    app.command(cls=ArbiterCommand)(review)
+    app.command(cls=ArbiterCommand)(export)
+    app.command(cls=ArbiterCommand)(metrics)
 
 
 _register_review_commands()

@@ -62,14 +62,20 @@ def _summary(report: object) -> None:
 def metrics(
     as_of: Annotated[
         str | None,
-        typer.Option("--as-of", help="Only what existed at this time (ISO 8601, UTC when no zone is given)."),
+        typer.Option(
+            "--as-of",
+            metavar="TIME",
+            help="Only what existed at this time (ISO 8601, UTC when no zone is given).",
+        ),
     ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the full report as JSON on stdout.")
     ] = False,
     html: Annotated[
         Path | None,
-        typer.Option("--html", help="Write a self-contained HTML report (charts included) to FILE."),
+        typer.Option(
+            "--html", metavar="FILE", help="Write a self-contained HTML report (charts included) to FILE."
+        ),
     ] = None,
     out_dir: OutOpt = Path("output"),
     db: DbOpt = None,

@@ -11,40 +11,61 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from arbiter.cli_support import ArbiterCommand, ArbiterGroup, print_error, require_database
+from arbiter.review.onboarding import NO_ACCOUNTS_HINT
 from arbiter.runjob import database_url
 from arbiter.store import Store
 
 console = Console(stderr=True)
 out = Console()
 
-users_app = typer.Typer(help="Reviewer accounts for the review app.", no_args_is_help=True)
+users_app = typer.Typer(
+    help="Reviewer accounts for the review app.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    cls=ArbiterGroup,
+)
 
-OutOpt = Annotated[Path, typer.Option("--out", help="Output directory (holds arbiter.db by default).")]
+OutOpt = Annotated[
+    Path, typer.Option("--out", metavar="DIR", help="Output directory (holds arbiter.db by default).")
+]
 DbOpt = Annotated[
-    str | None, typer.Option("--db", help="Database URL (default: $DATABASE_URL, else OUT/arbiter.db).")
+    str | None,
+    typer.Option("--db", metavar="URL", help="Database URL (default: $DATABASE_URL, else OUT/arbiter.db)."),
 ]
 
 
 def _fail(message: str) -> typer.Exit:
-    console.print(f"[bold red]error:[/] {message}")
+    print_error(message)
     return typer.Exit(2)
 
 
-def _store(db: str | None, out_dir: Path) -> Store:
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    store = Store(database_url(db, out_dir))
-    store.migrate()
+def _store(db: str | None, out_dir: Path, *, create: bool = False) -> Store:
+    """The store at --db / $DATABASE_URL / OUT/arbiter.db, migrated; a command that only reads (create
+    False) refuses a database that does not exist instead of making an empty one."""
+    url = database_url(db, out_dir)
+    if create:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    else:
+        require_database(url)
+    store = Store(url)
+    try:
+        store.migrate()
+    except BaseException:
+        store.dispose()
+        raise
     return store
 
 
-@users_app.command("add")
+@users_app.command("add", cls=ArbiterCommand)
 def users_add(
-    name: Annotated[str, typer.Argument(help="Sign-in name.")],
-    role: Annotated[str, typer.Option(help="reviewer | admin")] = "reviewer",
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Sign-in name.")],
+    role: Annotated[str, typer.Option(metavar="ROLE", help="reviewer | admin")] = "reviewer",
     password: Annotated[
         str | None,
-        typer.Option(help="Password (asked for when omitted; prefer the prompt: shells keep history)."),
+        typer.Option(
+            metavar="PW", help="Password (asked for when omitted; prefer the prompt: shells keep history)."
+        ),
     ] = None,
     no_password: Annotated[
         bool, typer.Option("--no-password", help="An account for reverse-proxy sign-in only.")
@@ -61,7 +82,7 @@ def users_add(
             raise _fail("The two passwords differ.")
     if not no_password and not password:
         raise _fail("An empty password is not allowed (use --no-password for proxy sign-in accounts).")
-    store = _store(db, out_dir)
+    store = _store(db, out_dir, create=True)
     try:
         store.add_user(name, role, None if no_password else password, actor="cli")
     except ValueError as exc:
@@ -71,7 +92,7 @@ def users_add(
     out.print(f"Added {role} {name}.")
 
 
-@users_app.command("list")
+@users_app.command("list", cls=ArbiterCommand)
 def users_list(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
     """List the accounts and their roles."""
     store = _store(db, out_dir)
@@ -86,19 +107,26 @@ def users_list(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
 
 def review(
     docs: Annotated[
-        Path | None, typer.Option(help="Folder the PDFs live in; packets pointing elsewhere are refused.")
+        Path | None,
+        typer.Option(
+            metavar="DIR",
+            help="Folder the PDFs live in; packets pointing elsewhere are refused (default: the current folder).",
+        ),
     ] = None,
     out_dir: OutOpt = Path("output"),
     db: DbOpt = None,
-    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
-    address: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(metavar="N", help="Port to serve on.")] = 8501,
+    address: Annotated[str, typer.Option(metavar="ADDR", help="Address to listen on.")] = "127.0.0.1",
     auth: Annotated[
-        str, typer.Option(help="local (accounts) | proxy (trusted reverse-proxy header)")
+        str, typer.Option(metavar="MODE", help="local (accounts) | proxy (trusted reverse-proxy header)")
     ] = "local",
     user_header: Annotated[
-        str | None, typer.Option(help="Header the proxy puts the user name in (default X-Forwarded-User).")
+        str | None,
+        typer.Option(metavar="H", help="Header the proxy puts the user name in (default: X-Forwarded-User)."),
     ] = None,
-    lease: Annotated[int, typer.Option(min=1, help="Minutes a claim lasts without activity.")] = 30,
+    lease: Annotated[
+        int, typer.Option(min=1, metavar="MIN", help="Minutes a claim lasts without activity.")
+    ] = 30,
 ) -> None:
     """Start the review app in the browser (sign-in required; add accounts with `arbiter users add`)."""
     from review_app.launch import launch
@@ -108,6 +136,15 @@ def review(
     docs_root = docs or Path.cwd()
     if not docs_root.is_dir():
         raise _fail(f"--docs {docs_root} is not a folder.")
+    problem = port_problem(address, port)
+    if problem:
+        raise _fail(problem)
+    store = _store(db, out_dir)
+    try:
+        if not store.list_users():
+            console.print(f"No accounts yet: {NO_ACCOUNTS_HINT}", soft_wrap=True)
+    finally:
+        store.dispose()
     out.print(f"Review app on http://{address}:{port} (Ctrl+C stops it).")
     code = launch(
         port=port,
@@ -122,6 +159,24 @@ def review(
     raise typer.Exit(code)
 
 
+def port_problem(address: str, port: int) -> str | None:
+    """Why the app could not listen on address:port (in use, not allowed), or None when it can."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return f"--address {address} cannot be used: {exc.strerror or exc}."
+    family, kind, proto, _, where = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(where)
+        except OSError as exc:
+            return f"Port {port} on {address} is not available ({exc.strerror or exc}); pick another with --port."
+    return None
+
+
 def export(
     mirrors: Annotated[
         bool,
@@ -133,6 +188,7 @@ def export(
         str | None,
         typer.Option(
             "--format",
+            metavar="FORMATS",
             help="Ground truth in force per document as jsonl, csv or parquet (comma-separated, or all).",
         ),
     ] = None,
@@ -140,13 +196,16 @@ def export(
         str | None,
         typer.Option(
             "--as-of",
+            metavar="TIME",
             help="The versions in force at this ISO 8601 time (a date is 00:00 UTC, no zone is UTC); "
             "default: the newest.",
         ),
     ] = None,
     to: Annotated[
         Path | None,
-        typer.Option("--to", help="Export directory (default: OUT/exports/as-of-TIME or latest-TIME)."),
+        typer.Option(
+            "--to", metavar="DIR", help="Export directory (default: OUT/exports/as-of-TIME or latest-TIME)."
+        ),
     ] = None,
     out_dir: OutOpt = Path("output"),
     db: DbOpt = None,

@@ -113,10 +113,15 @@ def test_review_launches_the_app_with_the_runs_database(
 
     monkeypatch.setattr(sys.modules["review_app.launch"], "launch", fake_launch)
     out = tmp_path / "out"
+    store = Store(f"sqlite:///{out / 'arbiter.db'}")
+    store.migrate()
+    store.dispose()
     result = runner.invoke(
         app, ["review", "--docs", str(FIXTURES / "pdfs"), "--out", str(out), "--port", "8999"]
     )
     assert result.exit_code == 0, result.output
+    assert "No accounts yet" in result.output
+    assert "arbiter users add NAME --role admin" in result.output
     assert seen["port"] == 8999
     assert seen["db_url"].endswith("arbiter.db")
     assert Path(seen["docs_root"]) == FIXTURES / "pdfs"

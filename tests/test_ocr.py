@@ -256,7 +256,7 @@ def test_missing_tesseract_leaves_pages_unverifiable_and_warns_once(
 
 
 def test_missing_tesseract_escalates_a_scanned_fixture_with_a_plain_reason(one_report: None) -> None:
-    """A correct classification of a scan is escalated, never accepted, saying OCR is not installed."""
+    """A correct classification of a scan is escalated, never accepted, saying OCR is not available."""
     result = ingest_pdf(
         FIXTURES / "scanned/pdfs/path-colon-03-scan.pdf", ocr=OcrConfig(tesseract_cmd=MISSING)
     )
@@ -267,7 +267,7 @@ def test_missing_tesseract_escalates_a_scanned_fixture_with_a_plain_reason(one_r
     issues = [i for i in outcome.final_issues if i.code == "V4.PAGE_NO_TEXT_LAYER"]
     assert issues
     assert all(
-        "page 1 is a scanned image with no text layer, and OCR is not installed" in i.message for i in issues
+        "page 1 is a scanned image with no text layer, and OCR is not available" in i.message for i in issues
     )
 
 

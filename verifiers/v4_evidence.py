@@ -63,7 +63,8 @@ PHASE = PhaseSpec(
 )
 # Why a page without a text layer has no OCR text either, as the end of the V4.PAGE_NO_TEXT_LAYER message.
 NO_TEXT_WHY: dict[OcrStatus | None, str] = {
-    OcrStatus.UNAVAILABLE: " layer, and OCR is not installed (Tesseract was not found), so it could not be read",
+    OcrStatus.UNAVAILABLE: " layer, and OCR is not available (Tesseract is not installed, or lacks the"
+    " language data ARBITER_OCR_LANG asks for: the run's warning says which), so it could not be read",
     OcrStatus.DISABLED: " layer, and OCR is turned off, so it was not read",
     OcrStatus.NO_TEXT: "; OCR found no readable text on it",
     OcrStatus.FAILED: " layer, and OCR failed on it",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -30,14 +31,36 @@ _EXTEND = "extend"  # worker to parent: ("extend", seconds) before an OCR page
 
 
 def _worker_main(conn: Connection, target: IngestTarget, memory_limit_mb: int | None) -> None:
-    """Worker process loop: one job in, one result out, until told to stop."""
+    """Worker process loop: one job in, one result out, until told to stop. When the parent is gone (killed
+    by TERM or KILL mid-run) the worker ends quietly: a broken pipe is no news to anyone."""
+    # Ctrl+C reaches the whole process group: the parent stops the run and its workers, so a worker
+    # must not print a KeyboardInterrupt traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if memory_limit_mb:
         import resource
 
         limit = memory_limit_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     ocr_pass.quiet_ocr_reports()
-    set_budget_hook(lambda seconds: conn.send((_EXTEND, seconds)))
+
+    def announce(seconds: float) -> None:
+        try:
+            conn.send((_EXTEND, seconds))
+        except OSError:
+            raise _ParentGone from None
+
+    set_budget_hook(announce)
+    try:
+        _serve(conn, target)
+    except (_ParentGone, OSError, EOFError):
+        return
+
+
+class _ParentGone(Exception):
+    """The parent process closed the pipe (it was killed): nobody is waiting for this document."""
+
+
+def _serve(conn: Connection, target: IngestTarget) -> None:
     conn.send("ready")
     while True:
         try:
@@ -49,6 +72,8 @@ def _worker_main(conn: Connection, target: IngestTarget, memory_limit_mb: int | 
         path, kwargs = job
         try:
             result = target(path, **kwargs)
+        except _ParentGone:
+            raise
         except BaseException as exc:
             log.error("ingestion worker failed on %s: %s", Path(path).name, describe(exc))
             result = IngestFailure(

@@ -3,10 +3,13 @@
 import streamlit as st
 
 from arbiter.review.auth import sign_in
+from arbiter.review.onboarding import NO_ACCOUNTS
 from review_app import state
 
 st.title("Arbiter review")
 st.write("Sign in to review escalated documents.")
+if not state.the_store().list_users():
+    st.warning(NO_ACCOUNTS)
 with st.form("sign_in"):
     name = st.text_input("User name", key="sign_in_name")
     password = st.text_input("Password", type="password", key="sign_in_password")

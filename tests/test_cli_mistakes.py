@@ -1,0 +1,186 @@
+"""Every user mistake or missing service is one plain line and exit 2, never a traceback (issue 18)."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from arbiter.cli import app
+from arbiter.ingest import isolated
+from arbiter.ingest.ocr import announce, set_budget_hook
+from tests.conftest import FIXTURES, REPO
+
+runner = CliRunner()
+UNREACHABLE = "postgresql://arbiter:secret@127.0.0.1:9/arbiter"  # port 9 (discard): nothing listens
+NO_KEY_ENV = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "ARBITER_LLM", "DATABASE_URL")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder with one account in work/arbiter.db, and no LLM key or database URL in the environment."""
+    for name in NO_KEY_ENV:
+        monkeypatch.delenv(name, raising=False)
+    added = runner.invoke(
+        app, ["users", "add", "ann", "--password", "long-enough", "--out", str(tmp_path / "work")]
+    )
+    assert added.exit_code == 0, added.output
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+ONE_PDF = str(sorted((FIXTURES / "pdfs").glob("*.pdf"))[0])
+
+# (arguments, what the one line must say); "{port}" is a port something already listens on.
+MISTAKES: list[tuple[list[str], str]] = [
+    (["users", "add", "ann", "--password", "long-enough", "--out", "work"], "already exists"),
+    (["users", "add", "bo", "--password", "short", "--out", "work"], "at least 8 characters"),
+    (["users", "list", "--out", "typo"], "No Arbiter database at"),
+    (["export", "--format", "csv", "--out", "typo"], "run `arbiter run` first or pass --db"),
+    (["export", "--mirrors", "--out", "typo"], "No Arbiter database at"),
+    (["metrics", "--out", "typo"], "No Arbiter database at"),
+    (["review", "--out", "typo"], "No Arbiter database at"),
+    (["review", "--out", "work", "--port", "{port}"], "is not available"),
+    (["users", "list", "--db", UNREACHABLE], "database could not be opened"),
+    (["users", "add", "cy", "--no-password", "--db", UNREACHABLE], "database could not be opened"),
+    (["metrics", "--db", UNREACHABLE], "database could not be opened"),
+    (["run", ONE_PDF, "--out", "work", "--db", UNREACHABLE], "database could not be opened"),
+    (["users", "list", "--db", "nosuchdb://x"], "Not a database URL"),
+    # the key check (or, in tests, the network switch) stops a batch-mode run before anything is queued
+    (["run", ONE_PDF, "--out", "work", "--llm", "gemini", "--llm-mode", "batch"], "gemini"),
+    (["run", ONE_PDF, "--out", "work", "--llm", "chatgpt"], "Unknown LLM backend"),
+    (["run", ONE_PDF, "--out", "work", "--extractor", "documentai"], "ARBITER_DOCUMENTAI_PROCESSOR"),
+    (["verify", "--pdf", ONE_PDF, "--classification", "nothing.json"], "does not exist"),
+    (["schema", "nonsense"], "nonsense"),
+    (["export", "--format", "xlsx", "--out", "work"], "xlsx"),
+    (["metrics", "--as-of", "yesterday-ish", "--out", "work"], "yesterday-ish"),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"), MISTAKES, ids=[" ".join(a[:2]) + f" {i}" for i, (a, _) in enumerate(MISTAKES)]
+)
+def test_mistakes_are_one_line_and_exit_2(
+    workspace: Path, busy_port: int, args: list[str], message: str
+) -> None:
+    """The CLI mistake table: each is exit 2 and a single `error:` line naming the problem, no traceback."""
+    result = runner.invoke(app, [a.replace("{port}", str(busy_port)) for a in args])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit), result.exception  # a clean exit, not a crash
+    assert [line for line in lines if line.startswith("error:")] == lines[-1:], result.output
+    assert message.lower() in lines[-1].lower(), result.output
+    assert "secret" not in result.output  # a database password is never printed
+
+
+def test_reading_commands_create_no_database(workspace: Path) -> None:
+    """A command that only reads, pointed at a mistyped --out, leaves nothing behind."""
+    for args in (["users", "list"], ["metrics"], ["export", "--format", "csv"], ["review"]):
+        runner.invoke(app, [*args, "--out", "typo"])
+    assert not (workspace / "typo").exists()
+
+
+def test_port_in_use_is_said_before_any_url(workspace: Path, busy_port: int) -> None:
+    """A port in use stops `arbiter review` before it announces http://… (the app never starts)."""
+    result = runner.invoke(app, ["review", "--out", "work", "--port", str(busy_port)])
+    assert "http://" not in result.output
+    assert f"Port {busy_port} on 127.0.0.1 is not available" in result.output
+
+
+def _arbiter(*args: str, **kwargs: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arbiter.cli", *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
+def test_subprocess_mistake_has_no_traceback(tmp_path: Path) -> None:
+    """As a shell runs it: an unreachable --db is one line on stderr, exit 2."""
+    proc = _arbiter("users", "list", "--db", UNREACHABLE)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 2, stderr
+    assert stderr.strip().startswith("error: The database could not be opened"), stderr
+    assert len(stderr.strip().splitlines()) == 1
+
+
+def _started(out: Path, proc: subprocess.Popen[str], seconds: float = 90) -> None:
+    """Wait until the run has finished a document (its workers are busy with the next ones)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any(p.stat().st_size for p in out.glob("runs/*/results.jsonl")):
+            return
+        time.sleep(0.1)
+    pytest.fail("the run finished no document in time")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_killed_run_prints_no_traceback(tmp_path: Path, sig: signal.Signals) -> None:
+    """A run stopped by TERM (or KILL) mid-batch: no BrokenPipeError or other traceback from any process."""
+    out = tmp_path / "out"
+    proc = _arbiter(
+        "run",
+        str(FIXTURES / "pdfs"),
+        str(FIXTURES / "scanned" / "pdfs"),
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        "--quiet",
+    )
+    _started(out, proc)
+    proc.send_signal(sig)
+    # stderr reaches EOF only when every ingestion worker (which inherited it) has ended too
+    _, stderr = proc.communicate(timeout=120)
+    assert "Traceback" not in stderr, stderr
+    assert "BrokenPipeError" not in stderr, stderr
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 143, stderr
+        assert "run the same command again to resume" in stderr
+
+
+def test_worker_ends_quietly_when_its_parent_is_gone(caplog: pytest.LogCaptureFixture) -> None:
+    """An ingestion worker whose pipe broke (parent killed) returns without raising or logging an error."""
+
+    class BrokenConn:
+        def __init__(self) -> None:
+            self.jobs: list[Any] = [(Path("a.pdf"), {"doc_id": "a"})]
+
+        def send(self, _obj: object) -> None:
+            if not self.jobs:  # "ready" went through; the result finds the parent gone
+                raise BrokenPipeError(32, "Broken pipe")
+
+        def recv(self) -> object:
+            return self.jobs.pop() if self.jobs else None
+
+    def target(path: Path, **_kwargs: object) -> Any:
+        announce(5.0)  # the OCR budget message is the first to hit the broken pipe
+        raise AssertionError("not reached")
+
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        isolated._worker_main(BrokenConn(), target, None)  # type: ignore[arg-type]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        set_budget_hook(None)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
