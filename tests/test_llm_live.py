@@ -209,6 +209,18 @@ def test_thinking_level_replaces_the_budget() -> None:
     assert config["maxOutputTokens"] == 8192 + 1024
 
 
+@pytest.mark.usefixtures("network_on")
+@pytest.mark.parametrize(
+    ("model", "temperature"),
+    [("gemini-3.5-flash", None), ("gemini-3.8-flash", None), ("gemini-2.5-flash", 0.0)],
+)
+def test_gemini_3_gets_its_default_temperature(model: str, temperature: float | None) -> None:
+    """Gemini 3 and later are sent no temperature (Google: keep their default); older models get 0."""
+    google = Google(answer_body('{"issues": []}'))
+    sdk_backend(google).complete(v2(model=model))
+    assert google.body()["generationConfig"].get("temperature") == temperature
+
+
 def test_thinking_settings_from_the_environment() -> None:
     """ARBITER_LLM_THINKING_BUDGET and ARBITER_LLM_THINKING_LEVEL are read; a bad level is a ConfigError."""
     from arbiter.errors import ConfigError

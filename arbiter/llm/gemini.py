@@ -124,6 +124,15 @@ def make_genai_client(
         ) from None
 
 
+_GENERATION = re.compile(r"(?:^|/)gemini-(\d+)(?:[.-]|$)")
+
+
+def gemini_generation(model: str) -> int:
+    """The major generation in a Gemini model name (gemini-3.5-flash -> 3); 0 when it names none."""
+    match = _GENERATION.search(model.lower())
+    return int(match.group(1)) if match else 0
+
+
 def thinking_config(request: LLMRequest, thinking_level: str | None = None) -> types.ThinkingConfig | None:
     """The request's thinking budget, or a Gemini 3 thinking level instead (the API refuses both at once)."""
     if thinking_level:
@@ -140,7 +149,9 @@ def generation_config(request: LLMRequest, thinking_level: str | None = None) ->
     """
     return types.GenerateContentConfig(
         system_instruction=request.system or None,
-        temperature=request.temperature,
+        # Gemini 3 and later are tuned for their default sampling: Google's migration guide says to drop
+        # temperature (below 1.0 it can loop until MAX_TOKENS), and 3.6+ ignore it. Older models keep it.
+        temperature=None if gemini_generation(request.model) >= 3 else request.temperature,
         max_output_tokens=request.output_limit(),
         thinking_config=thinking_config(request, thinking_level),
         response_mime_type="application/json",
