@@ -78,6 +78,7 @@ class Pipeline:
     verifiers: Sequence[Verifier] | None = None
     llm: LLMClient | None = None  # None: the LLM phases are SKIPPED and say so
     extractor: Extractor | None = None  # what `ingest` produces; None: local ingestion (arbiter.ingest)
+    password: str | None = None  # what `ingest` opens encrypted PDFs with; keys the bundle cache
 
     def llm_key(self) -> str:
         if self.llm is None:
@@ -120,7 +121,7 @@ class Pipeline:
         if not force and self.store.completed_key(doc_id) == key:
             return DocResult(doc_id, str(pdf), "SKIPPED", None, False, None, True, _ms(started))
         try:
-            return self._run(pdf, doc_id, pdf_sha, key, started)
+            return self._run(pdf, doc_id, pdf_sha, key, started, force=force)
         except (PhaseDeferred, ClassificationDeferred):
             # Batch mode: the document waits for its LLM answers; nothing is written, the next run decides it.
             return DocResult(doc_id, str(pdf), PENDING, None, False, None, False, _ms(started))
@@ -138,20 +139,25 @@ class Pipeline:
                 key=key,
             )
 
-    def _bundle(self, pdf: Path, doc_id: str, pdf_sha: str) -> IngestResult:
-        if self.cache is not None:
+    def _bundle(self, pdf: Path, doc_id: str, pdf_sha: str, *, force: bool = False) -> IngestResult:
+        """The cached bundle of these bytes (sealed to the PDF's hash, and for an encrypted PDF to the password
+        this run opens it with), else a fresh extraction; --force always extracts again."""
+        if self.cache is not None and not force:
             extractor = self.extractor_id()
-            cached = self.cache.get(pdf_sha, extractor.version)
+            cached = self.cache.get(pdf_sha, extractor.version, password=self.password)
             if cached is not None and cached.extractor.name == extractor.name:
                 return cached.model_copy(update={"doc_id": doc_id, "file_path": str(pdf)})
         result = self.ingest(pdf, doc_id)
-        if isinstance(result, DocumentBundle) and self.cache is not None:
-            self.cache.put(result)
+        # Never file a bundle under another PDF's hash.
+        if isinstance(result, DocumentBundle) and self.cache is not None and result.file_sha256 == pdf_sha:
+            self.cache.put(result, password=self.password)
         return result
 
-    def _run(self, pdf: Path, doc_id: str, pdf_sha: str, key: str, started: float) -> DocResult:
+    def _run(
+        self, pdf: Path, doc_id: str, pdf_sha: str, key: str, started: float, *, force: bool = False
+    ) -> DocResult:
         t0 = time.perf_counter()
-        bundle = self._bundle(pdf, doc_id, pdf_sha)
+        bundle = self._bundle(pdf, doc_id, pdf_sha, force=force)
         ingest_ms = _ms(t0)
         if isinstance(bundle, IngestFailure):
             return self._failed(pdf, doc_id, pdf_sha, f"pdf_{bundle.kind}", bundle.message, started, key=key)

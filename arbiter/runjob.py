@@ -148,6 +148,7 @@ def execute(
             production=production,
             llm=client,
             extractor=extractor,
+            password=password,
         )
         runner = BatchRunner(pipeline, store, workers=n, force=options.force)
         try:
@@ -191,6 +192,7 @@ def resume(job: str, out_dir: Path, *, genai_client: Any = None) -> tuple[RunOpt
         )
     options = RunOptions.from_file(path)
     settings = options.settings()
+    _preflight(settings, genai_client)  # a missing or refused key stops here, not inside collect()
     name = resolve_job_name(job, records_dir(out_dir))
     result = collect(
         name,
