@@ -358,6 +358,7 @@ ENV_NAMES = (
     "ARBITER_OPENAI_API_KEY",
     "OPENAI_API_KEY",
     "ARBITER_LLM_PREFLIGHT",
+    "ARBITER_LLM_MODE",
 )
 
 
@@ -486,6 +487,7 @@ RUN_CASES = [
     ({"ARBITER_LLM": "gemini"}, None, "GOOGLE_API_KEY"),
     ({"ARBITER_LLM": "openai"}, None, "ARBITER_OPENAI_BASE_URL"),
     ({"ARBITER_LLM": "gemini", "ARBITER_LLM_PREFLIGHT": "0"}, None, "GOOGLE_API_KEY"),
+    ({"ARBITER_LLM": "gemini", "ARBITER_LLM_MODE": "batch"}, None, "GOOGLE_API_KEY"),
     (GEMINI_ENV, rejected(400, "INVALID_ARGUMENT", "API_KEY_INVALID"), "refused the credentials"),
     (GEMINI_ENV, rejected(404, "NOT_FOUND"), "ARBITER_LLM_MODEL"),
 ]
@@ -494,7 +496,7 @@ RUN_CASES = [
 @pytest.mark.parametrize(
     ("env", "answer", "words"),
     RUN_CASES,
-    ids=["no-key", "no-url", "no-key-preflight-off", "key-rejected", "model-gone"],
+    ids=["no-key", "no-url", "no-key-preflight-off", "no-key-batch-mode", "key-rejected", "model-gone"],
 )
 def test_run_stops_at_start_on_llm_misconfiguration(
     env: dict[str, str],
