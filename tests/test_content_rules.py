@@ -341,3 +341,25 @@ def test_results_table_header(line: str, header: bool) -> None:
     """A row of column names is a results-table header; a sentence about reference ranges is not."""
     reading = read_page(page(1, (line, "table")), PROFILE)
     assert any(c.kind == "table" for c in reading.cues) is header
+
+
+def test_capitals_line_in_a_paragraph_is_a_heading() -> None:
+    """A typed report's "GROSS DESCRIPTION:" line, with its text under it, is a section heading."""
+    reading = read_page(
+        page(
+            1,
+            (
+                "GROSS DESCRIPTION:\nReceived in formalin, two fragments.\nDIAGNOSIS:\nTubular adenoma.",
+                "paragraph",
+            ),
+        ),
+        PROFILE,
+    )
+    assert reading.fields == 0
+    assert reading.scores.get("PATHOLOGY_REPORT", 0) >= 4
+
+
+def test_capitals_labels_of_a_form_stay_fields() -> None:
+    """An all-capitals form's labels, one under another, are still empty fields."""
+    text = "PATIENT NAME:\nDATE OF BIRTH:\nMEMBER ID:\nPRESCRIBER NPI:\nSIGNATURE:"
+    assert read_page(page(1, (text, "paragraph")), PROFILE).fields == 5

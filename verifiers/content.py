@@ -24,9 +24,10 @@ from verifiers.textnorm import normalize_plain
 _HEADER_FOOTER = (BlockType.HEADER, BlockType.FOOTER)
 # A fill-in field: only labels ending in ":" (each a few words, no digits), blanks or check boxes.
 _LABEL = r"[^\W\d_][^:_\n]{0,60}?:"
-_FIELD_LINE = re.compile(rf"^(?:(?:{_LABEL}|[☐□❏]|\[ \])\s*(?:_{{2,}}\s*)?)+$")
+_FIELD_LINE = re.compile(rf"^(?:(?:{_LABEL}|[☐□❏❑❒☑☒]|\[ \])\s*(?:_{{2,}}\s*)?)+$")
 _BLANKS = re.compile(r"_{4,}")
-_CHECKBOXES = re.compile(r"[☐□❏]|\[ \]|\(\s\)")
+_BOXES = "☐□❏❑❒☑☒"
+_CHECKBOXES = re.compile(rf"[{_BOXES}]|\[ \]|\(\s\)")
 _YES_NO = re.compile(r"[?:]\s*yes\*?\s+no\b\s*$")
 _WORDS = re.compile(r"[a-z]+")
 _LIST_ITEM = re.compile(r"\s*(?:[•◦▪‣●○■□*\-–]|\d{1,2}[.)]\s)")  # a list item is no title
@@ -271,6 +272,7 @@ def _lines(page: Page) -> tuple[list[tuple[str, bool]], list[str]]:
     if not page.paragraphs:
         return [(line, False) for line in page.text.splitlines() if line.strip()], []
     body: list[tuple[str, bool]] = []
+    capitals: list[bool] = []  # a heading only because it is a short line in capitals
     running: list[str] = []
     for paragraph in page.paragraphs:
         lines = [line for line in paragraph.text.splitlines() if line.strip()]
@@ -278,8 +280,30 @@ def _lines(page: Page) -> tuple[list[tuple[str, bool]], list[str]]:
             running.extend(lines)
         else:
             heading = paragraph.block_type == BlockType.HEADING
-            body.extend((line, heading) for line in lines)
+            body.extend((line, heading or _capitals_heading(line)) for line in lines)
+            capitals.extend(not heading and _capitals_heading(line) for line in lines)
+    # A capitals label with another field (or nothing) after it is a form's field, not a section heading:
+    # "PATIENT NAME:" above "DATE OF BIRTH:" on an all-capitals form.
+    for i, (line, _) in enumerate(body):
+        if capitals[i] and line.rstrip().endswith(":"):
+            after = normalize_plain(body[i + 1][0]).strip() if i + 1 < len(body) else ""
+            if not after or _is_field(after, heading_block=False):
+                body[i] = (line, False)
     return body, running
+
+
+def _capitals_heading(line: str) -> bool:
+    """A short line in capitals is a section heading even inside a paragraph block (typed and dictated
+    reports put "GROSS DESCRIPTION:" on its own line with the text right under it), unless it is a field."""
+    text = line.strip()
+    letters = [c for c in text if c.isalpha()]
+    return (
+        4 <= len(text) <= 60
+        and len(letters) >= 4
+        and all(c.isupper() for c in letters)
+        and not _BLANKS.search(text)
+        and not _CHECKBOXES.search(text)
+    )
 
 
 def _is_field(norm: str, heading_block: bool) -> bool:
