@@ -341,6 +341,7 @@ def test_llama_cpp_400_falls_back_to_json_object_once(caplog: pytest.LogCaptureF
     assert backend.fell_back
     warnings = [r.getMessage() for r in caplog.records if "falling back to JSON mode" in r.getMessage()]
     assert len(warnings) == 1
+    assert "json_object" in LLMClient(backend, settings).totals()["notes"][0]
 
 
 # --- the preflight: arbiter llm check, and the start of arbiter run ------------------------------------------

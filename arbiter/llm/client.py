@@ -150,13 +150,17 @@ class LLMClient:
     def totals(self) -> dict[str, Any]:
         """Run totals: backend, model, calls, cache_hits, input/output tokens, cost_usd (None: price
         unknown), the price used, errors by kind."""
+        notes = getattr(self.backend, "notes", None)
         with self._lock:
-            return {
+            totals = {
                 "backend": self.name,
                 "model": self.settings.model,
                 **self._usage.as_dict(),
                 "price": self.settings.price_note(),
             }
+        if callable(notes) and (said := list(notes())):
+            totals["notes"] = said  # e.g. the OpenAI-compatible backend's fallback to JSON mode
+        return totals
 
     def _complete(self, request: LLMRequest, budget: TokenBudget | None, usage: Usage | None) -> LLMResponse:
         started = self._clock()

@@ -193,6 +193,15 @@ class OpenAICompatBackend:
             "response_format": response_format,
         }
 
+    def notes(self) -> list[str]:
+        """What the run summary should say about this backend (the JSON-mode fallback, when it happened)."""
+        if not self.fell_back:
+            return []
+        return [
+            "The model server refused JSON Schema output (HTTP 400); answers were requested in JSON mode "
+            f"with the schema in the instructions ({RESPONSE_FORMAT_ENV}=json_object)."
+        ]
+
     def close(self) -> None:
         if self._owns_client and self._client is not None:
             self._client.close()
