@@ -92,6 +92,7 @@ def execute(
     from arbiter.pipeline import Pipeline
     from arbiter.production import load_production
     from arbiter.profile import load_profile
+    from arbiter.runlock import run_lock
     from arbiter.store import Store
     from arbiter.store_sink import DatabaseResultStore
 
@@ -130,40 +131,42 @@ def execute(
     production = load_production(Path(options.production)) if options.production else {}
     docs = discover([Path(p) for p in options.inputs])
     n = options.workers or default_workers()
-    ingestor, extractor = open_ingestor(
-        options.extractor, workers=n, timeout_s=options.timeout, documentai=options.documentai
-    )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    database = Store(database_url(options.db, out_dir))
-    database.migrate()
-    store = DatabaseResultStore(database, out_dir)
-    with closing(ingestor):
-        pipeline = Pipeline(
-            profile=prof,
-            classifier=clf,
-            store=store,
-            run_id=new_run_id(),
-            ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password),
-            cache=BundleCache(out_dir / "cache" / "bundles"),
-            production=production,
-            llm=client,
-            extractor=extractor,
-            password=password,
+    url = database_url(options.db, out_dir)
+    # One run at a time per output folder and per database (RunLocked names the holder otherwise).
+    with run_lock(out_dir, url):
+        ingestor, extractor = open_ingestor(
+            options.extractor, workers=n, timeout_s=options.timeout, documentai=options.documentai
         )
-        runner = BatchRunner(pipeline, store, workers=n, force=options.force)
-        try:
-            summary = runner.run(docs, progress=progress(len(docs)) if progress else None)
-        finally:
-            database.dispose()
-    summary["classifier"] = classifier_name
-    if collector is not None and len(collector):
-        from arbiter.llm.batch import submit
+        database = Store(url)
+        database.migrate()
+        store = DatabaseResultStore(database, out_dir)
+        with closing(ingestor):
+            pipeline = Pipeline(
+                profile=prof,
+                classifier=clf,
+                store=store,
+                run_id=new_run_id(),
+                ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password),
+                cache=BundleCache(out_dir / "cache" / "bundles"),
+                production=production,
+                llm=client,
+                extractor=extractor,
+                password=password,
+            )
+            runner = BatchRunner(pipeline, store, workers=n, force=options.force)
+            try:
+                summary = runner.run(docs, progress=progress(len(docs)) if progress else None)
+            finally:
+                database.dispose()
+        summary["classifier"] = classifier_name
+        if collector is not None and len(collector):
+            from arbiter.llm.batch import submit
 
-        record = submit(collector, settings, records_dir=records_dir(out_dir), genai_client=genai_client)
-        job_id = record.name.rsplit("/", 1)[-1]
-        atomic.write_text(options_path(out_dir, job_id), options.to_json() + "\n")
-        summary["llm_batch_job"] = {"name": record.name, "id": job_id, "requests": len(collector)}
-        atomic.write_json(out_dir / "runs" / summary["run_id"] / "summary.json", summary)
+            record = submit(collector, settings, records_dir=records_dir(out_dir), genai_client=genai_client)
+            job_id = record.name.rsplit("/", 1)[-1]
+            atomic.write_text(options_path(out_dir, job_id), options.to_json() + "\n")
+            summary["llm_batch_job"] = {"name": record.name, "id": job_id, "requests": len(collector)}
+            atomic.write_json(out_dir / "runs" / summary["run_id"] / "summary.json", summary)
     return summary
 
 

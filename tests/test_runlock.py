@@ -1,0 +1,123 @@
+"""Issue 14.2: one `arbiter run` at a time per output folder and per database (SQLite and PostgreSQL); a
+second run waits or says plainly who holds the lock (PID, start time); a killed holder never blocks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from store_fixtures import pg_server_url_fixture  # noqa: F401  (fixture)
+
+from arbiter.runjob import RunOptions, execute
+from arbiter.runlock import RunLocked, run_lock
+from tests.conftest import FIXTURES
+
+PDF = FIXTURES / "pdfs" / "note-progress-01.pdf"
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path.resolve()}"
+
+
+def options(out: Path, db: str | None = None) -> RunOptions:
+    return RunOptions(inputs=[str(PDF)], out_dir=str(out), workers=1, db=db)
+
+
+def test_a_second_run_on_the_same_output_folder_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with run_lock(out, sqlite_url(out / "arbiter.db"), wait_s=0) as held, pytest.raises(RunLocked) as refused:
+        execute(options(out))
+    message = str(refused.value)
+    assert f"PID {os.getpid()}" in message
+    assert f"started {held['started_at']}" in message
+    assert str(out) in message
+    assert not (out / "runs").exists()  # nothing processed
+    assert execute(options(out))["processed"] == 1  # released when the holder ended
+
+
+def test_another_output_folder_on_the_same_sqlite_database_is_refused(tmp_path: Path) -> None:
+    db = sqlite_url(tmp_path / "shared.db")
+    with run_lock(tmp_path / "a", db, wait_s=0), pytest.raises(RunLocked, match="the database"):
+        execute(options(tmp_path / "b", db))
+
+
+def test_another_output_folder_on_the_same_postgresql_database_is_refused(
+    tmp_path: Path, pg_server_url: str
+) -> None:
+    with run_lock(tmp_path / "a", pg_server_url, wait_s=0), pytest.raises(RunLocked) as refused:
+        execute(options(tmp_path / "b", pg_server_url))
+    assert f"PID {os.getpid()}" in str(refused.value)
+    assert "the database" in str(refused.value)
+    assert execute(options(tmp_path / "b", pg_server_url))["processed"] == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_second_run_waits_when_told_to(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    db = (
+        sqlite_url(tmp_path / "shared.db")
+        if backend == "sqlite"
+        else request.getfixturevalue("pg_server_url")
+    )
+    released = threading.Event()
+
+    def hold() -> None:
+        with run_lock(tmp_path / "a", db, wait_s=0):
+            started.set()
+            time.sleep(1.5)
+        released.set()
+
+    started = threading.Event()
+    holder = threading.Thread(target=hold)
+    holder.start()
+    started.wait(10)
+    t0 = time.monotonic()
+    with run_lock(tmp_path / "b", db, wait_s=20):
+        assert released.is_set()
+    assert time.monotonic() - t0 >= 0.5
+    holder.join()
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from arbiter.runlock import run_lock
+with run_lock(Path(sys.argv[1]), sys.argv[2], wait_s=0):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_killed_holder_never_blocks_the_next_run(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Another process holds the locks; while it lives a run is refused with its PID; after kill -9 the
+    operating system (or the database server) has released them."""
+    out = tmp_path / "out"
+    db = sqlite_url(out / "arbiter.db") if backend == "sqlite" else request.getfixturevalue("pg_server_url")
+    second = out if backend == "sqlite" else tmp_path / "other"  # PostgreSQL: the database's lock refuses
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(out), db], stdout=subprocess.PIPE, text=True, cwd=Path.cwd()
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "held"
+        with pytest.raises(RunLocked, match=f"PID {proc.pid}, started "), run_lock(second, db, wait_s=0):
+            pass
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    with run_lock(second, db, wait_s=10):
+        pass
+    shutil.rmtree(out, ignore_errors=True)
