@@ -563,3 +563,40 @@ def test_check_request_is_small_and_holds_no_document() -> None:
     assert request.purpose == "check"
     assert request.output_limit() == 64 + 256
     assert replace(request, doc_id="x").key() == request.key()
+
+
+@pytest.mark.usefixtures("network_on")
+@pytest.mark.parametrize(
+    ("reply", "words"),
+    [
+        (httpx.ConnectError("refused"), "ARBITER_OPENAI_BASE_URL is running"),
+        (httpx.Response(404, json={"error": {"code": "model_not_found"}}), "ARBITER_LLM_MODEL"),
+        (httpx.Response(401, json={"error": {"code": "invalid_api_key"}}), "ARBITER_OPENAI_API_KEY"),
+    ],
+    ids=["server-down", "model-not-served", "key-refused"],
+)
+def test_openai_check_names_what_to_change(reply: httpx.Response | Exception, words: str) -> None:
+    """The OpenAI-compatible check fails with the server's address, model or key as the thing to change."""
+    from arbiter.llm.openai_compat import RetryPolicy
+
+    def answer(_: httpx.Request) -> httpx.Response:
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    settings = LLMSettings.from_env(
+        {
+            "ARBITER_LLM": "openai",
+            "ARBITER_OPENAI_BASE_URL": "http://llm.local:8000/v1",
+            "ARBITER_LLM_MODEL": "q",
+        }
+    )
+    backend = OpenAICompatBackend(
+        settings,
+        http_client=httpx.Client(transport=httpx.MockTransport(answer)),
+        retry=RetryPolicy(attempts=1, rate_limit_attempts=1),
+        sleep=lambda _: None,
+    )
+    result = preflight.check(settings, backend)
+    assert not result.ok
+    assert words in result.line()

@@ -30,8 +30,10 @@ _FIXES: dict[str, str] = {
     "config": "Fix the setting named above and run `arbiter llm check` again.",
     "network_disabled": "Real requests are switched off in this process (tests); nothing can be checked.",
     "timeout": "Check the network path to the service (proxy, firewall) or raise ARBITER_LLM_TIMEOUT_S.",
-    "transport": "Check that the service is reachable from here (ARBITER_OPENAI_BASE_URL for a local server)"
-    " and that the model is still served (ARBITER_LLM_MODEL / --llm-model).",
+    "transport": "Check that the service is reachable from here (a proxy needs HTTPS_PROXY) and that the"
+    " model is still served (ARBITER_LLM_MODEL / --llm-model).",
+    "transport:openai": "Check that the server at ARBITER_OPENAI_BASE_URL is running and reachable from here,"
+    " and that it serves the model (ARBITER_LLM_MODEL / --llm-model).",
     "rate_limited": "The key has no quota left at the moment: wait, or use a key or project with quota.",
     "blocked": "The service withheld even a trivial answer: check the account's safety settings and the model.",
     "truncated": "The output limit was used up: raise ARBITER_LLM_THINKING_BUDGET or set"
@@ -113,7 +115,7 @@ def check(settings: LLMSettings, backend: LLMBackend | None = None) -> CheckResu
             model=settings.model,
             api_version=api_version,
             message=message,
-            fix="" if ok else _FIXES.get(kind or "", ""),
+            fix="" if ok else _FIXES.get(f"{kind}:{settings.backend}", _FIXES.get(kind or "", "")),
             kind=kind,
             latency_ms=latency_ms,
             price=settings.price_note(),
