@@ -153,6 +153,20 @@ def test_default_prices_follow_backend_and_model(
     assert (settings.price_input_per_m, settings.price_output_per_m) == prices
 
 
+@pytest.mark.parametrize(
+    ("env", "budget"),
+    [
+        ({}, 2048),
+        ({"ARBITER_LLM": "gemini"}, 2048),
+        ({"ARBITER_LLM": "openai"}, 0),
+        ({"ARBITER_LLM": "openai", "ARBITER_LLM_THINKING_BUDGET": "1024"}, 1024),
+    ],
+)
+def test_thinking_budget_default_follows_backend(env: dict[str, str], budget: int) -> None:
+    """Gemini calls may think 2,048 tokens; on-premises servers get no thinking allowance unless set."""
+    assert LLMSettings.from_env(env).thinking_budget == budget
+
+
 def test_cost_uses_prices_per_million() -> None:
     """Cost is tokens times the price per million."""
     settings = LLMSettings(price_input_per_m=0.30, price_output_per_m=2.50)

@@ -182,6 +182,10 @@ class LLMSettings:
         values.setdefault("price_output_per_m", default_out)
         if values.get("thinking_level") is not None:
             values["thinking_level"] = str(values["thinking_level"]).lower()
+        if backend == "openai":
+            # on-premises servers count thinking inside max_tokens against a small context window: no
+            # thinking allowance unless one is set (ARBITER_LLM_THINKING_BUDGET)
+            values.setdefault("thinking_budget", 0)
         if backend == "replay" or values.get("mode") == "batch":
             # Nothing is sent online: a requests-per-minute limit would only slow the run down.
             values.setdefault("rpm", 0)
