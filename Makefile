@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system-deps demo test lint format bench clean
+.PHONY: setup system-deps demo test lint format bench clean reset
 
 setup: $(STAMP)
 
@@ -35,5 +35,10 @@ test: lint system-deps
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
+# Files a run can rebuild; the database (output/arbiter.db: accounts, reviews, ground-truth history) stays.
 clean:
 	rm -rf output/bundles output/agent_outputs output/sme_packets output/ground_truth output/runs output/index output/cache
+
+# Start over: everything under output/, the database and its accounts included.
+reset:
+	rm -rf output

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from arbiter.cli_support import ArbiterCommand, ArbiterGroup, print_error
 from arbiter.errors import ArbiterError
+from arbiter.llm.config import DEFAULT_MODEL
 
 app = typer.Typer(
     name="arbiter",
@@ -126,7 +127,10 @@ def run(
     ] = None,
     llm_model: Annotated[
         str | None,
-        typer.Option(metavar="NAME", help="Model name (default: $ARBITER_LLM_MODEL or gemini-2.5-flash)."),
+        typer.Option(
+            metavar="NAME",
+            help=f"Model name (default: $ARBITER_LLM_MODEL or {DEFAULT_MODEL}).",
+        ),
     ] = None,
     llm_mode: Annotated[
         str | None,
@@ -359,7 +363,10 @@ def verify(
     ] = None,
     llm_model: Annotated[
         str | None,
-        typer.Option(metavar="NAME", help="Model name (default: $ARBITER_LLM_MODEL or gemini-2.5-flash)."),
+        typer.Option(
+            metavar="NAME",
+            help=f"Model name (default: $ARBITER_LLM_MODEL or {DEFAULT_MODEL}).",
+        ),
     ] = None,
     extractor: ExtractorOpt = None,
     documentai_processor: DocAIProcessorOpt = None,

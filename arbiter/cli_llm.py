@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from arbiter.cli_support import ArbiterGroup
 from arbiter.errors import ArbiterError
 
 llm_app = typer.Typer(
@@ -17,6 +18,8 @@ llm_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    cls=ArbiterGroup,
 )
 _console = Console(stderr=True)
 

@@ -197,10 +197,22 @@ def run(*, docs: int | None = None, doc_ids: list[str] | None = None, repeats: i
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--docs", type=int, default=None, help="only the first N scanned documents")
-    parser.add_argument("--doc", action="append", dest="doc_ids", help="a scanned doc_id (repeatable)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0].replace("\n", " ") if __doc__ else None
+    )
+    parser.add_argument(
+        "--docs", type=int, default=None, metavar="N", help="only the first N scanned documents"
+    )
+    parser.add_argument(
+        "--doc", action="append", dest="doc_ids", metavar="DOC_ID", help="a scanned doc_id (repeatable)"
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        metavar="N",
+        help="timed passes over the pages, the median reported (default: 3)",
+    )
     args = parser.parse_args(argv)
     print(json.dumps(run(docs=args.docs, doc_ids=args.doc_ids, repeats=args.repeats), indent=2))
 

@@ -207,8 +207,14 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Arbiter benchmarks: one JSON object with every figure.")
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (a minute or two)")
+    parser = argparse.ArgumentParser(
+        description="Arbiter benchmarks: one JSON object with every figure.",
+        epilog="--quick is a smoke run: it shows every benchmark works end to end, and its figures are "
+        "rough (small sizes); on a busy machine its targets may not hold. Judge targets on a full run.",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="smaller sizes (a few minutes): a smoke run, not a measurement"
+    )
     parser.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)  # the smoke test's size
     parser.add_argument(
         "--only", default=",".join(NAMES), help=f"comma-separated subset of {','.join(NAMES)}"

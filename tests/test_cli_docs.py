@@ -1,0 +1,110 @@
+"""Docs and `--help` agree (issue 18.6): the README's CLI reference is generated from the CLI, every option and
+environment variable is in both, and `--help` reads at 80 columns."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from arbiter.cli import app
+from arbiter.cli_reference import block, current_block
+from tests.conftest import REPO
+
+runner = CliRunner()
+README = (REPO / "README.md").read_text(encoding="utf-8")
+# Variables the launcher sets for the Streamlit process it starts: internal, not for users to set.
+INTERNAL_VARIABLES = re.compile(r"ARBITER_REVIEW_[A-Z_]+")
+
+
+def commands() -> Iterator[tuple[list[str], Any]]:
+    root = typer.main.get_command(app)
+    ctx = typer.Context(root, info_name="arbiter")
+
+    def walk(group: Any, ctx: Any, prefix: list[str]) -> Iterator[tuple[list[str], Any]]:
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            sub = type(ctx)(command, parent=ctx, info_name=name)
+            if hasattr(command, "list_commands"):
+                yield [*prefix, name], command
+                yield from walk(command, sub, [*prefix, name])
+            else:
+                yield [*prefix, name], command
+
+    yield [], root
+    yield from walk(root, ctx, [])
+
+
+COMMANDS = list(commands())
+IDS = [" ".join(path) or "arbiter" for path, _ in COMMANDS]
+
+
+def test_readme_cli_reference_is_generated_from_the_cli() -> None:
+    """The README's reference block is exactly what `python -m arbiter.cli_reference` makes of the CLI now."""
+    assert current_block(README) == block(), (
+        "README's CLI reference is out of date: run `.venv/bin/python -m arbiter.cli_reference --write README.md`"
+    )
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=IDS)
+def test_every_option_and_variable_in_help_is_in_the_readme(path: list[str], command: Any) -> None:
+    """Each option a command's --help lists, and each $VARIABLE it names, appears in the README."""
+    result = runner.invoke(app, [*path, "--help"], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    for param in command.params:
+        for name in [*param.opts, *param.secondary_opts]:
+            if name.startswith("--") and name != "--help":
+                assert name in README, f"{' '.join(path)} {name} is not in the README"
+    for variable in re.findall(r"\$([A-Z][A-Z0-9_]+)", result.output):
+        assert variable in README, f"{variable} (in {' '.join(path)} --help) is not in the README"
+
+
+def test_every_variable_the_code_reads_is_in_the_readme() -> None:
+    """Every ARBITER_*, GOOGLE_*, GEMINI_* or DATABASE_URL variable named in the code is documented."""
+    named: set[str] = set()
+    for folder in ("arbiter", "review_app", "verifiers"):
+        for source in (REPO / folder).rglob("*.py"):
+            text = source.read_text(encoding="utf-8")
+            named |= set(
+                re.findall(r"[\"']((?:ARBITER|GOOGLE|GEMINI|OPENAI)_[A-Z0-9_]+|DATABASE_URL)[\"']", text)
+            )
+    missing = sorted(v for v in named if not INTERNAL_VARIABLES.fullmatch(v) and v not in README)
+    assert not missing, f"not in the README: {missing}"
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=IDS)
+def test_help_reads_at_80_columns(path: list[str], command: Any) -> None:
+    """--help fits 80 columns, cuts no text short and shows no type column (metavars such as DIR instead)."""
+    result = runner.invoke(app, [*path, "--help"], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert all(len(line) <= 80 for line in lines), result.output
+    assert "…" not in result.output
+    assert not [line for line in lines[1:] if line.rstrip().endswith("...")], result.output
+    assert not re.search(
+        r"<(str|path|int|float|bool|list)[^>]*>|\b(TEXT|INTEGER|FLOAT|BOOLEAN)\b", result.output
+    )
+    assert not any(line.startswith(("╭", "│")) for line in lines)  # no boxes
+    if command.help:  # the command's whole help text is there, only rewrapped
+        assert " ".join(command.help.split()) in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("script", ["bench/ocr_speed.py", "bench/run.py"])
+def test_bench_help_is_complete(script: str) -> None:
+    """A benchmark's --help ends its description on a full sentence and explains each option."""
+    result = subprocess.run(
+        [sys.executable, script, "--help"], cwd=REPO, capture_output=True, text=True, timeout=120, check=True
+    )
+    description = result.stdout.split("\n\n")[1]
+    assert description.rstrip().endswith("."), result.stdout
+    options = result.stdout.split("options:", 1)[1]
+    for match in re.finditer(r"^  (--[a-z-]+)(?: [A-Z_]+)?(.*)$", options, re.MULTILINE):
+        assert match.group(2).strip(), f"{script} {match.group(1)} has no help: {result.stdout}"
+    if script == "bench/run.py":
+        assert "smoke run" in result.stdout
