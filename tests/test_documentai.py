@@ -395,19 +395,29 @@ def test_pages_without_facts_follow_the_response() -> None:
 
 
 def test_process_response_and_bare_document_are_both_accepted() -> None:
-    """document_of unwraps a ProcessResponse and passes a bare Document through."""
+    """document_of unwraps a ProcessResponse and reads a bare Document as it is (canonical JSON stays)."""
     doc = layout(text("paragraph", "x", 1))
     assert document_of({"document": doc, "humanReviewStatus": {}}) == doc
     assert document_of(doc) == doc
 
 
 @pytest.mark.parametrize(
+    "document",
+    [{"documentLayout": []}, layout("block")],
+)
+def test_values_protobuf_reads_as_empty_messages_map_to_nothing(document: Any) -> None:
+    """protobuf's JSON parser (the official type's) reads a list or string where a message belongs as an
+    empty message: such a response places nothing, and with no text that is an empty page, not a crash."""
+    pages = map_document(document, [LETTER])
+    assert [page.text for page in pages] == [""]
+
+
+@pytest.mark.parametrize(
     ("document", "path"),
     [
+        ("a string", ""),
         ([], ""),
-        ({"documentLayout": []}, "documentLayout"),
         ({"documentLayout": {"blocks": {}}}, "documentLayout.blocks"),
-        (layout("block"), "documentLayout.blocks[0]"),
         (layout({"textBlock": {"text": 5}}), "documentLayout.blocks[0].textBlock.text"),
         (
             layout({"pageSpan": {"pageStart": "one"}, "textBlock": {"text": "x"}}),

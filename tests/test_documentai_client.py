@@ -269,7 +269,7 @@ def test_a_live_run_with_the_network_off_does_not_look_for_credentials(
 
     monkeypatch.setattr("google.auth.default", refuse)
     with open_documentai({"processor": PROCESSOR}) as docai:
-        assert docai.extractor == Extractor(name="documentai", version="v1+abc123+map1")
+        assert docai.extractor == Extractor(name="documentai", version="v1+abc123+map2")
 
 
 @pytest.mark.usefixtures("online")
@@ -321,9 +321,9 @@ def test_settings_come_from_the_environment_and_options_win() -> None:
 @pytest.mark.parametrize(
     ("given", "version"),
     [
-        ({"processor": PROCESSOR}, "v1+abc123+map1"),
-        ({"processor": "projects/p/locations/us/processors/abc/processorVersions/rc2"}, "v1+abc@rc2+map1"),
-        ({"replay_dir": "recorded"}, "v1+replay+map1"),
+        ({"processor": PROCESSOR}, "v1+abc123+map2"),
+        ({"processor": "projects/p/locations/us/processors/abc/processorVersions/rc2"}, "v1+abc@rc2+map2"),
+        ({"replay_dir": "recorded"}, "v1+replay+map2"),
     ],
 )
 def test_extractor_version_names_the_processor(given: dict[str, Any], version: str) -> None:

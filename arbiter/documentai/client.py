@@ -25,6 +25,7 @@ import httpx
 
 from arbiter import atomic
 from arbiter.documentai.mapping import document_of
+from arbiter.documentai.proto import merge_shards
 from arbiter.documentai.settings import DocumentAISettings
 from arbiter.llm.limiter import RateLimiter
 from arbiter.llm.network import require_network
@@ -300,28 +301,41 @@ class LiveSource:
 
 
 class ReplaySource:
-    """Recorded responses only (`<key>.json`, as LiveSource records them): never the network, and a missing
-    recording is an error, never a silent fallback to another extractor."""
+    """Recorded responses only (`<key>.json`, as LiveSource records them, or a folder `<key>/` holding a batch
+    operation's output shards for that PDF): never the network, and a missing recording is an error, never
+    a silent fallback to another extractor."""
 
     def __init__(self, replay_dir: Path) -> None:
         self.replay_dir = Path(replay_dir)
 
     def document(self, content: bytes, key: str) -> Mapping[str, Any]:
         path = self.replay_dir / f"{key}.json"
-        if not path.is_file():
-            raise DocumentAIError(
-                "extractor_failed",
-                f"No recorded Document AI response for this PDF ({key[:12]}…) in {self.replay_dir}. Record "
-                f"one by running with a live processor and ARBITER_DOCUMENTAI_RECORD_DIR={self.replay_dir}.",
-            )
+        folder = self.replay_dir / key
+        if path.is_file():
+            return document_of(self._load(path))
+        if folder.is_dir():
+            shards = sorted(folder.glob("*.json"))
+            if not shards:
+                raise DocumentAIError(
+                    "extractor_failed",
+                    f"The Document AI replay folder {folder.name[:12]}… for this PDF holds no .json shards.",
+                )
+            return merge_shards([self._load(shard) for shard in shards])
+        raise DocumentAIError(
+            "extractor_failed",
+            f"No recorded Document AI response for this PDF ({key[:12]}…) in {self.replay_dir}. Record "
+            f"one by running with a live processor and ARBITER_DOCUMENTAI_RECORD_DIR={self.replay_dir}.",
+        )
+
+    @staticmethod
+    def _load(path: Path) -> Any:
         try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
+            return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError) as exc:
             raise DocumentAIError(
                 "extractor_failed",
                 f"The recorded Document AI response {path.name} cannot be read ({type(exc).__name__}).",
             ) from None
-        return document_of(payload)
 
     def close(self) -> None:
         return None

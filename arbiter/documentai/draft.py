@@ -15,6 +15,8 @@ from arbiter.documentai.shape import number, objects
 NormBox = tuple[float, float, float, float]
 # (left, bottom, right, top) in PDF points from the bottom-left corner, as LineBox holds them.
 Box = tuple[float, float, float, float]
+# A line of a page draft: [start, end) in the draft's text, its box, and its words' spans and boxes.
+BoxedLine = tuple[int, int, NormBox, list[tuple[tuple[int, int], NormBox]]]
 
 POINTS_PER_UNIT = {"points": 1.0, "point": 1.0, "pt": 1.0, "inches": 72.0, "inch": 72.0, "in": 72.0}
 
@@ -34,7 +36,7 @@ class PageDraft:
 
     text: str = ""
     spans: list[Span] = field(default_factory=list)
-    lines: list[tuple[int, int, NormBox]] = field(default_factory=list)
+    lines: list[BoxedLine] = field(default_factory=list)
     size_points: tuple[float, float] | None = None  # from the response itself, when it states a unit
 
 
@@ -81,7 +83,7 @@ def to_points(box: NormBox, width: float, height: float) -> Box:
     )
 
 
-def split_lines(text: str, start: int, box: NormBox) -> list[tuple[int, int, NormBox]]:
+def split_lines(text: str, start: int, box: NormBox) -> list[BoxedLine]:
     """Line spans of a block of text, each given an equal horizontal strip of the block's box.
 
     The layout parser gives one box per block; strips put a highlight on about the right line (exact when
@@ -90,11 +92,11 @@ def split_lines(text: str, start: int, box: NormBox) -> list[tuple[int, int, Nor
     parts = text.split("\n")
     x0, y0, x1, y1 = box
     step = (y1 - y0) / len(parts)
-    out: list[tuple[int, int, NormBox]] = []
+    out: list[BoxedLine] = []
     pos = start
     for i, part in enumerate(parts):
         if part.strip():
-            out.append((pos, pos + len(part), (x0, y0 + i * step, x1, y0 + (i + 1) * step)))
+            out.append((pos, pos + len(part), (x0, y0 + i * step, x1, y0 + (i + 1) * step), []))
         pos += len(part) + 1
     return out
 

@@ -23,7 +23,7 @@ import pypdfium2.raw as pdfium_c
 from arbiter.contracts.bundle import DocumentBundle, Extractor, Page
 from arbiter.diagnostics import describe
 from arbiter.documentai.client import DocumentAIError, DocumentSource
-from arbiter.documentai.mapping import PageFacts, map_document
+from arbiter.documentai.mapping import PageFacts, UnplacedTextError, map_document
 from arbiter.documentai.settings import DocumentAISettings
 from arbiter.documentai.shape import DocumentAIFormatError
 from arbiter.ingest import PDFIUM_LOCK, FailureKind, IngestFailure, IngestResult
@@ -79,6 +79,16 @@ class DocumentAIIngestor:
             pages: list[Page] = []
             for part in parts:
                 pages.extend(self._pages(part, facts[part.first - 1 : part.last]))
+            unboxed = [p.page_num for p in pages if p.text.strip() and not p.lines]
+            if unboxed:
+                # The layout parser may return no bounding boxes at all: evidence then cannot be highlighted.
+                log.info(
+                    "documentai: %s: no text positions in the response for %d page(s) (first: %d); "
+                    "evidence on them cannot be highlighted",
+                    doc_id,
+                    len(unboxed),
+                    unboxed[0],
+                )
             return DocumentBundle(
                 doc_id=doc_id,
                 file_path=str(path),
@@ -92,6 +102,15 @@ class DocumentAIIngestor:
             kind, message = failed.kind, failed.message
         except DocumentAIError as error:
             kind, message = error.kind, error.message
+        except UnplacedTextError as error:
+            log.warning(
+                "documentai: %s placed %d of %d characters on pages", doc_id, error.placed, error.total
+            )
+            kind = "extractor_failed"
+            message = (
+                "Google Document AI read text from this PDF but did not say which pages it is on "
+                f"({error.placed:,} of {error.total:,} characters placed), so its pages cannot be trusted."
+            )
         except DocumentAIFormatError as error:
             # The path names a field, never a value: safe to log and to show.
             log.warning("documentai: unreadable response for %s at %s", doc_id, error.path)

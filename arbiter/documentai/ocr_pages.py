@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arbiter.contracts.bundle import BlockType
-from arbiter.documentai.draft import NormBox, PageDraft, Span, poly_box, size_in_points
+from arbiter.documentai.draft import BoxedLine, NormBox, PageDraft, Span, poly_box, size_in_points
 from arbiter.documentai.shape import DocumentAIFormatError, integer, number, obj, objects, text
 from arbiter.layout import MARGIN_SHARE
 
@@ -23,7 +23,8 @@ Range = tuple[int, int]
 def anchor_range(layout: Mapping[str, Any], path: str, offset: int, size: int) -> Range | None:
     """The [start, end) of `Document.text` a Layout's textAnchor covers (first to last segment), or None.
 
-    startIndex is omitted when 0; indices of a shard count from the whole document, hence `offset`.
+    startIndex is omitted when 0. A shard's anchors count from its own text (`offset` is 0), unless the
+    response counts them from the whole document's (anchor_offset).
     """
     where = f"{path}.textAnchor"
     found: Range | None = None
@@ -35,12 +36,34 @@ def anchor_range(layout: Mapping[str, Any], path: str, offset: int, size: int) -
     return found
 
 
+def anchor_offset(document: Mapping[str, Any], size: int) -> int:
+    """What to subtract from this response's anchors: 0 when they fit its text, as Google writes shards
+    (each shard's anchors count from its own text, whatever its shardInfo.textOffset); the shard's
+    textOffset only when its page anchors overrun its text by exactly that much."""
+    offset = integer(obj(document, "shardInfo", ""), "textOffset", "shardInfo")
+    if offset <= 0:
+        return 0
+    ends = [
+        integer(segment, "endIndex", seg_path)
+        for path, page in objects(document, "pages", "")
+        for seg_path, segment in objects(
+            obj(obj(page, "layout", path), "textAnchor", f"{path}.layout"),
+            "textSegments",
+            f"{path}.layout.textAnchor",
+        )
+    ]
+    if ends and max(ends) > size and min(ends) > offset and max(ends) <= offset + size:
+        return offset
+    return 0
+
+
 def ocr_drafts(document: Mapping[str, Any], page_limit: int) -> dict[int, PageDraft]:
     """Page drafts (by 1-based page number) from a Document holding `text` and `pages`."""
     full = text(document, "text", "")
-    offset = integer(obj(document, "shardInfo", ""), "textOffset", "shardInfo")
+    offset = anchor_offset(document, len(full))
+    pages = objects(document, "pages", "")
     drafts: dict[int, PageDraft] = {}
-    for index, (path, page) in enumerate(objects(document, "pages", "")):
+    for index, (path, page) in enumerate(pages):
         number_given = integer(page, "pageNumber", path)
         page_num = number_given if number_given > 0 else index + 1
         if page_num > page_limit:
@@ -49,52 +72,109 @@ def ocr_drafts(document: Mapping[str, Any], page_limit: int) -> dict[int, PageDr
             )
         if page_num in drafts:
             raise DocumentAIFormatError(f"{path}.pageNumber", "repeats a page number")
-        drafts[page_num] = _page(page, path, full, offset)
+        drafts[page_num] = _page(page, path, full, offset, whole=len(pages) == 1)
     return drafts
 
 
-def _page(page: Mapping[str, Any], path: str, full: str, offset: int) -> PageDraft:
+Ranged = list[tuple[Range, NormBox | None]]
+
+
+def _page(page: Mapping[str, Any], path: str, full: str, offset: int, *, whole: bool) -> PageDraft:
+    """One page. Its text is what its layout anchors, else the extent of everything on it that anchors
+    text (paragraphs, blocks, lines, tokens, form fields, table cells), else, on a response's only page,
+    all of the text: a form parser page may anchor nothing but its form fields."""
     dim = obj(page, "dimension", path)
     where = f"{path}.dimension"
     width, height = number(dim, "width", where), number(dim, "height", where)
     pixels = (width, height) if width > 0 and height > 0 else None
     size = len(full)
 
-    def ranged(key: str) -> list[tuple[Range, NormBox | None]]:
+    def ranged_layouts(layouts: list[tuple[str, Mapping[str, Any]]]) -> Ranged:
         found = []
-        for el_path, element in objects(page, key, path):
-            layout = obj(element, "layout", el_path)
-            span = anchor_range(layout, f"{el_path}.layout", offset, size)
+        for lay_path, layout in layouts:
+            span = anchor_range(layout, lay_path, offset, size)
             if span is not None:
-                box = poly_box(
-                    obj(layout, "boundingPoly", f"{el_path}.layout"), f"{el_path}.layout.boundingPoly", pixels
-                )
+                box = poly_box(obj(layout, "boundingPoly", lay_path), f"{lay_path}.boundingPoly", pixels)
                 found.append((span, box))
         return found
 
-    paragraphs = ranged("paragraphs") or ranged("blocks") or ranged("lines")
-    lines = ranged("lines")
+    def ranged(key: str) -> Ranged:
+        return ranged_layouts(
+            [
+                (f"{el_path}.layout", obj(element, "layout", el_path))
+                for el_path, element in objects(page, key, path)
+            ]
+        )
+
+    paragraphs, blocks, lines, tokens = (
+        ranged("paragraphs"),
+        ranged("blocks"),
+        ranged("lines"),
+        ranged("tokens"),
+    )
+    fields = ranged_layouts(
+        [
+            (f"{field_path}.{key}", obj(field, key, field_path))
+            for field_path, field in objects(page, "formFields", path)
+            for key in ("fieldName", "fieldValue")
+        ]
+    )
+    cells = ranged_layouts(_cell_layouts(page, path))
     tables = _table_ranges(page, path, offset, size)
     page_span = anchor_range(obj(page, "layout", path), f"{path}.layout", offset, size)
     if page_span is None:
-        covered = [span for span, _ in paragraphs + lines]
-        page_span = (min(s for s, _ in covered), max(e for _, e in covered)) if covered else (0, 0)
+        covered = [span for span, _ in paragraphs + blocks + lines + tokens + fields + cells]
+        if whole and full.strip():
+            page_span = (0, size)
+        elif covered:
+            page_span = (min(s for s, _ in covered), max(e for _, e in covered))
+        else:
+            page_span = (0, 0)
     base = page_span[0]
     page_text = full[page_span[0] : page_span[1]].rstrip()
     draft = PageDraft(text=page_text, size_points=size_in_points(width, height, text(dim, "unit", where)))
-    if not paragraphs and page_text.strip():
-        paragraphs = [((base, base + len(page_text)), None)]
-    for span, box in paragraphs:
+    spans = paragraphs or blocks or lines
+    if not spans and page_text.strip():
+        spans = [((base, base + len(page_text)), None)]
+    for span, box in spans:
         trimmed = _trim(page_text, span, base)
         if trimmed is not None:
             draft.spans.append(Span(*trimmed, _kind(span, box, tables)))
     draft.spans.sort(key=lambda s: (s.start, s.end))
-    for span, box in lines:
-        trimmed = _trim(page_text, span, base)
-        if trimmed is not None and box is not None:
-            draft.lines.append((trimmed[0], trimmed[1], box))
-    draft.lines.sort(key=lambda line: (line[0], line[1]))
+    draft.lines = _boxes(page_text, base, [lines, paragraphs, blocks, fields, cells], tokens)
     return draft
+
+
+def _boxes(page_text: str, base: int, levels: list[Ranged], tokens: Ranged) -> list[BoxedLine]:
+    """Line boxes from the finest layout that has boxes: lines, else paragraphs, blocks, form fields or
+    table cells; the tokens inside each become its words. A page with tokens only gets one box per token."""
+    words = sorted(
+        (trimmed, box)
+        for span, box in tokens
+        if box is not None and (trimmed := _trim(page_text, span, base)) is not None
+    )
+    for level in levels:
+        boxed = sorted(
+            (trimmed, box)
+            for span, box in level
+            if box is not None and (trimmed := _trim(page_text, span, base)) is not None
+        )
+        if boxed:
+            return [
+                (start, end, box, [w for w in words if start <= w[0][0] and w[0][1] <= end])
+                for (start, end), box in boxed
+            ]
+    return [(start, end, box, []) for (start, end), box in words]
+
+
+def _cell_layouts(page: Mapping[str, Any], path: str) -> list[tuple[str, Mapping[str, Any]]]:
+    return [
+        (f"{cell_path}.layout", obj(cell, "layout", cell_path))
+        for table_path, table in objects(page, "tables", path)
+        for key in ("headerRows", "bodyRows")
+        for row_path, row in objects(table, key, table_path)
+        for cell_path, cell in objects(row, "cells", row_path)
+    ]
 
 
 def _table_ranges(page: Mapping[str, Any], path: str, offset: int, size: int) -> list[Range]:
