@@ -98,7 +98,9 @@ class FileStore:
         except (OSError, ValidationError):
             return None
 
-    def save(self, record: DocumentRecord) -> None:
+    def save(self, record: DocumentRecord, *, history: bool = True) -> None:
+        """Every file of the record; history=False leaves ground_truth/history/ alone (mirrors rebuilt from the
+        database write every version there themselves)."""
         doc = record.doc_id
         if record.bundle is not None:
             atomic.write_json(Path(self.bundle_path(doc)), record.bundle)
@@ -120,7 +122,8 @@ class FileStore:
         if record.packet is not None:
             atomic.write_json(self.packet_path(doc), record.packet)
         if record.ground_truth is not None:
-            atomic.write_json(self.history_path(record.ground_truth), record.ground_truth)
+            if history:
+                atomic.write_json(self.history_path(record.ground_truth), record.ground_truth)
             atomic.write_json(self.ground_truth_path(doc), record.ground_truth)
         atomic.write_json(
             self.index_path(doc),

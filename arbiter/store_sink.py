@@ -31,10 +31,37 @@ class DatabaseResultStore:
         return self.files.root
 
     def index_entry(self, doc_id: str) -> dict[str, Any] | None:
-        return self.files.index_entry(doc_id)
+        """What the newest recorded run decided, from the database (summaries count from it, never from a
+        mirror a crash may have left unwritten)."""
+        record = self.store.document_record(doc_id)
+        if record is None:
+            return None
+        return {
+            "doc_id": doc_id,
+            "skip_key": record.skip_key,
+            "run_id": record.run_id,
+            "final_decision": str(record.outcome.final_decision),
+            "escalation_reason": record.outcome.escalation_reason,
+            "accepted_after_fixes": record.outcome.accepted_after_fixes,
+            "semantic_checks": record.outcome.semantic_checks.value,
+            "error": record.error,
+        }
 
     def completed_key(self, doc_id: str) -> str | None:
-        return self.store.completed_key(doc_id)
+        """The database's skip key (None after an internal or infrastructure error: redo it). A document the
+        database holds whose mirror files are missing (a kill between the commit and the files) gets them
+        rebuilt from the database here, so a resumed run that skips it still leaves its files in place."""
+        key = self.store.completed_key(doc_id)
+        decision = self.files.agent_dir(doc_id) / "arbiter_decision.json"
+        if key is not None and (self.files.completed_key(doc_id) != key or not decision.is_file()):
+            record = self.store.document_record(doc_id)
+            if record is not None:
+                self.files.save(record, history=False)
+                for version in self.store.ground_truth_history(doc_id):
+                    path = self.files.history_path(version)
+                    if not path.is_file():
+                        atomic.write_json(path, version)
+        return key
 
     def latest_ground_truth(self, doc_id: str) -> GroundTruthRecord | None:
         return self.store.latest_ground_truth(doc_id)

@@ -338,7 +338,7 @@ def test_export_mirrors_regenerates_packet_and_ground_truth_files(store: Store, 
     store.record_document(accepted("d2", "run-1"))
     store.record_document(accepted("d2", "run-2", store=store, dominant="lab_report"))
     counts = store.export_mirrors(out)
-    assert counts == {"packets": 1, "ground_truth_docs": 1, "ground_truth_versions": 2}
+    assert counts == {"packets": 1, "ground_truth_docs": 1, "ground_truth_versions": 2, "documents": 2}
     packet = SMEPacket.model_validate_json((out / "sme_packets" / "sme_packet_d1.json").read_text())
     assert packet.doc_id == "d1"
     latest = json.loads((out / "ground_truth" / "gt_d2.json").read_text())

@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from arbiter.outputs import DocumentRecord
 
 SME_SOURCES = (GroundTruthSource.SME_VALIDATED.value, GroundTruthSource.SME_CORRECTED.value)
+# Results an internal or infrastructure fault caused (a crash in Arbiter, the extraction service failing, the
+# database away): recorded so the document has a result, never a reason for a later run to skip it.
+REDO_ERRORS = frozenset({"internal_error", "pdf_extractor_failed", "database_unavailable"})
 _RETRIES = 5
 
 
@@ -272,14 +275,73 @@ class RecordsMixin(QueueMixin):
         return new
 
     def completed_key(self, doc_id: str) -> str | None:
-        """The skip key of the document's newest recorded run (what a resumed batch compares)."""
+        """The skip key of the document's newest recorded run (what a resumed batch compares); None when that
+        result came from an internal or infrastructure error (REDO_ERRORS): such a result is never a reason
+        to skip, the next run decides the document again."""
         with self.read() as conn:
-            return conn.execute(
-                sa.select(documents.c.skip_key)
+            row = conn.execute(
+                sa.select(documents.c.skip_key, documents.c.error)
                 .where(documents.c.doc_id == doc_id)
                 .order_by(documents.c.id.desc())
                 .limit(1)
+            ).first()
+        if row is None or row.error in REDO_ERRORS:
+            return None
+        return str(row.skip_key)
+
+    def document_record(self, doc_id: str) -> DocumentRecord | None:
+        """The document's newest recorded run rebuilt from the database (outcome, its escalation packet,
+        the newest ground truth): what the JSON mirrors are written from. No bundle, no raw primary answer
+        (neither is stored in the database)."""
+        from arbiter.outputs import DocumentRecord
+
+        with self.read() as conn:
+            doc = conn.execute(
+                sa.select(documents)
+                .where(documents.c.doc_id == doc_id)
+                .order_by(documents.c.id.desc())
+                .limit(1)
+            ).first()
+            if doc is None:
+                return None
+            d = doc._mapping
+            data = conn.execute(
+                sa.select(outcomes.c.outcome).where(
+                    outcomes.c.doc_id == doc_id, outcomes.c.run_id == d["run_id"]
+                )
             ).scalar()
+            packet_row = conn.execute(
+                sa.select(packets)
+                .where(
+                    packets.c.doc_id == doc_id,
+                    packets.c.run_id == d["run_id"],
+                    packets.c.kind == PacketKind.ESCALATION.value,
+                )
+                .limit(1)
+            ).first()
+            gt = latest_gt(conn, doc_id)
+        if data is None:
+            return None
+        outcome = VerificationOutcome.model_validate(data)
+        return DocumentRecord(
+            doc_id=doc_id,
+            run_id=d["run_id"],
+            skip_key=d["skip_key"],
+            pdf_path=d["pdf_path"],
+            outcome=outcome,
+            primary_raw=None,
+            bundle=None,
+            packet=packet_from_row(packet_row) if packet_row is not None else None,
+            ground_truth=gt if outcome.final_decision != FinalDecision.ESCALATE_TO_SME else None,
+            error=d["error"],
+        )
+
+    def recorded_doc_ids(self) -> list[str]:
+        """Every document the database holds a run of."""
+        with self.read() as conn:
+            return list(
+                conn.execute(sa.select(documents.c.doc_id).distinct().order_by(documents.c.doc_id)).scalars()
+            )
 
     def get_outcome(self, doc_id: str, run_id: str) -> VerificationOutcome | None:
         with self.read() as conn:

@@ -27,7 +27,8 @@ class Store(RecordsMixin, AuditMixin):
         """Regenerate DESIGN §4's packet and ground-truth JSON files from the database (atomic writes):
         sme_packets/sme_packet_{doc}.json (the document's newest escalation packet; blind samples stay in the
         database), ground_truth/gt_{doc}.json
-        (newest version) and ground_truth/history/{doc}/v{n:04d}.json (every version)."""
+        (newest version), ground_truth/history/{doc}/v{n:04d}.json (every version), and each document's
+        agent_outputs/{doc}/ decision files and index/{doc}.json from its newest recorded run."""
         from arbiter.outputs import FileStore
 
         files = FileStore(Path(out_dir))
@@ -59,4 +60,12 @@ class Store(RecordsMixin, AuditMixin):
             if last is not None:
                 atomic.write_json(files.ground_truth_path(last.doc_id), last)
                 counts["ground_truth_docs"] += 1
+        # Every document's decision files and index entry, from its newest recorded run (a document the
+        # database holds but whose files a crash never wrote gets them here).
+        counts["documents"] = 0
+        for doc_id in self.recorded_doc_ids():
+            stored = self.document_record(doc_id)
+            if stored is not None:
+                files.save(stored, history=False)
+                counts["documents"] += 1
         return counts

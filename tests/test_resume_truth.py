@@ -1,0 +1,119 @@
+"""Issues 14.3 and 14.13 on both databases: the database is the source of truth. A document committed to
+the database whose files a kill never wrote gets them on resume (and from `export --mirrors`); summaries
+count from the database; a result an internal or infrastructure error caused is never a reason to skip."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from store_fixtures import pg_server_url_fixture, store_fixture  # noqa: F401  (fixtures)
+
+from arbiter.batch import BatchRunner, discover, new_run_id
+from arbiter.classifiers import get_classifier
+from arbiter.ingest import IngestResult, ingest_pdf
+from arbiter.outputs import DocumentRecord
+from arbiter.pipeline import Pipeline
+from arbiter.profile import load_profile
+from arbiter.store import Store
+from arbiter.store_sink import DatabaseResultStore
+from tests.conftest import FIXTURES
+
+# One escalated by the demo classifications, one accepted.
+DOCS = ("path-breast-02", "gen-foundation-01")
+
+
+def inputs(tmp_path: Path) -> Path:
+    pdfs, cls = tmp_path / "in", tmp_path / "cls"
+    pdfs.mkdir()
+    cls.mkdir()
+    for doc in DOCS:
+        shutil.copy(FIXTURES / "pdfs" / f"{doc}.pdf", pdfs / f"{doc}.pdf")
+        shutil.copy(FIXTURES / "demo" / f"{doc}.json", cls / f"{doc}.json")
+    return tmp_path
+
+
+def pipeline(root: Path, sink: DatabaseResultStore, ingest=None) -> Pipeline:  # type: ignore[no-untyped-def]
+    return Pipeline(
+        profile=load_profile(),
+        classifier=get_classifier("file", classifications_dir=root / "cls"),
+        store=sink,
+        run_id=new_run_id(),
+        ingest=ingest or (lambda path, doc_id: ingest_pdf(path, doc_id=doc_id)),
+    )
+
+
+class KilledAfterCommit(DatabaseResultStore):
+    """kill -9 between the database commit and the mirror files."""
+
+    def save(self, record: DocumentRecord) -> None:
+        self.store.record_document(record)
+        raise KeyboardInterrupt
+
+
+def decision_files(out: Path, doc: str) -> list[Path]:
+    return [out / "index" / f"{doc}.json", out / "agent_outputs" / doc / "arbiter_decision.json"]
+
+
+def test_resume_rebuilds_the_files_of_a_document_the_database_holds(store: Store, tmp_path: Path) -> None:
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    docs = discover([root / "in"])
+    killed = KilledAfterCommit(store, out)
+    with pytest.raises(KeyboardInterrupt):
+        BatchRunner(pipeline(root, killed), killed, workers=1).run(docs)
+    held = [d.doc_id for d in docs if store.completed_key(d.doc_id) is not None]
+    assert held
+    first = held[0]
+    assert not any(p.exists() for d in held for p in decision_files(out, d))
+
+    sink = DatabaseResultStore(store, out)
+    summary = BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    assert (summary["skipped_unchanged"], summary["processed"]) == (len(held), 2 - len(held))
+    for doc in DOCS:
+        assert all(p.is_file() for p in decision_files(out, doc)), doc
+    assert (out / "sme_packets" / "sme_packet_path-breast-02.json").is_file()
+    assert (out / "ground_truth" / "gt_gen-foundation-01.json").is_file()
+    assert (out / "ground_truth" / "history" / "gen-foundation-01" / "v0001.json").is_file()
+    # Counted from the database: the skipped escalation keeps its real reason, never "unspecified".
+    assert "unspecified" not in summary["escalated_by_reason"]
+    assert summary["escalated"] == 1
+    assert summary["accepted_first_time"] + summary["accepted_after_fixes"] == 1
+    entry = json.loads((out / "index" / f"{first}.json").read_text())
+    assert entry["skip_key"] == store.completed_key(first)
+
+
+def test_export_mirrors_rebuilds_every_missing_file(store: Store, tmp_path: Path) -> None:
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    sink = DatabaseResultStore(store, out)
+    BatchRunner(pipeline(root, sink), sink, workers=1).run(discover([root / "in"]))
+    for name in ("index", "agent_outputs", "sme_packets", "ground_truth"):
+        shutil.rmtree(out / name)
+    counts = store.export_mirrors(out)
+    assert counts["documents"] == 2
+    for doc in DOCS:
+        assert all(p.is_file() for p in decision_files(out, doc)), doc
+    assert (out / "sme_packets" / "sme_packet_path-breast-02.json").is_file()
+    assert (out / "ground_truth" / "history" / "gen-foundation-01" / "v0001.json").is_file()
+
+
+def test_an_internal_error_is_never_a_reason_to_skip(store: Store, tmp_path: Path) -> None:
+    """A document that met an internal fault (here the extraction crashing, as during a database lock) is
+    recorded as an internal_error escalation, and a plain re-run decides it again."""
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    sink = DatabaseResultStore(store, out)
+
+    def broken(path: Path, doc_id: str) -> IngestResult:
+        raise RuntimeError("database is locked")
+
+    docs = discover([root / "in"])
+    first = BatchRunner(pipeline(root, sink, broken), sink, workers=1).run(docs)
+    assert first["errors_by_reason"] == {"internal_error": 2}
+    again = BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    assert (again["skipped_unchanged"], again["processed"], again["errors"]) == (0, 2, 0)
+    third = BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    assert third["skipped_unchanged"] == 2  # a real result is skipped as before
