@@ -308,6 +308,11 @@ class ReplaySource:
     def __init__(self, replay_dir: Path) -> None:
         self.replay_dir = Path(replay_dir)
 
+    def has_whole(self, sha: str) -> bool:
+        """Whether the whole PDF's response is recorded (a file, or a folder of a batch output's shards), so
+        a PDF longer than one request replays from it rather than from parts."""
+        return (self.replay_dir / f"{sha}.json").is_file() or (self.replay_dir / sha).is_dir()
+
     def document(self, content: bytes, key: str) -> Mapping[str, Any]:
         path = self.replay_dir / f"{key}.json"
         folder = self.replay_dir / key

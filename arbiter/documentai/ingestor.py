@@ -5,7 +5,9 @@ PDF, damaged, locked or too long fails here as it would locally, at no cost. The
 page's size (boxes are given in PDF points) and whether it has a text layer. A PDF that fits one request
 is sent as it is; a longer one, or one that needed a password, is sent as copies of up to
 `pages_per_request` pages (decrypted, since the service cannot open a locked file). Responses are keyed
-`<sha256>` (whole file) or `<sha256>.p<first>-<last>` (part) for recording and replay.
+`<sha256>` (whole file) or `<sha256>.p<first>-<last>` (part) for recording and replay; a replay that holds
+the whole file's response (one file, or a folder of a batch operation's output shards) answers for the
+whole file however long it is.
 """
 
 from __future__ import annotations
@@ -155,7 +157,8 @@ class DocumentAIIngestor:
                     )
                 facts = [_facts(pdf, index) for index in range(total)]
                 per = self.settings.pages_per_request
-                if total <= per and not unlocked:
+                has_whole = getattr(self.source, "has_whole", None)
+                if (total <= per and not unlocked) or (callable(has_whole) and has_whole(sha)):
                     parts = [Part(1, total, data, sha)]
                 else:
                     parts = [

@@ -80,9 +80,10 @@ Ranged = list[tuple[Range, NormBox | None]]
 
 
 def _page(page: Mapping[str, Any], path: str, full: str, offset: int, *, whole: bool) -> PageDraft:
-    """One page. Its text is what its layout anchors, else the extent of everything on it that anchors
-    text (paragraphs, blocks, lines, tokens, form fields, table cells), else, on a response's only page,
-    all of the text: a form parser page may anchor nothing but its form fields."""
+    """One page. Its text is what its layout anchors; a response's only page whose layout anchors nothing
+    has all of the text (a form parser page may anchor nothing but its form fields); any other page has
+    the extent of everything on it that anchors text (paragraphs, blocks, lines, tokens, form fields,
+    table cells)."""
     dim = obj(page, "dimension", path)
     where = f"{path}.dimension"
     width, height = number(dim, "width", where), number(dim, "height", where)
@@ -121,10 +122,12 @@ def _page(page: Mapping[str, Any], path: str, full: str, offset: int, *, whole: 
     )
     cells = ranged_layouts(_cell_layouts(page, path))
     tables = _table_ranges(page, path, offset, size)
-    page_span = anchor_range(obj(page, "layout", path), f"{path}.layout", offset, size)
+    page_layout = obj(page, "layout", path)
+    page_span = anchor_range(page_layout, f"{path}.layout", offset, size)
     if page_span is None:
         covered = [span for span, _ in paragraphs + blocks + lines + tokens + fields + cells]
-        if whole and full.strip():
+        anchored = bool(obj(page_layout, "textAnchor", f"{path}.layout").get("textSegments"))
+        if whole and not anchored and full.strip():
             page_span = (0, size)
         elif covered:
             page_span = (min(s for s, _ in covered), max(e for _, e in covered))
