@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,10 @@ from arbiter.contracts import DocumentBundle, Page
 from arbiter.documentai.client import ReplaySource
 from arbiter.documentai.ingestor import DocumentAIIngestor
 from arbiter.documentai.layout_blocks import text_type
-from arbiter.documentai.mapping import PageFacts, document_of, map_document
+from arbiter.documentai.mapping import PageFacts, UnplacedTextError, document_of, map_document
 from arbiter.documentai.settings import DocumentAISettings
 from arbiter.documentai.shape import MAX_DEPTH, DocumentAIFormatError
-from arbiter.ingest import ingest_pdf
+from arbiter.ingest import IngestFailure, ingest_pdf
 from tests.conftest import FIXTURES
 
 EXAMPLES = FIXTURES / "documentai" / "examples"
@@ -645,3 +646,146 @@ def test_recorded_response_gives_the_same_bundle_as_local_ingestion(doc_id: str)
             assert left <= line.box[0] + 0.05
             assert right >= line.box[2] - 0.05
             assert bottom - 0.05 <= middle <= top + 0.05
+
+
+# -- shards, spellings, boxes, unplaced text (issue 13; the real responses are in test_documentai_corpus) --
+
+
+def _seg(start: int, end: int) -> dict[str, Any]:
+    return {"textAnchor": {"textSegments": [{"startIndex": str(start), "endIndex": str(end)}]}}
+
+
+def _box(x0: float, y0: float, x1: float, y1: float) -> dict[str, Any]:
+    return {
+        "normalizedVertices": [{"x": x0, "y": y0}, {"x": x1, "y": y0}, {"x": x1, "y": y1}, {"x": x0, "y": y1}]
+    }
+
+
+def _shard(
+    index: int, count: int, offset: int, body: str, first_page: int, *, global_anchors: bool = False
+) -> Any:
+    base = offset if global_anchors else 0
+    return {
+        "shardInfo": {"shardIndex": str(index), "shardCount": str(count), "textOffset": str(offset)},
+        "text": body,
+        "pages": [{"pageNumber": first_page, "layout": _seg(base, base + len(body))}],
+    }
+
+
+def test_shards_merge_with_anchors_counted_from_each_shards_own_text() -> None:
+    """Three shards in any order give three pages, each with its own shard's text."""
+    shards = [
+        _shard(0, 3, 0, "first page\n", 1),
+        _shard(1, 3, 11, "second page\n", 2),
+        _shard(2, 3, 23, "third\n", 3),
+    ]
+    pages = map_document([shards[2], shards[0], shards[1]], [LETTER] * 3)
+    assert [page.text for page in pages] == ["first page", "second page", "third"]
+
+
+def test_shards_whose_anchors_count_from_the_whole_document_merge_too() -> None:
+    """A shard writer that counts anchors from the whole document's text (not Google's) is recognised."""
+    shards = [_shard(0, 2, 0, "alpha\n", 1), _shard(1, 2, 6, "beta\n", 2, global_anchors=True)]
+    pages = map_document(shards, [LETTER] * 2)
+    assert [page.text for page in pages] == ["alpha", "beta"]
+
+
+@pytest.mark.parametrize(
+    ("shards", "path"),
+    [
+        ([_shard(0, 2, 0, "alpha\n", 1)], "shardInfo"),
+        ([_shard(0, 2, 0, "alpha\n", 1), _shard(0, 2, 6, "beta\n", 2)], "shardInfo"),
+        ([_shard(0, 2, 0, "alpha\n", 1), _shard(1, 2, 9, "beta\n", 2)], "shardInfo.textOffset"),
+        ([], ""),
+    ],
+)
+def test_an_incomplete_or_inconsistent_set_of_shards_is_a_format_error(shards: list[Any], path: str) -> None:
+    """Missing, repeated or misplaced shards fail loudly instead of leaving pages blank."""
+    with pytest.raises(DocumentAIFormatError) as caught:
+        map_document(shards, [LETTER] * 2)
+    assert caught.value.path == path
+
+
+def test_snake_case_and_mixed_spellings_map_like_lower_camel_case() -> None:
+    """proto field names (snake_case), as Google's samples save responses, read as the REST spelling."""
+    camel = {
+        "text": "Hello world\n",
+        "pages": [
+            {
+                "pageNumber": 1,
+                "dimension": {"width": 1000, "height": 1000, "unit": "pixels"},
+                "layout": _seg(0, 12),
+                "lines": [{"layout": {**_seg(0, 11), "boundingPoly": _box(0.1, 0.1, 0.5, 0.2)}}],
+            }
+        ],
+    }
+    snake = {
+        "text": "Hello world\n",
+        "pages": [
+            {
+                "page_number": 1,
+                "dimension": {"width": 1000, "height": 1000, "unit": "pixels"},
+                "layout": {"text_anchor": {"text_segments": [{"start_index": "0", "end_index": "12"}]}},
+                "lines": [
+                    {
+                        "layout": {
+                            "textAnchor": {"text_segments": [{"end_index": 11}]},
+                            "bounding_poly": {
+                                "normalized_vertices": _box(0.1, 0.1, 0.5, 0.2)["normalizedVertices"]
+                            },
+                        }
+                    }
+                ],
+            }
+        ],
+    }
+    assert map_document(snake, [LETTER]) == map_document(camel, [LETTER])
+    assert map_document(snake, [LETTER])[0].lines[0].box == (61.2, 633.6, 306.0, 712.8)
+
+
+def test_boxes_come_from_the_finest_layout_the_page_has() -> None:
+    """Without lines, paragraphs give the boxes (with the tokens inside as words); with tokens only, each
+    token is a box; pixel vertices are read over the page's dimension."""
+    tokens = [
+        {"layout": {**_seg(0, 5), "boundingPoly": _box(0.1, 0.1, 0.3, 0.2)}},
+        {
+            "layout": {
+                **_seg(6, 11),
+                "boundingPoly": {"vertices": [{"x": 400, "y": 100}, {"x": 500, "y": 200}]},
+            }
+        },
+    ]
+    page = {
+        "dimension": {"width": 1000, "height": 1000, "unit": "pixels"},
+        "layout": _seg(0, 12),
+        "tokens": tokens,
+    }
+    with_paragraphs = {
+        **page,
+        "paragraphs": [{"layout": {**_seg(0, 11), "boundingPoly": _box(0.1, 0.1, 0.5, 0.2)}}],
+    }
+    (para,) = map_document({"text": "Hello world\n", "pages": [with_paragraphs]}, [LETTER])
+    assert [(line.start, line.end) for line in para.lines] == [(0, 11)]
+    assert [(w.start, w.end, w.box) for w in para.lines[0].words or []] == [
+        (0, 5, (61.2, 633.6, 183.6, 712.8)),
+        (6, 11, (244.8, 633.6, 306.0, 712.8)),
+    ]
+    (only_tokens,) = map_document({"text": "Hello world\n", "pages": [page]}, [LETTER])
+    assert [(line.start, line.end) for line in only_tokens.lines] == [(0, 5), (6, 11)]
+
+
+def test_a_response_that_places_under_a_tenth_of_its_text_fails_the_document(tmp_path: Path) -> None:
+    """Text whose anchors point nowhere on the pages is an extraction failure with a plain reason, never a
+    bundle of blank pages that then escalates as "no text"."""
+    document = {"text": "A" * 200, "pages": [{"pageNumber": 1, "layout": _seg(0, 10)}]}
+    with pytest.raises(UnplacedTextError):
+        map_document(document, [LETTER])
+    assert map_document({**document, "pages": [{"pageNumber": 1, "layout": _seg(0, 25)}]}, [LETTER])[0].text
+    pdf = FIXTURES / "pdfs" / "lab-quest-01.pdf"
+    sha = hashlib.sha256(pdf.read_bytes()).hexdigest()
+    (tmp_path / f"{sha}.json").write_text(json.dumps({"document": document}), encoding="utf-8")
+    with DocumentAIIngestor(DocumentAISettings(replay_dir=tmp_path), ReplaySource(tmp_path)) as ingestor:
+        result = ingestor.ingest(pdf)
+    assert isinstance(result, IngestFailure)
+    assert result.kind == "extractor_failed"
+    assert "did not say which pages it is on (10 of 200 characters placed)" in result.message

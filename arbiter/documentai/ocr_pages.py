@@ -23,8 +23,7 @@ Range = tuple[int, int]
 def anchor_range(layout: Mapping[str, Any], path: str, offset: int, size: int) -> Range | None:
     """The [start, end) of `Document.text` a Layout's textAnchor covers (first to last segment), or None.
 
-    startIndex is omitted when 0. A shard's anchors count from its own text (`offset` is 0), unless the
-    response counts them from the whole document's (anchor_offset).
+    startIndex is omitted when 0; `offset` is subtracted from each index.
     """
     where = f"{path}.textAnchor"
     found: Range | None = None
@@ -37,9 +36,9 @@ def anchor_range(layout: Mapping[str, Any], path: str, offset: int, size: int) -
 
 
 def anchor_offset(document: Mapping[str, Any], size: int) -> int:
-    """What to subtract from this response's anchors: 0 when they fit its text, as Google writes shards
-    (each shard's anchors count from its own text, whatever its shardInfo.textOffset); the shard's
-    textOffset only when its page anchors overrun its text by exactly that much."""
+    """What to subtract from a shard's anchors to count them from its own text: 0 when they fit it (Google
+    writes each shard's anchors from its own text, whatever its shardInfo.textOffset); the shard's
+    textOffset only when its page anchors overrun its text and fit once it is subtracted."""
     offset = integer(obj(document, "shardInfo", ""), "textOffset", "shardInfo")
     if offset <= 0:
         return 0
@@ -60,7 +59,7 @@ def anchor_offset(document: Mapping[str, Any], size: int) -> int:
 def ocr_drafts(document: Mapping[str, Any], page_limit: int) -> dict[int, PageDraft]:
     """Page drafts (by 1-based page number) from a Document holding `text` and `pages`."""
     full = text(document, "text", "")
-    offset = anchor_offset(document, len(full))
+    offset = 0  # shards are merged first (proto.merge_shards): anchors count from this text
     pages = objects(document, "pages", "")
     drafts: dict[int, PageDraft] = {}
     for index, (path, page) in enumerate(pages):

@@ -22,6 +22,7 @@ from typing import Any
 from google.cloud import documentai
 from google.protobuf import descriptor, json_format, message_factory
 
+from arbiter.documentai.ocr_pages import anchor_offset
 from arbiter.documentai.shape import DocumentAIFormatError, integer, obj, text
 
 # "… at Document.pages[0].layout.textAnchor.textSegments[0].endIndex…": the field's path, when given.
@@ -193,7 +194,8 @@ def merge_shards(shards: Sequence[Any]) -> CanonicalDocument:
                 f"of shard {index} does not follow the text of the shards before it",
             )
         shard_text = text(doc, "text", "")
-        pages.extend(_shift_anchors(page, position) for page in doc.get("pages", []))
+        shift = position - anchor_offset(doc, len(shard_text))
+        pages.extend(_shift_anchors(page, shift) for page in doc.get("pages", []))
         blocks.extend(obj(doc, "documentLayout", "").get("blocks", []))
         merged_text.append(shard_text)
         position += len(shard_text)
