@@ -159,8 +159,11 @@ def test_killed_run_prints_no_traceback(tmp_path: Path, sig: signal.Signals) -> 
         assert "run the same command again to resume" in stderr
 
 
-def test_worker_ends_quietly_when_its_parent_is_gone(caplog: pytest.LogCaptureFixture) -> None:
+def test_worker_ends_quietly_when_its_parent_is_gone(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An ingestion worker whose pipe broke (parent killed) returns without raising or logging an error."""
+    monkeypatch.setattr(isolated.ocr_pass, "_quiet", False)  # the worker loop sets it for its process
 
     class BrokenConn:
         def __init__(self) -> None:
