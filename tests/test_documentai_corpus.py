@@ -329,3 +329,18 @@ def test_text_the_response_does_not_place_is_an_extraction_failure() -> None:
         map_document(broken, [PageFacts(612.0, 792.0, False)])
     assert caught.value.placed == 0
     assert caught.value.total == _visible(_text(_load("tb_patent")))
+
+
+def test_the_corpus_benchmark_reports_what_each_response_maps_to() -> None:
+    """bench/documentai_mapping.py --corpus: per response, its pages and the characters placed on them."""
+    from bench import documentai_mapping
+
+    report = documentai_mapping.corpus(
+        CORPUS, only={"dais_formTestProto", f"{INVOICE}-0", "tb_layout_parser"}
+    )
+    assert set(report) == {"dais_formTestProto", f"{INVOICE}-0", "tb_layout_parser"}
+    form = report["dais_formTestProto"]
+    assert form["chars_on_pages"] == form["text_chars"] == 349
+    assert (form["pages_with_text"], form["line_boxes"]) == (1, 20)
+    assert report[f"{INVOICE}-0"]["pdf"] is True
+    assert report["tb_layout_parser"]["line_boxes"] == 0
