@@ -538,6 +538,12 @@ def demo(
     out.print(
         f"Packets for the SME queue: {out_dir / 'sme_packets'}; ground truth: {out_dir / 'ground_truth'}"
     )
+    out_opt = "" if out_dir == Path("output") else f" --out {out_dir}"
+    out.print(
+        f"Review them in the browser: arbiter users add NAME --role admin{out_opt}, then "
+        f"arbiter review --docs {FIXTURES}{out_opt}",
+        soft_wrap=True,
+    )
 
 
 def _cost_text(cost: float | None) -> str:

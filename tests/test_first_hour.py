@@ -122,6 +122,7 @@ def test_demo_says_it_adds_to_an_existing_database(tmp_path: Path, monkeypatch: 
     assert "adds to it" in again.output
     assert "make reset" in again.output
     assert seen["out_dir"] == out
+    assert f"arbiter users add NAME --role admin --out {out}, then arbiter review --docs" in again.output
 
 
 def test_readme_shows_the_classification_format() -> None:
