@@ -335,7 +335,7 @@ def test_the_corpus_benchmark_reports_what_each_response_maps_to() -> None:
     """bench/documentai_mapping.py --corpus: per response, its pages and the characters placed on them."""
     from bench import documentai_mapping
 
-    report = documentai_mapping.corpus(
+    report = documentai_mapping.map_corpus(
         CORPUS, only={"dais_formTestProto", f"{INVOICE}-0", "tb_layout_parser"}
     )
     assert set(report) == {"dais_formTestProto", f"{INVOICE}-0", "tb_layout_parser"}
