@@ -558,10 +558,12 @@ def _round_cost(cost: float | None) -> float | None:
 def _register_review_commands() -> None:
     from arbiter.cli_llm import llm_app
     from arbiter.cli_metrics import metrics
+    from arbiter.cli_policy import policy_app
     from arbiter.cli_review import export, review, users_app
 
     app.add_typer(users_app, name="users")
     app.add_typer(llm_app, name="llm")
+    app.add_typer(policy_app, name="policy")
     app.command(cls=ArbiterCommand)(review)
     app.command(cls=ArbiterCommand)(export)
     app.command(cls=ArbiterCommand)(metrics)

@@ -1,0 +1,294 @@
+"""Re-deciding one recorded document under a candidate profile, with no language model.
+
+Two paths (each document's is reported):
+
+- re-decided: the candidate changes only the policy ([arbiter], [retry], [sampling]) and every attempt it
+  needs was recorded. The stored issues of each attempt are decided again by arbiter.policy.decide and the
+  governor's stop rules (no progress, max retries, and the recorded stop when the same fixes were planned).
+- re-verified: the candidate changes what a verifier checks (taxonomy, tolerances, traps, vendors,
+  content), or it asks for a fixed version the run never verified. The real retry governor runs again
+  from the stored bundle and the primary's stored classification; each verifier returns its recorded
+  result when its settings did not change and it saw this exact version (same fingerprint); otherwise its
+  rules run again, and the recorded findings of its language-model phase (issues with source=llm) are
+  added back. A version the model never saw has no model findings: the document is named as needing them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from arbiter.autofix import apply_fixes, fingerprint, plan_fixes, raw_fingerprint
+from arbiter.contracts import (
+    Decision,
+    DocumentBundle,
+    Issue,
+    IssueSource,
+    StopReason,
+    VerifierResult,
+    VerifierStatus,
+)
+from arbiter.contracts.verification import MODEL_JUDGED
+from arbiter.policy import decide
+from arbiter.profile import Profile
+from arbiter.whatif.history import Recorded
+from verifiers.base import Subject, Verifier, VerifyContext
+
+ACCEPT, RETRY, ESCALATE = (
+    Decision.AUTO_ACCEPT.value,
+    Decision.AUTO_RETRY.value,
+    Decision.ESCALATE_TO_SME.value,
+)
+REDECIDED = "re-decided from stored issues"
+REVERIFIED = "re-verified (rules only) from the stored bundle"
+NOT_VERIFIED = "kept: the document was never verified (input failure)"
+KEPT = (
+    "kept: the candidate needs a version that was never verified, and no bundle or classification is stored"
+)
+STORED_ONLY = "re-decided from stored issues (no bundle or classification stored to re-verify)"
+
+# The profile sections each verifier's rules (and prompts) read; [baseline] is the classifier's only.
+VERIFIER_SECTIONS: dict[str, tuple[str, ...]] = {
+    "V1": ("taxonomy",),
+    "V2": ("taxonomy", "tolerances", "content", "traps"),
+    "V3": ("taxonomy", "tolerances", "traps", "vendors", "content"),
+    "V4": ("taxonomy", "tolerances", "content", "traps"),
+}
+# Stops the governor reaches from the planned fixes alone: the same issues plan the same fixes.
+_PLANNED_STOPS = {
+    StopReason.CONFLICTING_PATCHES.value,
+    StopReason.NO_FIX_AVAILABLE.value,
+    StopReason.PATCH_FAILED.value,
+    StopReason.REPEATED_FINGERPRINT.value,
+}
+_LLM = IssueSource.LLM.value
+
+
+def changed_sections(current: Profile, candidate: Profile) -> list[str]:
+    """The profile sections whose settings differ (name and version left out)."""
+    names = [name for name in Profile.model_fields if name not in ("name", "version")]
+    return [name for name in names if getattr(current, name) != getattr(candidate, name)]
+
+
+def verifiers_to_rerun(changed: Sequence[str]) -> set[str]:
+    return {name for name, sections in VERIFIER_SECTIONS.items() if set(sections) & set(changed)}
+
+
+@dataclass(slots=True)
+class Simulated:
+    """A document's decision under one profile."""
+
+    decision: str  # AUTO_ACCEPT or ESCALATE_TO_SME
+    rule: str  # the accepting rule, or the escalation reason (a rule or a stop)
+    reason: str | None  # escalation_reason as the run would record it (None when accepted)
+    attempt: int  # index of the deciding attempt (0: the primary's own answer)
+    path: str
+    classification: dict[str, Any] | None = None  # the decided version, when re-verified
+    needs_llm: bool = False
+    llm_reused: bool = False
+
+
+# Light stand-ins for the stored results: policy.decide reads only these attributes, and StrEnum members
+# compare and hash like their string values, so the recorded JSON is decided by the real policy code.
+@dataclass(slots=True)
+class _Issue:
+    severity: str
+    auto_fixable: bool
+
+
+@dataclass(slots=True)
+class _Result:
+    verifier: str
+    status: str
+    llm_phase: str
+    issues: list[_Issue]
+
+
+def _results(stored: Sequence[dict[str, Any]]) -> list[VerifierResult]:
+    out = [
+        _Result(
+            r.get("verifier", ""),
+            r.get("status", ""),
+            r.get("llm_phase", "NOT_APPLICABLE"),
+            [_Issue(i.get("severity", ""), bool(i.get("auto_fixable"))) for i in r.get("issues") or ()],
+        )
+        for r in stored
+    ]
+    return cast(list[VerifierResult], out)
+
+
+def _serious(counts: Any) -> int:
+    return int(counts.major + counts.blocker)
+
+
+def redecide(doc: Recorded, profile: Profile) -> Simulated | None:
+    """The candidate's decision from the stored attempts alone, or None when it needs a version of the
+    classification the run never verified (the caller re-verifies)."""
+    outcome = doc.outcome
+    attempts = outcome.get("attempts") or []
+    if doc.error or not attempts or doc.reason == "internal_error":
+        return Simulated(doc.decision, doc.reason or doc.decision, doc.reason, 0, NOT_VERIFIED)
+    previous = None
+    for j, attempt in enumerate(attempts):
+        decided = decide(_results(attempt.get("verifier_results") or ()), profile)
+        if decided.decision == Decision.AUTO_ACCEPT:
+            return Simulated(ACCEPT, decided.rule, None, j, REDECIDED)
+        if decided.decision == Decision.ESCALATE_TO_SME:
+            return Simulated(ESCALATE, decided.rule, decided.rule, j, REDECIDED)
+        if previous is not None and _serious(decided.counts) >= _serious(previous.counts):
+            stop = StopReason.NO_PROGRESS.value
+            return Simulated(ESCALATE, stop, stop, j, REDECIDED)
+        if j + 1 >= profile.retry.max_retries + 1:
+            stop = StopReason.MAX_RETRIES.value
+            return Simulated(ESCALATE, stop, stop, j, REDECIDED)
+        if j + 1 < len(attempts):
+            previous = decided
+            continue
+        stored_stop = outcome.get("stop_reason")
+        recorded = (attempt.get("decision") or {}).get("decision")
+        if recorded == RETRY and stored_stop in _PLANNED_STOPS:
+            return Simulated(ESCALATE, stored_stop, stored_stop, j, REDECIDED)
+        return None
+    return None  # pragma: no cover - the loop always returns
+
+
+def classification_at(
+    primary: dict[str, Any] | None, outcome: dict[str, Any], attempt: int
+) -> dict[str, Any] | None:
+    """The version of the classification an attempt verified: the primary's with the fixes planned from
+    each earlier attempt applied (the last attempt's is the stored final classification)."""
+    attempts = outcome.get("attempts") or []
+    if attempts and attempt == len(attempts) - 1 and isinstance(outcome.get("final_classification"), dict):
+        return cast(dict[str, Any], outcome["final_classification"])
+    data: Any = primary
+    for j in range(attempt):
+        if not isinstance(data, dict):
+            return None
+        issues = [
+            Issue.model_validate(i)
+            for r in attempts[j].get("verifier_results") or ()
+            for i in r.get("issues") or ()
+            if i.get("auto_fixable")
+        ]
+        plan = plan_fixes(issues)
+        if not hasattr(plan, "patch"):
+            return None
+        try:
+            data, _ = apply_fixes(data, plan)  # type: ignore[arg-type]
+        except Exception:
+            return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass
+class _Tracker:
+    had_llm: bool
+    fresh: int = 0
+    needs_llm: bool = False
+    llm_reused: bool = False
+
+
+class ReplayVerifier:
+    """A verifier that answers from the record when it may, and runs its rules (no model) when it must."""
+
+    def __init__(
+        self,
+        real: Verifier,
+        stored: dict[str, dict[str, dict[str, Any]]],
+        rerun: bool,
+        tracker: _Tracker,
+    ) -> None:
+        self.real = real
+        self.name = real.name
+        self.version = real.version
+        self.output_file = real.output_file
+        self.stored = stored
+        self.rerun = rerun
+        self.tracker = tracker
+
+    def verify(
+        self, subject: Subject, bundle: DocumentBundle, profile: Profile, context: VerifyContext
+    ) -> VerifierResult:
+        key = raw_fingerprint(subject.raw) if subject.parse_error is not None else fingerprint(subject.data)
+        stored = self.stored.get(key, {}).get(self.name)
+        if stored is not None and not self.rerun:
+            return VerifierResult.model_validate(stored)
+        self.tracker.fresh += 1
+        fresh = self.real.verify(subject, bundle, profile, VerifyContext())
+        if stored is None:
+            self.tracker.needs_llm |= self.tracker.had_llm and self.name in _PHASED
+            return fresh
+        llm_issues = [Issue.model_validate(i) for i in stored.get("issues") or () if i.get("source") == _LLM]
+        phase = stored.get("llm_phase", fresh.llm_phase)
+        if phase in MODEL_JUDGED or llm_issues:
+            self.tracker.llm_reused = True
+        if fresh.status not in (VerifierStatus.PASSED, VerifierStatus.FAILED):
+            return fresh
+        issues = [*fresh.issues, *llm_issues]
+        status = VerifierStatus.FAILED if issues else VerifierStatus.PASSED
+        return fresh.model_copy(update={"issues": issues, "status": status, "llm_phase": phase})
+
+
+_PHASED = {"V2", "V3", "V4"}
+# What the language-model phases' prompts read: a change there makes the recorded model findings stale.
+LLM_SECTIONS = ("taxonomy", "content")
+
+
+def had_llm(outcome: dict[str, Any]) -> bool:
+    """The run's model judged at least one phase (its findings exist for the versions it saw)."""
+    return any(
+        r.get("llm_phase") in MODEL_JUDGED
+        for a in outcome.get("attempts") or ()
+        for r in a.get("verifier_results") or ()
+    )
+
+
+def load_bundle(path: str | None) -> DocumentBundle | None:
+    if not path:
+        return None
+    try:
+        return DocumentBundle.model_validate_json(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def reverify(
+    doc: Recorded,
+    profile: Profile,
+    bundle: DocumentBundle,
+    primary: dict[str, Any],
+    rerun: set[str],
+    verifiers: Sequence[Verifier],
+    *,
+    stale_llm: bool = False,
+) -> Simulated:
+    """The real governor, rules only, over replaying verifiers (see the module's docstring)."""
+    from arbiter.governor import verify_with_retries
+
+    stored: dict[str, dict[str, dict[str, Any]]] = {}
+    for attempt in doc.outcome.get("attempts") or ():
+        mine = stored.setdefault(attempt.get("fingerprint", ""), {})
+        for result in attempt.get("verifier_results") or ():
+            mine.setdefault(result.get("verifier", ""), result)
+    tracker = _Tracker(had_llm=had_llm(doc.outcome))
+    replaying = [ReplayVerifier(v, stored, v.name in rerun, tracker) for v in verifiers]
+    outcome = verify_with_retries(
+        json.dumps(primary, ensure_ascii=False), bundle, profile, verifiers=replaying, context=VerifyContext()
+    )
+    last = outcome.attempts[-1] if outcome.attempts else None
+    accepted = outcome.final_decision.value == ACCEPT
+    rule = last.decision.rule if accepted and last else (outcome.escalation_reason or ESCALATE)
+    needs = tracker.needs_llm or (tracker.had_llm and stale_llm)
+    return Simulated(
+        ACCEPT if accepted else ESCALATE,
+        rule,
+        None if accepted else outcome.escalation_reason,
+        len(outcome.attempts) - 1,
+        REVERIFIED if tracker.fresh else REDECIDED,
+        classification=outcome.final_classification,
+        needs_llm=needs,
+        llm_reused=tracker.llm_reused,
+    )
