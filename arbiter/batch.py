@@ -19,6 +19,7 @@ from arbiter import __version__, atomic
 from arbiter.contracts import SemanticChecks
 from arbiter.errors import InputError
 from arbiter.pipeline import PENDING, DocResult, Pipeline
+from arbiter.store.errors import DatabaseUnavailable
 
 PDF_SUFFIXES = {".pdf"}
 
@@ -141,19 +142,31 @@ class BatchRunner:
         t0 = time.perf_counter()
         tally = Tally(total=len(docs))
         interrupted: BaseException | None = None
+        database_away: DatabaseUnavailable | None = None
         with (run_dir / "results.jsonl").open("a", encoding="utf-8") as journal:
             try:
                 for result in self._results(docs):
                     self._record(result, tally, journal)
                     if progress:
                         progress(result)
+            except DatabaseUnavailable as exc:
+                # Retried with backoff and still away: stop cleanly; a re-run finishes the rest.
+                database_away = exc
             except (KeyboardInterrupt, SystemExit, GeneratorExit) as exc:
                 # Ctrl+C, SIGTERM, or a SystemExit no document caught: the run ends as interrupted, with its
                 # summary, and the caller exits non-zero (a KeyboardInterrupt, whatever stopped it).
                 interrupted = exc
         seconds = time.perf_counter() - t0
         summary = self._summary(run_id, started_at, seconds, tally, interrupted is not None)
+        if database_away is not None:
+            summary["stopped"] = "database_unavailable"
+            summary["stopped_message"] = str(database_away)
         atomic.write_json(run_dir / "summary.json", summary)
+        if database_away is not None:
+            raise DatabaseUnavailable(
+                f"{database_away} The run stopped after {tally.processed + tally.skipped} of {tally.total} "
+                f"documents; its summary is {run_dir / 'summary.json'}."
+            ) from None
         if isinstance(interrupted, KeyboardInterrupt):
             raise interrupted
         if interrupted is not None:

@@ -37,6 +37,7 @@ from arbiter.llm.client import LLMClient
 from arbiter.outputs import DocumentRecord, ResultStore
 from arbiter.packets import build_blind_packet, build_packet, sampled
 from arbiter.profile import Profile
+from arbiter.store.errors import DatabaseUnavailable
 from verifiers.base import Verifier, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
 
@@ -125,8 +126,8 @@ class Pipeline:
         except (PhaseDeferred, ClassificationDeferred):
             # Batch mode: the document waits for its LLM answers; nothing is written, the next run decides it.
             return DocResult(doc_id, str(pdf), PENDING, None, False, None, False, _ms(started))
-        except KeyboardInterrupt:
-            raise  # the run is being interrupted: the batch stops and writes its summary
+        except (KeyboardInterrupt, DatabaseUnavailable):
+            raise  # the run is being interrupted, or its database is away: the batch stops with its summary
         except BaseException as exc:  # one document must never stop the batch (SystemExit included)
             log.error("internal error on document %s: %s", doc_id, describe(exc))
             return self._failed(

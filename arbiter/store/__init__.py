@@ -4,6 +4,7 @@ from arbiter.store.audit import AuditEvent
 from arbiter.store.db import DEFAULT_URL, make_engine, resolve_url
 from arbiter.store.errors import (
     ClaimLost,
+    DatabaseUnavailable,
     DuplicateUser,
     PermissionDenied,
     StoreError,
@@ -22,6 +23,7 @@ __all__ = [
     "SUPERSEDED",
     "AuditEvent",
     "ClaimLost",
+    "DatabaseUnavailable",
     "DuplicateUser",
     "PacketSummary",
     "PermissionDenied",

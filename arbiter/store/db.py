@@ -1,10 +1,20 @@
 """Engines and transactions: SQLite (WAL, busy timeout, BEGIN IMMEDIATE for writes) or PostgreSQL via
-DATABASE_URL; Alembic configured in code so migrations run from an installed package."""
+DATABASE_URL; Alembic configured in code so migrations run from an installed package.
+
+Transient faults — a connection lost, a server restarting or refusing connections, SQLite busy or locked, a
+serialization failure — are retried with backoff on a fresh connection (the pool is emptied; PostgreSQL
+connections are pinged before use) for up to ARBITER_DB_RETRY_S seconds (default 60); after that the
+operation raises DatabaseUnavailable with a plain message. Store operations are idempotent (batch writes
+per document and run, reviews per idempotency key, a claim returns the reviewer's own claim first), so
+running one again after a commit whose answer was lost writes nothing twice."""
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +24,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
+
+from arbiter.store.errors import DatabaseUnavailable
+
+log = logging.getLogger(__name__)
 
 DEFAULT_URL = "sqlite:///output/arbiter.db"
 BUSY_TIMEOUT_MS = 30_000
@@ -43,8 +57,10 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
         return engine
     connect_args = dict(kwargs.pop("connect_args", {}))
     connect_args.setdefault("options", "-c timezone=UTC")
-    # No pool_pre_ping: it costs a round trip per transaction; connections are recycled instead, and a
-    # connection found dead raises once and is discarded with the pool (SQLAlchemy invalidates it).
+    connect_args.setdefault("connect_timeout", 10)
+    # pool_pre_ping: a connection the server dropped (a restart) is found and replaced before it is used,
+    # at the cost of one round trip per checkout; the retry loop below covers a drop mid-transaction.
+    kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("pool_recycle", 1800)
     return sa.create_engine(resolved, connect_args=connect_args, **kwargs)
 
@@ -88,12 +104,116 @@ def _ensure_wal(cur: Any) -> None:
             time.sleep(0.05)
 
 
+# SQLSTATEs of faults that pass: connection exceptions (08…), the server shutting down or starting
+# (57P01–57P03), serialization failure and deadlock (40001, 40P01).
+TRANSIENT_SQLSTATES = frozenset(
+    {"08000", "08001", "08003", "08004", "08006", "57P01", "57P02", "57P03", "40001", "40P01"}
+)
+TRANSIENT_WORDS = (
+    "database is locked",
+    "database is busy",
+    "database table is locked",
+    "server closed the connection",
+    "terminating connection",
+    "connection refused",
+    "could not connect",
+    "the database system is",
+    "connection is closed",
+    "connection already closed",
+    "consuming input failed",
+    "no connection to the server",
+    "connection timed out",
+    "connection reset",
+    "ssl connection has been closed",
+)
+ENV_RETRY = "ARBITER_DB_RETRY_S"
+DEFAULT_RETRY_S = 60.0
+_retrying = threading.local()
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A fault worth trying again on a fresh connection (never a constraint or a programming error)."""
+    if not isinstance(exc, sa.exc.DBAPIError) or isinstance(exc, sa.exc.IntegrityError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(getattr(orig, "diag", None), "sqlstate", None)
+    if sqlstate in TRANSIENT_SQLSTATES:
+        return True
+    if not isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError):
+        return False
+    text = str(orig).lower()
+    return any(word in text for word in TRANSIENT_WORDS)
+
+
+def fault_text(exc: BaseException) -> str:
+    """The database's own first line (no SQL, no parameters: they may hold document data)."""
+    orig = getattr(exc, "orig", exc)
+    first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+    return first[:200]
+
+
+def retry_seconds() -> float:
+    try:
+        return max(0.0, float(os.environ.get(ENV_RETRY, DEFAULT_RETRY_S)))
+    except ValueError:
+        return DEFAULT_RETRY_S
+
+
 class Database:
     """Holds the engine and hands out read and write transactions; the Store's parts build on it."""
 
-    def __init__(self, url: str | None = None, *, engine: Engine | None = None) -> None:
+    def __init__(
+        self, url: str | None = None, *, engine: Engine | None = None, retry_s: float | None = None
+    ) -> None:
         self.url = resolve_url(url)
         self.engine = engine or make_engine(self.url)
+        self.retry_s = retry_seconds() if retry_s is None else retry_s
+
+    def where(self) -> str:
+        """The database, for messages (password hidden)."""
+        return sa.make_url(self.url).render_as_string(hide_password=True)
+
+    def with_retries(self, fn: Any, *, what: str = "") -> Any:
+        """fn(), again on a fresh connection after a transient fault, with backoff, for up to retry_s
+        seconds; then DatabaseUnavailable. Calls made inside a retried call are not retried on their own."""
+        if getattr(_retrying, "active", False):
+            return fn()
+        _retrying.active = True
+        try:
+            deadline = time.monotonic() + self.retry_s
+            delay = 0.1
+            while True:
+                try:
+                    return fn()
+                except sa.exc.DBAPIError as exc:
+                    if not is_transient(exc):
+                        raise
+                    if time.monotonic() + delay > deadline:
+                        raise DatabaseUnavailable(self.unavailable_message(exc)) from None
+                    log.warning(
+                        "database fault%s (%s); trying again in %.1f s on a fresh connection",
+                        f" in {what}" if what else "",
+                        fault_text(exc),
+                        delay,
+                    )
+                    self.engine.dispose()  # the pool may hold connections to a server that is gone
+                    time.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+        finally:
+            _retrying.active = False
+
+    def unavailable_message(self, exc: BaseException) -> str:
+        said = fault_text(exc)
+        holders = ""
+        if self.dialect == "sqlite" and "locked" in said.lower():
+            holders = sqlite_holders_text(sa.make_url(self.url).database or "")
+        return (
+            f"The database {self.where()} did not answer for {self.retry_s:g} s ({said}).{holders} "
+            f"Nothing was lost: work already saved stays saved. Start the database again (or wait for the "
+            f"process holding it), then run the same command again; {ENV_RETRY} sets how long to wait."
+        )
 
     @property
     def dialect(self) -> str:
@@ -126,11 +246,15 @@ class Database:
         return cfg
 
     def migrate(self, revision: str = "head") -> None:
-        """Bring the schema up to `revision` (Alembic upgrade)."""
+        """Bring the schema up to `revision` (Alembic upgrade); a locked or restarting database is waited for
+        (retry_s), then DatabaseUnavailable names it (and, for SQLite, the processes that have it open)."""
         from alembic import command
 
-        with self._migration_lock() as conn:
-            command.upgrade(self.alembic_config(conn), revision)
+        def upgrade() -> None:
+            with self._migration_lock() as conn:
+                command.upgrade(self.alembic_config(conn), revision)
+
+        self.with_retries(upgrade, what="migration")
 
     def downgrade(self, revision: str) -> None:
         """Alembic downgrade (tests and emergencies; `base` drops every table)."""
@@ -153,6 +277,55 @@ class Database:
 
         with self.engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
+
+
+def sqlite_holders_text(database: str) -> str:
+    """' Held by PID 123 (python arbiter run …).' for the other processes that have the SQLite file open (from
+    /proc; empty where that cannot be read)."""
+    holders = sqlite_holders(database)
+    if not holders:
+        return ""
+    shown = "; ".join(f"PID {pid} ({cmd})" for pid, cmd in holders[:5])
+    return f" Processes with it open: {shown}."
+
+
+def sqlite_holders(database: str) -> list[tuple[int, str]]:
+    if not database or database == ":memory:":
+        return []
+    target = os.path.realpath(database)
+    names = {target, target + "-wal", target + "-shm", target + "-journal"}
+    found: list[tuple[int, str]] = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            fds = list((entry / "fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(fd) in names:
+                    cmd = (
+                        (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+                    )
+                    found.append((int(entry.name), cmd[:80] or "?"))
+                    break
+            except OSError:
+                continue
+    return found
+
+
+def retried(method: Any) -> Any:
+    """A Store method run through Database.with_retries."""
+
+    @functools.wraps(method)
+    def wrapper(self: Database, *args: Any, **kwargs: Any) -> Any:
+        return self.with_retries(lambda: method(self, *args, **kwargs), what=method.__name__)
+
+    return wrapper
 
 
 def insert_ignore(conn: Connection, table: sa.Table, values: dict[str, Any]) -> bool:

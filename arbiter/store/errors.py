@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from arbiter.errors import ArbiterError
+
 
 class StoreError(Exception):
     """Base class for review-store errors."""
@@ -25,3 +27,8 @@ class PermissionDenied(StoreError):
 
 class DuplicateUser(StoreError):
     """A user with this name already exists."""
+
+
+class DatabaseUnavailable(StoreError, ArbiterError):
+    """The database did not answer (connection lost, server restarting, SQLite locked) for the whole retry
+    budget; the message says which database, what it said, and what to do."""

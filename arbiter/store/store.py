@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import sqlalchemy as sa
 from arbiter import atomic
 from arbiter.contracts import GroundTruthRecord, PacketKind
 from arbiter.store.audit import AuditMixin
+from arbiter.store.db import retried
 from arbiter.store.models import ground_truth, packets
 from arbiter.store.queue import SUPERSEDED, packet_from_row
 from arbiter.store.records import RecordsMixin
@@ -69,3 +71,23 @@ class Store(RecordsMixin, AuditMixin):
                 files.save(stored, history=False)
                 counts["documents"] += 1
         return counts
+
+
+# Every public operation runs through Database.with_retries: a transient fault (connection lost, server
+# restarting, SQLite locked) is tried again on a fresh connection, then DatabaseUnavailable.
+_NOT_RETRIED = frozenset(
+    {"write", "read", "dispose", "alembic_config", "migrate", "downgrade", "with_retries"}
+    | {"unavailable_message", "where"}
+)
+
+
+def _retry_operations(cls: type) -> None:
+    for name in dir(cls):
+        if name.startswith("_") or name in _NOT_RETRIED:
+            continue
+        attr = inspect.getattr_static(cls, name)
+        if inspect.isfunction(attr):
+            setattr(cls, name, retried(attr))
+
+
+_retry_operations(Store)
