@@ -57,7 +57,7 @@ def test_run_with_documentai_replay_decides_as_the_local_extractor(tmp_path: Pat
     assert {d: ours[d] for d in RECORDED} == {d: theirs[d] for d in RECORDED}
     for doc_id in RECORDED:
         bundle = DocumentBundle.model_validate_json((docai_out / "bundles" / f"{doc_id}.json").read_text())
-        assert (bundle.extractor.name, bundle.extractor.version) == ("documentai", "v1+replay+map1")
+        assert (bundle.extractor.name, bundle.extractor.version) == ("documentai", "v1+replay+map2")
     packet = json.loads((docai_out / "sme_packets" / f"sme_packet_{UNRECORDED}.json").read_text())
     assert "No recorded Document AI response" in json.dumps(packet)
 

@@ -344,3 +344,44 @@ def test_the_corpus_benchmark_reports_what_each_response_maps_to() -> None:
     assert (form["pages_with_text"], form["line_boxes"]) == (1, 20)
     assert report[f"{INVOICE}-0"]["pdf"] is True
     assert report["tb_layout_parser"]["line_boxes"] == 0
+
+
+def test_arbiter_run_replays_the_real_responses_end_to_end(tmp_path: Path) -> None:
+    """`arbiter run --extractor documentai --documentai-replay DIR` on the two PDFs that come with real
+    responses (the invoice as one file, the 48-page document as a folder of its five shards) writes bundles
+    whose pages all carry text and boxes; neither document fails extraction."""
+    import hashlib
+
+    from typer.testing import CliRunner
+
+    from arbiter.cli import app
+
+    pdfs, replay, out = tmp_path / "in", tmp_path / "replay", tmp_path / "out"
+    pdfs.mkdir()
+    replay.mkdir()
+    for name in (INVOICE, SHARDS):
+        (pdfs / f"{name}.pdf").symlink_to(CORPUS / f"{name}.pdf")
+    invoice_sha = hashlib.sha256((CORPUS / f"{INVOICE}.pdf").read_bytes()).hexdigest()
+    (replay / f"{invoice_sha}.json").symlink_to(CORPUS / f"{INVOICE}-0.json")
+    shards_sha = hashlib.sha256((CORPUS / f"{SHARDS}.pdf").read_bytes()).hexdigest()
+    (replay / shards_sha).mkdir()
+    for shard in sorted(CORPUS.glob(f"{SHARDS}-*.json")):
+        (replay / shards_sha / shard.name).symlink_to(shard)
+    args = [
+        "run",
+        str(pdfs),
+        "--out",
+        str(out),
+        "--extractor",
+        "documentai",
+        "--documentai-replay",
+        str(replay),
+    ]
+    result = CliRunner().invoke(app, [*args, "--quiet"])
+    assert result.exit_code == 0, result.output
+    (summary,) = (out / "runs").glob("*/summary.json")
+    assert "pdf_extractor_failed" not in json.loads(summary.read_text()).get("errors_by_reason", {})
+    for name, count in ((INVOICE, 1), (SHARDS, 48)):
+        bundle = DocumentBundle.model_validate_json((out / "bundles" / f"{name}.json").read_text())
+        assert len(bundle.pages) == count
+        assert all(page.text.strip() and page.lines for page in bundle.pages)
