@@ -73,8 +73,29 @@ def changed_sections(current: Profile, candidate: Profile) -> list[str]:
     return [name for name in names if getattr(current, name) != getattr(candidate, name)]
 
 
-def verifiers_to_rerun(changed: Sequence[str]) -> set[str]:
-    return {name for name, sections in VERIFIER_SECTIONS.items() if set(sections) & set(changed)}
+# [tolerances] is read field by field: a change to one of these re-runs only the verifiers that read it.
+TOLERANCE_READERS: dict[str, tuple[str, ...]] = {
+    "share_sum": ("V2",),
+    "mixture_match": ("V2",),
+    "dominant_tie": ("V2",),
+    "min_dominant_confidence": ("V2",),
+    "dominant_margin": ("V2",),
+    "min_snippet_chars": ("V4",),
+    "fuzzy_match_threshold": ("V3", "V4"),
+}
+
+
+def verifiers_to_rerun(current: Profile, candidate: Profile) -> set[str]:
+    """The verifiers whose settings differ between the profiles (their rules must run again)."""
+    out: set[str] = set()
+    for section in changed_sections(current, candidate):
+        if section == "tolerances":
+            for name in type(current.tolerances).model_fields:
+                if getattr(current.tolerances, name) != getattr(candidate.tolerances, name):
+                    out.update(TOLERANCE_READERS.get(name, VERIFIER_SECTIONS))
+            continue
+        out.update(name for name, sections in VERIFIER_SECTIONS.items() if section in sections)
+    return out
 
 
 @dataclass(slots=True)

@@ -97,7 +97,7 @@ def simulate_documents(
     from verifiers import default_verifiers
 
     changed = replay.changed_sections(current, candidate)
-    rerun = replay.verifiers_to_rerun(changed)
+    rerun = replay.verifiers_to_rerun(current, candidate)
     stale_llm = bool(set(changed) & set(replay.LLM_SECTIONS))
     checks = default_verifiers()
     result = Outcomes(history.docs, [], [], history)
@@ -344,9 +344,7 @@ def compare(
     return {
         "documents": len(outcomes.docs),
         "changed_sections": replay.changed_sections(current, candidate),
-        "reverified_verifiers": sorted(
-            replay.verifiers_to_rerun(replay.changed_sections(current, candidate))
-        ),
+        "reverified_verifiers": sorted(replay.verifiers_to_rerun(current, candidate)),
         "paths": dict(paths.most_common()),
         "current": cur_side,
         "candidate": cand_side,
