@@ -18,7 +18,7 @@ st.set_page_config(page_title="Arbiter review", page_icon=":material/fact_check:
 user = state.current_user()
 if user is None:
     if state.settings().auth == "proxy":
-        st.error(PROXY_NOT_RECOGNISED)
+        st.error(state.proxy_refusal() or PROXY_NOT_RECOGNISED)
         st.stop()
     nav = st.navigation([st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")])
 else:

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from arbiter.profile import Profile, load_profile
-from arbiter.review.auth import SignedIn, from_proxy
+from arbiter.review.auth import PROXY_PASSWORD_REFUSED, ClientThrottle, SignedIn, from_proxy, proxy_name
 from arbiter.review.desk import AdminDesk, Desk
 from arbiter.review.packet_view import escape
 from arbiter.review.settings import PROXY_USER_KEY, AppSettings
@@ -42,6 +42,30 @@ def profile() -> Profile:
     return load_profile()
 
 
+@st.cache_resource(show_spinner=False)
+def client_throttle() -> ClientThrottle:
+    """Failed sign-ins per client address, shared by every session of this app process."""
+    return ClientThrottle()
+
+
+def client_address() -> str:
+    """The client's address as the server sees it (behind a proxy: the proxy's, unless it forwards one)."""
+    try:
+        forwarded = st.context.headers.get("X-Forwarded-For") if settings().auth == "proxy" else None
+        return (forwarded or "").split(",")[0].strip() or str(st.context.ip_address or "unknown")
+    except Exception:  # no request context (a bare script run)
+        return "unknown"
+
+
+def proxy_refusal() -> str | None:
+    """Why the proxy's user was refused, when it is an account with a password (else None)."""
+    name = proxy_name(_user_info(), PROXY_USER_KEY)
+    account = the_store().get_user(name) if name else None
+    if account is not None and account.has_password and not settings().proxy_password_accounts:
+        return PROXY_PASSWORD_REFUSED
+    return None
+
+
 def the_store() -> Store:
     return store(settings().db_url)
 
@@ -49,7 +73,9 @@ def the_store() -> Store:
 def current_user() -> SignedIn | None:
     """The signed-in user: from the trusted proxy header in proxy mode, else from this session's sign-in."""
     if settings().auth == "proxy":
-        user = from_proxy(the_store(), _user_info(), PROXY_USER_KEY)
+        user = from_proxy(
+            the_store(), _user_info(), PROXY_USER_KEY, password_accounts=settings().proxy_password_accounts
+        )
         st.session_state[USER] = user
         return user
     user = st.session_state.get(USER)

@@ -21,6 +21,7 @@ def store_fixture(tmp_path: Path) -> Store:
     store.add_user("alice", "reviewer", "password-alice")
     store.add_user("root", "admin", "password-root")
     store.add_user("proxied", "reviewer", None)
+    store.add_user("proxyroot", "admin", None)
     store.add_user("gone", "reviewer", "password-gone")
     store.set_active("gone", False, actor="root")
     return store
@@ -48,7 +49,8 @@ def test_local_sign_in(store: Store, name: str, password: str, who: tuple[str, s
     ("info", "who"),
     [
         ({"arbiter_user": "proxied"}, "proxied"),
-        ({"arbiter_user": " root "}, "root"),
+        ({"arbiter_user": " proxyroot "}, "proxyroot"),
+        ({"arbiter_user": "root"}, None),  # an account with a password: refused through the proxy
         ({"arbiter_user": "mallory"}, None),
         ({"arbiter_user": "gone"}, None),
         ({"arbiter_user": None}, None),
@@ -56,14 +58,14 @@ def test_local_sign_in(store: Store, name: str, password: str, who: tuple[str, s
     ],
 )
 def test_proxy_header_names_an_active_account(store: Store, info: dict[str, object], who: str | None) -> None:
-    """The header's name must be an active account; anything else is not signed in."""
+    """The header's name must be an active account without a password; anything else is not signed in."""
     user = from_proxy(store, info)
     assert (None if user is None else user.name) == who
 
 
 def test_admin_role_comes_from_the_store(store: Store) -> None:
     """Roles are the store's, whichever way the user signed in."""
-    user = from_proxy(store, {"arbiter_user": "root"})
+    user = from_proxy(store, {"arbiter_user": "proxyroot"})
     assert user is not None
     assert user.is_admin
     assert user.via == "proxy"
@@ -114,3 +116,13 @@ def test_repository_config_turns_usage_statistics_off() -> None:
 
     config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
     assert config["browser"]["gatherUsageStats"] is False
+
+
+def test_proxy_accepts_password_accounts_only_when_told(store: Store) -> None:
+    """Issue 14.6: --auth proxy refuses an account that has a password unless the operator allows it."""
+    assert from_proxy(store, {"arbiter_user": "alice"}) is None
+    allowed = from_proxy(store, {"arbiter_user": "alice"}, password_accounts=True)
+    assert allowed is not None
+    assert allowed.name == "alice"
+    assert AppSettings.from_env({"ARBITER_REVIEW_PROXY_PASSWORD_ACCOUNTS": "1"}).proxy_password_accounts
+    assert not AppSettings.from_env({}).proxy_password_accounts

@@ -17,6 +17,10 @@ ENV_OUTPUT = "ARBITER_REVIEW_OUTPUT"
 ENV_AUTH = "ARBITER_REVIEW_AUTH"
 ENV_LEASE = "ARBITER_REVIEW_LEASE_MIN"
 ENV_HEADER = "ARBITER_REVIEW_USER_HEADER"
+ENV_LOCK_AFTER = "ARBITER_REVIEW_LOCK_AFTER"  # failed sign-ins in a row that lock an account (default 10)
+ENV_PROXY_PASSWORDS = (
+    "ARBITER_REVIEW_PROXY_PASSWORD_ACCOUNTS"  # "1": proxy mode accepts accounts with a password
+)
 DEFAULT_HEADER = "X-Forwarded-User"
 PROXY_USER_KEY = "arbiter_user"  # the st.user key server.trustedUserHeaders maps the header into
 
@@ -29,6 +33,8 @@ class AppSettings:
     auth: AuthMode = "local"
     user_header: str = DEFAULT_HEADER
     lease_minutes: int = 30
+    lock_after: int = 10
+    proxy_password_accounts: bool = False  # proxy mode signs in only accounts without a password unless True
 
     @property
     def lease(self) -> timedelta:
@@ -49,6 +55,11 @@ class AppSettings:
         if not lease.isdigit() or int(lease) < 1:
             raise ValueError(f"{ENV_LEASE} must be a whole number of minutes, not {lease!r}.")
         output = env.get(ENV_OUTPUT)
+        lock_after = env.get(ENV_LOCK_AFTER, "10")
+        if not lock_after.isdigit() or int(lock_after) < 1:
+            raise ValueError(
+                f"{ENV_LOCK_AFTER} must be a whole number of failed sign-ins, not {lock_after!r}."
+            )
         return cls(
             db_url=env.get(ENV_DB) or None,
             docs_root=Path(env.get(ENV_DOCS, ".")),
@@ -56,6 +67,8 @@ class AppSettings:
             auth="proxy" if auth == "proxy" else "local",
             user_header=env.get(ENV_HEADER, DEFAULT_HEADER),
             lease_minutes=int(lease),
+            lock_after=int(lock_after),
+            proxy_password_accounts=env.get(ENV_PROXY_PASSWORDS, "") in ("1", "true", "yes"),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -64,7 +77,10 @@ class AppSettings:
             ENV_AUTH: self.auth,
             ENV_HEADER: self.user_header,
             ENV_LEASE: str(self.lease_minutes),
+            ENV_LOCK_AFTER: str(self.lock_after),
         }
+        if self.proxy_password_accounts:
+            env[ENV_PROXY_PASSWORDS] = "1"
         if self.db_url:
             env[ENV_DB] = self.db_url
         if self.output_root:

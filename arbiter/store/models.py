@@ -183,6 +183,12 @@ class UserRow(SQLModel, table=True):
     password_hash: str | None = Field(default=None, max_length=255)
     active: bool = True
     created_at: datetime = _ts()
+    # Sign-in throttling (migration 0005): failures since the last success, the last one, the lockout.
+    failed_sign_ins: int = Field(
+        default=0, sa_column=sa.Column(sa.Integer(), nullable=False, server_default="0")
+    )
+    last_failed_at: datetime | None = _ts(nullable=True)
+    locked_at: datetime | None = _ts(nullable=True)
 
 
 class AuditRow(SQLModel, table=True):

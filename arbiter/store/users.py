@@ -1,4 +1,10 @@
-"""Local accounts: reviewers and admins, passwords hashed with argon2 (never stored or logged in clear)."""
+"""Local accounts: reviewers and admins, passwords hashed with argon2 (never stored or logged in clear).
+
+Sign-in is throttled per account: every failed sign-in is audited (`user.sign_in_failed`, with the client and
+the reason, never the password); after FREE_FAILURES failures in a row each further attempt must wait
+(1 s, 2 s, 4 s … up to MAX_DELAY_S) or is refused unchecked (`throttled`); after `lock_after` failures in a
+row (the app's ARBITER_REVIEW_LOCK_AFTER, default 10) the account is locked until an admin unlocks it
+(`user.locked`, `user.unlock`). A success resets the count."""
 
 from __future__ import annotations
 
@@ -17,6 +23,11 @@ from arbiter.store.models import users
 
 Role = Literal["reviewer", "admin"]
 ROLES: tuple[str, ...] = ("reviewer", "admin")
+FREE_FAILURES = 3
+MAX_DELAY_S = 60
+DEFAULT_LOCK_AFTER = 10
+WRONG = "The user name or password is not right."
+LOCKED = "This account is locked after too many failed sign-ins. Ask an admin to unlock it."
 _hasher = PasswordHasher()
 # Verified against when the name is unknown, so a wrong name costs the same time as a wrong password.
 _DUMMY_HASH = _hasher.hash("arbiter-no-such-user")
@@ -28,15 +39,40 @@ class User:
     role: str
     active: bool
     created_at: datetime
+    has_password: bool = False
+    locked: bool = False
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
 
 
+@dataclass(frozen=True)
+class SignInCheck:
+    """The account when the sign-in succeeded; otherwise a plain message for the person signing in."""
+
+    user: User | None
+    refusal: str | None = None
+    retry_after_s: float = 0.0
+
+
+def throttle_delay(failures: int) -> float:
+    """Seconds an account with `failures` failures in a row must wait before the next attempt."""
+    if failures < FREE_FAILURES:
+        return 0.0
+    return float(min(2 ** (failures - FREE_FAILURES), MAX_DELAY_S))
+
+
 def _user(row: sa.Row[tuple[object, ...]]) -> User:
     m = row._mapping
-    return User(name=m["name"], role=m["role"], active=m["active"], created_at=m["created_at"])
+    return User(
+        name=m["name"],
+        role=m["role"],
+        active=m["active"],
+        created_at=m["created_at"],
+        has_password=m["password_hash"] is not None,
+        locked=m["locked_at"] is not None,
+    )
 
 
 class UsersMixin(Database):
@@ -106,9 +142,104 @@ class UsersMixin(Database):
                 )
         return _user(row)
 
+    def attempt_sign_in(
+        self,
+        name: str,
+        password: str,
+        *,
+        client: str = "",
+        lock_after: int = DEFAULT_LOCK_AFTER,
+        now: datetime | None = None,
+    ) -> SignInCheck:
+        """A throttled, audited sign-in: the account, or a refusal that says what to do (wrong name or
+        password, wait N s, or locked)."""
+        now = now or datetime.now(UTC)
+        name = name.strip()
+        with self.read() as conn:
+            row = conn.execute(sa.select(users).where(users.c.name == name)).first()
+        m = row._mapping if row is not None else None
+        if m is not None and m["locked_at"] is not None:
+            self._failed(name, client, "locked", now)
+            return SignInCheck(None, LOCKED)
+        if m is not None and m["last_failed_at"] is not None:
+            wait = throttle_delay(m["failed_sign_ins"]) - (now - m["last_failed_at"]).total_seconds()
+            if wait > 0:
+                locked = self.record_failed_sign_in(name, client, "throttled", lock_after=lock_after, now=now)
+                return SignInCheck(None, LOCKED if locked else _wait_message(wait), retry_after_s=wait)
+        user = self.verify_password(name, password) if password else None
+        if user is not None:
+            if m is not None and m["failed_sign_ins"]:
+                with self.write() as conn:
+                    conn.execute(
+                        sa.update(users)
+                        .where(users.c.name == name)
+                        .values(failed_sign_ins=0, last_failed_at=None)
+                    )
+            return SignInCheck(user)
+        reason = "unknown_user" if m is None else "wrong_password"
+        locked = self.record_failed_sign_in(name, client, reason, lock_after=lock_after, now=now)
+        return SignInCheck(None, LOCKED if locked else WRONG)
+
+    def record_failed_sign_in(
+        self,
+        name: str,
+        client: str,
+        reason: str,
+        *,
+        lock_after: int = DEFAULT_LOCK_AFTER,
+        now: datetime | None = None,
+    ) -> bool:
+        """Audit one failed sign-in and count it against the account (when the name is one); a wrong
+        password also restarts the throttle's clock. True when this failure locked the account."""
+        now = now or datetime.now(UTC)
+        with self.write() as conn:
+            values: dict[str, object] = {"failed_sign_ins": users.c.failed_sign_ins + 1}
+            if reason == "wrong_password":
+                values["last_failed_at"] = now
+            failures = conn.execute(
+                sa.update(users)
+                .where(users.c.name == name, users.c.locked_at.is_(None))
+                .values(**values)
+                .returning(users.c.failed_sign_ins)
+            ).scalar()
+            details: dict[str, object] = {"client": client, "reason": reason}
+            if failures is not None:
+                details["failures"] = int(failures)
+            write_audit(conn, name or "-", "user.sign_in_failed", name, details, at=now)
+            if failures is not None and int(failures) >= lock_after:
+                conn.execute(sa.update(users).where(users.c.name == name).values(locked_at=now))
+                write_audit(conn, "arbiter", "user.locked", name, {"failures": int(failures)}, at=now)
+                return True
+        return False
+
+    def _failed(self, name: str, client: str, reason: str, now: datetime) -> None:
+        with self.write() as conn:
+            write_audit(conn, name, "user.sign_in_failed", name, {"client": client, "reason": reason}, at=now)
+
+    def unlock_user(self, name: str, *, actor: str) -> None:
+        """An admin lifts a lockout (and the throttle); audited."""
+        self.require_admin(actor)
+        with self.write() as conn:
+            done = conn.execute(
+                sa.update(users)
+                .where(users.c.name == name)
+                .values(failed_sign_ins=0, last_failed_at=None, locked_at=None)
+            ).rowcount
+            if not done:
+                raise UnknownUser(f"No user named {name!r}.")
+            write_audit(conn, actor, "user.unlock", name)
+
     def require_admin(self, name: str) -> User:
         """The admin user, or PermissionDenied (admin actions are refused for anyone else)."""
         user = self.get_user(name)
         if user is None or not user.active or not user.is_admin:
             raise PermissionDenied(f"{name} is not an admin; only admins can do this.")
         return user
+
+
+def _wait_message(seconds: float) -> str:
+    whole = max(1, int(seconds + 0.999))
+    return (
+        f"Too many failed sign-ins for this account. Wait {whole} second{'s' if whole != 1 else ''} "
+        "and try again."
+    )

@@ -30,3 +30,15 @@ if packet_id:
     if to_user and c2.button("Reassign", key="admin_reassign"):
         outcome = admin.reassign(packet_id, to_user)
         (st.success if outcome.ok else st.error)(escape(outcome.message))
+
+st.subheader("Locked accounts")
+locked = [u.name for u in store.list_users() if u.locked]
+if not locked:
+    st.caption("No account is locked.")
+else:
+    st.caption("Locked after too many failed sign-ins; unlocking lets the person try again (audited).")
+    to_unlock = st.selectbox("Account", locked, key="admin_locked", index=None)
+    if to_unlock and st.button("Unlock", key="admin_unlock"):
+        store.unlock_user(to_unlock, actor=user.name)
+        state.flash("success", f"{to_unlock} is unlocked.")
+        st.rerun()

@@ -1,8 +1,9 @@
-"""Sign-in page: local accounts (passwords checked by the store)."""
+"""Sign-in page: local accounts (passwords checked by the store), throttled per account and per client;
+every failure audited, an account locked after too many until an admin unlocks it."""
 
 import streamlit as st
 
-from arbiter.review.auth import sign_in
+from arbiter.review.auth import sign_in_checked
 from arbiter.review.onboarding import NO_ACCOUNTS
 from review_app import state
 
@@ -15,9 +16,16 @@ with st.form("sign_in"):
     password = st.text_input("Password", type="password", key="sign_in_password")
     submitted = st.form_submit_button("Sign in", type="primary")
 if submitted:
-    user = sign_in(state.the_store(), name, password)
+    user, refusal = sign_in_checked(
+        state.the_store(),
+        name,
+        password,
+        client=state.client_address(),
+        throttle=state.client_throttle(),
+        lock_after=state.settings().lock_after,
+    )
     if user is None:
-        st.error("The user name or password is not right.")
+        st.error(refusal or "The user name or password is not right.")
     else:
         st.session_state[state.USER] = user
         state.the_store().audit(user.name, "user.sign_in")
