@@ -4,7 +4,7 @@ the store, (ocr) OCR speed and accuracy, (docai) the Document AI mapping and (se
 consistent wrong answers are escalated, prints one JSON object with every figure, its target and whether it
 was met, and saves it.
 
-    .venv/bin/python bench/run.py [--quick] [--only a,b,c,llm,review,export,metrics,ocr,docai,semantic] [--out FILE]
+    .venv/bin/python bench/run.py [--quick] [--only a,b,c,llm,review,export,metrics,ocr,docai,semantic,whatif] [--out FILE]
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from bench import (
     llm_concurrency,
     metrics_speed,
     ocr_speed,
+    policy_whatif,
     review_pages,
     semantic,
     verify_throughput,
@@ -55,6 +56,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "ocr": {"repeats": 3},
         "docai": {"rounds": 20, "repeats": 3},
         "semantic": {},
+        "whatif": {"docs": 100_000, "distinct": 300, "sample": 1000},
     },
     "quick": {
         "a": {"docs": 200, "repeats": 3},
@@ -67,6 +69,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "ocr": {"docs": 2, "repeats": 1},
         "docai": {"rounds": 3, "repeats": 1},
         "semantic": {"quick": True},
+        "whatif": {"docs": 5_000, "distinct": 100, "sample": 100},
     },
     "tiny": {
         "a": {"docs": 5, "repeats": 1, "warmup": 1},
@@ -79,11 +82,12 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "ocr": {"doc_ids": ["lab-quest-01-scan"], "repeats": 1},
         "docai": {"rounds": 1, "repeats": 1},
         "semantic": {"quick": True},
+        "whatif": {"docs": 40, "distinct": 8, "sample": 4},
     },
 }
 NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory", "llm": "llm_concurrency",
          "review": "review_pages", "export": "export_speed", "metrics": "metrics_speed", "ocr": "ocr_speed",
-         "docai": "documentai_mapping", "semantic": "semantic"}  # fmt: skip
+         "docai": "documentai_mapping", "semantic": "semantic", "whatif": "policy_whatif"}  # fmt: skip
 TARGETS: dict[str, dict[str, Any]] = {
     "a": {"figure": "verify_throughput.ratio", "rule": "<=", "value": 3.0,
           "meaning": "time to verify (rules only) / time to only parse the same inputs with pydantic"},
@@ -113,6 +117,10 @@ TARGETS: dict[str, dict[str, Any]] = {
                  "meaning": "share of internally consistent wrong answers escalated (rules only; with the sample "
                             "model beside it); correct answers escalated <= 5% and no wrong baseline answer "
                             "accepted must also hold (all_met)"},
+    "whatif": {"figure": "policy_whatif.slowest_s", "rule": "<", "value": 30.0,
+               "meaning": "seconds for arbiter policy simulate over 100k recorded documents, the slower of a "
+                          "policy-only candidate (with the rules-only re-verification its retries need) and a "
+                          "stricter min_dominant_confidence"},
 }  # fmt: skip
 
 
@@ -175,6 +183,7 @@ def run(
         "ocr": ocr_speed.run,
         "docai": documentai_mapping.run,
         "semantic": semantic.run,
+        "whatif": policy_whatif.run,
     }
     started = time.perf_counter()
     results: dict[str, Any] = {}

@@ -212,8 +212,16 @@ def test_tightening_min_dominant_confidence_escalates_exactly_the_doubtful(fixtu
     assert same["paths"] == {replay.REDECIDED: 4}
     # Only note-consult-02 (0.90 < 0.92) flips; 0.93, 0.95 and 0.97 stay accepted.
     assert _flips(report) == [("note-consult-02", "AUTO_ACCEPT", "ESCALATE_TO_SME", "non_fixable_major")]
-    assert report["paths"] == {replay.REVERIFIED: 4}
-    assert report["reverified_verifiers"] == ["V2"]  # only V2 reads min_dominant_confidence
+    # Only V2's primary-doubt rule reads it, and only from the classification: re-checked on each stored
+    # version, everything else decided from the stored issues.
+    assert report["paths"] == {replay.REFOCUSED: 4}
+    assert report["reverified_verifiers"] == ["V2"]
+    # The full re-verification (a [content] change beside it forces it) agrees on these documents.
+    content = MEDICAL.content.model_copy(update={"clear_share": 0.61})
+    with reading(store.url) as conn:
+        full = simulate(conn, MEDICAL, candidate.model_copy(update={"content": content}), out_dir=out_dir)
+    assert _flips(full) == _flips(report)
+    assert full["paths"] == {replay.REVERIFIED: 4}
     assert report["llm_findings_needed"]["count"] == 0
     assert report["llm_calls"] == 0
 
@@ -222,9 +230,10 @@ def test_a_missing_bundle_falls_back_to_the_stored_issues(fixture_store: Any, tm
     store, _ = fixture_store
     tolerances = MEDICAL.tolerances.model_copy(update={"min_dominant_confidence": 0.92})
     candidate = MEDICAL.model_copy(update={"tolerances": tolerances})
-    with reading(store.url) as conn:
-        report = simulate(conn, MEDICAL, candidate, out_dir=tmp_path)  # no bundles there
-    assert report["flips"] == []
+    content = MEDICAL.content.model_copy(update={"clear_share": 0.61})
+    with reading(store.url) as conn:  # no bundles under tmp_path
+        report = simulate(conn, MEDICAL, candidate.model_copy(update={"content": content}), out_dir=tmp_path)
+    assert report["flips"] == []  # the stored issues say nothing of the new threshold
     assert report["paths"] == {replay.STORED_ONLY: 4}
 
 

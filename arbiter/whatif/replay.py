@@ -16,7 +16,7 @@ Two paths (each document's is reported):
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -145,33 +145,44 @@ def _serious(counts: Any) -> int:
     return int(counts.major + counts.blocker)
 
 
-def redecide(doc: Recorded, profile: Profile) -> Simulated | None:
+Recheck = Callable[[int, list[dict[str, Any]]], list[dict[str, Any]] | None]
+
+
+def redecide(doc: Recorded, profile: Profile, recheck: Recheck | None = None) -> Simulated | None:
     """The candidate's decision from the stored attempts alone, or None when it needs a version of the
-    classification the run never verified (the caller re-verifies)."""
+    classification the run never verified (the caller re-verifies). `recheck(j, results)` may replace an
+    attempt's stored results (a focused re-check); None from it also sends the document to re-verify."""
     outcome = doc.outcome
     attempts = outcome.get("attempts") or []
     if doc.error or not attempts or doc.reason == "internal_error":
         return Simulated(doc.decision, doc.reason or doc.decision, doc.reason, 0, NOT_VERIFIED)
     previous = None
+    path = REDECIDED if recheck is None else REFOCUSED
     for j, attempt in enumerate(attempts):
-        decided = decide(_results(attempt.get("verifier_results") or ()), profile)
+        results = attempt.get("verifier_results") or []
+        if recheck is not None:
+            rechecked = recheck(j, results)
+            if rechecked is None:
+                return None
+            results = rechecked
+        decided = decide(_results(results), profile)
         if decided.decision == Decision.AUTO_ACCEPT:
-            return Simulated(ACCEPT, decided.rule, None, j, REDECIDED)
+            return Simulated(ACCEPT, decided.rule, None, j, path)
         if decided.decision == Decision.ESCALATE_TO_SME:
-            return Simulated(ESCALATE, decided.rule, decided.rule, j, REDECIDED)
+            return Simulated(ESCALATE, decided.rule, decided.rule, j, path)
         if previous is not None and _serious(decided.counts) >= _serious(previous.counts):
             stop = StopReason.NO_PROGRESS.value
-            return Simulated(ESCALATE, stop, stop, j, REDECIDED)
+            return Simulated(ESCALATE, stop, stop, j, path)
         if j + 1 >= profile.retry.max_retries + 1:
             stop = StopReason.MAX_RETRIES.value
-            return Simulated(ESCALATE, stop, stop, j, REDECIDED)
+            return Simulated(ESCALATE, stop, stop, j, path)
         if j + 1 < len(attempts):
             previous = decided
             continue
         stored_stop = outcome.get("stop_reason")
         recorded = (attempt.get("decision") or {}).get("decision")
         if recorded == RETRY and stored_stop in _PLANNED_STOPS:
-            return Simulated(ESCALATE, stored_stop, stored_stop, j, REDECIDED)
+            return Simulated(ESCALATE, stored_stop, stored_stop, j, path)
         return None
     return None  # pragma: no cover - the loop always returns
 
@@ -313,3 +324,95 @@ def reverify(
         needs_llm=needs,
         llm_reused=tracker.llm_reused,
     )
+
+
+# Focused re-checks -----------------------------------------------------------------------------------
+# A threshold whose rule reads only the classification is checked again on each stored attempt's version,
+# in place of that rule's stored findings: no bundle, no other rule. V2's primary-doubt rule
+# (verifiers.v2_content.check_primary_doubt) reads only the segments' types, confidences and shares.
+FOCUSED_FIELDS = frozenset({"min_dominant_confidence", "dominant_margin"})
+FOCUSED_CODES = frozenset({"V2.PRIMARY_LOW_CONFIDENCE", "V2.PRIMARY_TYPE_TIE"})
+REFOCUSED = "re-decided from stored issues, the changed V2 primary-doubt rule re-run on each stored version"
+
+
+def focused_only(current: Profile, candidate: Profile) -> bool:
+    """The candidate's verifier changes are all thresholds of a focused rule."""
+    verifying = {s for sections in VERIFIER_SECTIONS.values() for s in sections}
+    changed = [s for s in changed_sections(current, candidate) if s in verifying]
+    if changed != ["tolerances"]:
+        return False
+    fields = {
+        name
+        for name in type(current.tolerances).model_fields
+        if getattr(current.tolerances, name) != getattr(candidate.tolerances, name)
+    }
+    return bool(fields) and fields <= FOCUSED_FIELDS
+
+
+@dataclass(slots=True)
+class _Type:
+    document_type: str
+    share: float
+    confidence: float
+
+
+@dataclass(slots=True)
+class _Segment:
+    segment_index: int
+    dominant_type: str
+    types: list[_Type]
+
+
+@dataclass(slots=True)
+class _Model:
+    segments: list[_Segment]
+
+
+def _light(data: dict[str, Any]) -> _Model | None:
+    try:
+        return _Model(
+            [
+                _Segment(
+                    int(s["segment_index"]),
+                    str(s["dominant_type"]),
+                    [
+                        _Type(str(t["document_type"]), float(t["share"]), float(t["confidence"]))
+                        for t in s["types"]
+                    ],
+                )
+                for s in data["segments"]
+            ]
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def recheck_doubt(
+    results: Sequence[dict[str, Any]], classification: dict[str, Any] | None, profile: Profile
+) -> list[dict[str, Any]] | None:
+    """The stored results with V2's primary-doubt findings replaced by the candidate's (None: the version
+    cannot be read, so the caller re-verifies)."""
+    from verifiers.base import IssueList
+    from verifiers.v2_content import check_primary_doubt
+
+    out = list(results)
+    for index, v2 in enumerate(results):
+        if v2.get("verifier") != "V2" or v2.get("status") not in (
+            VerifierStatus.PASSED,
+            VerifierStatus.FAILED,
+        ):
+            continue
+        if classification is None:
+            return None
+        model = _light(classification)
+        if model is None:
+            return None
+        kept = [i for i in v2.get("issues") or () if i.get("code") not in FOCUSED_CODES]
+        found = IssueList("V2")
+        found.items = [cast(Issue, None)] * len(kept)  # numbering continues after the stored issues
+        check_primary_doubt(found, cast(Any, model), profile)
+        new = [i.model_dump(mode="json") for i in found.items[len(kept) :]]
+        issues = kept + new
+        status = VerifierStatus.FAILED.value if issues else VerifierStatus.PASSED.value
+        out[index] = {**v2, "issues": issues, "status": status}
+    return out

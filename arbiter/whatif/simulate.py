@@ -102,9 +102,13 @@ def simulate_documents(
     checks = default_verifiers()
     result = Outcomes(history.docs, [], [], history)
     total = len(history.docs)
+    focused = replay.focused_only(current, candidate)
     for i, doc in enumerate(history.docs):
         result.current.append(current_of(doc))
-        decided = None if rerun else replay.redecide(doc, candidate)
+        if focused:
+            decided = replay.redecide(doc, candidate, _recheck(conn, doc, history, candidate))
+        else:
+            decided = None if rerun else replay.redecide(doc, candidate)
         if decided is None and (doc.error or not doc.outcome.get("attempts")):
             decided = replay.redecide(doc, candidate)
         if decided is None:
@@ -115,6 +119,21 @@ def simulate_documents(
         if progress is not None and (i + 1) % 1000 == 0:
             progress(i + 1, total)
     return result
+
+
+def _recheck(conn: Connection, doc: Recorded, history: History, candidate: Profile) -> replay.Recheck:
+    """The focused re-check of each stored attempt's version (the last one's is stored in the outcome)."""
+    attempts = doc.outcome.get("attempts") or []
+
+    def recheck(j: int, results: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        if j == len(attempts) - 1:
+            version = doc.outcome.get("final_classification")
+        else:
+            primary = primary_of(conn, doc, history.truths.get(doc.doc_id))
+            version = replay.classification_at(primary, doc.outcome, j)
+        return replay.recheck_doubt(results, version if isinstance(version, dict) else None, candidate)
+
+    return recheck
 
 
 def _reverify(
