@@ -120,3 +120,8 @@ st.download_button(
 st.caption(
     f"{report.totals.ground_truth_docs} documents with ground truth · computed in {report.seconds:.2f} s"
 )
+
+if state.require_user().is_admin:  # the What-if panel (review_app/whatif_panel.py; logic in arbiter/whatif/)
+    from review_app import whatif_panel
+
+    whatif_panel.show(state.the_store().url, as_of, state.settings().output_root)
