@@ -229,17 +229,29 @@ def _naive(out_dir: Path, url: str, sample: int) -> dict[str, Any]:
 
 
 def run(
-    docs: int = 100_000, distinct: int = 300, sample: int = 2_000, log: Callable[[str], None] | None = None
+    docs: int = 100_000,
+    distinct: int = 300,
+    sample: int = 2_000,
+    log: Callable[[str], None] | None = None,
+    data: Path | None = None,
 ) -> dict[str, Any]:
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     began = time.perf_counter()
     profile = load_profile()
     sample = min(sample, docs)
     with tempfile.TemporaryDirectory(prefix="whatif-bench-") as tmp:
-        out_dir = Path(tmp)
+        out_dir = Path(data) if data is not None else Path(tmp)
         url = f"sqlite:///{out_dir / 'arbiter.db'}"
-        seeded = seed(url, out_dir, docs, distinct, say)
-        say(f"policy_whatif: seeded {docs:,} documents in {seeded['seed_s']} s")
+        marker = out_dir / "seeded.json"
+        if data is not None and marker.is_file() and json.loads(marker.read_text())["docs"] == docs:
+            seeded = json.loads(marker.read_text())["seed"]
+            say(f"policy_whatif: reusing the {docs:,} documents seeded in {out_dir}")
+        else:
+            if data is not None:
+                out_dir.mkdir(parents=True, exist_ok=True)
+            seeded = seed(url, out_dir, docs, distinct, say)
+            marker.write_text(json.dumps({"docs": docs, "seed": seeded}))
+            say(f"policy_whatif: seeded {docs:,} documents in {seeded['seed_s']} s")
         cands = candidates(profile)
         timed: dict[str, Any] = {}
         for name in ("policy", "semantic"):
@@ -277,11 +289,16 @@ def run(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=int, default=100_000)
-    parser.add_argument("--distinct", type=int, default=300)
-    parser.add_argument("--sample", type=int, default=2_000)
+    parser.add_argument("--docs", type=int, default=100_000, help="recorded documents in the history")
+    parser.add_argument("--distinct", type=int, default=300, help="distinct documents verified to make them")
+    parser.add_argument(
+        "--sample", type=int, default=2_000, help="documents timed on the slow paths (content, naive)"
+    )
+    parser.add_argument(
+        "--data", type=Path, default=None, help="keep the seeded store in this folder and reuse it next time"
+    )
     args = parser.parse_args(argv)
-    print(json.dumps(run(args.docs, args.distinct, args.sample), indent=2))
+    print(json.dumps(run(args.docs, args.distinct, args.sample, data=args.data), indent=2))
 
 
 if __name__ == "__main__":

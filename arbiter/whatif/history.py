@@ -41,6 +41,7 @@ class Recorded:
     pdf_path: str
     outcome: dict[str, Any]
     bundle_path: str | None = None  # recorded in the run's packet; else OUT/bundles/{doc_id}.json
+    full: dict[str, Any] | None = None  # the whole stored outcome, once full_outcome read it
 
 
 @dataclass(slots=True)
@@ -91,8 +92,99 @@ def reading(url: str) -> Iterator[Connection]:
         engine.dispose()
 
 
+# Each outcome is read slim, in the database: what re-deciding needs (per attempt its fingerprint and
+# decision; per result the verifier, status, model phase and each issue's severity, fixability, code and
+# source) and the final classification's answer (dominant type; per segment its pages, type and the
+# types' shares and confidences). A 100k history then reads as a few hundred bytes per document; the full
+# outcome is fetched (full_outcome) only for a document that is re-verified.
+def _j(expr: str) -> str:
+    return f"json({expr})"
+
+
+_ISSUES_SQLITE = (
+    "SELECT json_group_array(json_object('severity', json_extract(i.value, '$.severity'), 'auto_fixable', "
+    "json_extract(i.value, '$.auto_fixable'), 'code', json_extract(i.value, '$.code'), 'source', "
+    "json_extract(i.value, '$.source'))) FROM json_each(r.value, '$.issues') i"
+)
+_RESULTS_SQLITE = (
+    "SELECT json_group_array(json_object('verifier', json_extract(r.value, '$.verifier'), 'status', "
+    "json_extract(r.value, '$.status'), 'llm_phase', json_extract(r.value, '$.llm_phase'), 'issues', "
+    f"{_j('(' + _ISSUES_SQLITE + ')')})) FROM json_each(a.value, '$.verifier_results') r"
+)
+_ATTEMPTS_SQLITE = (
+    "SELECT json_group_array(json_object('attempt', json_extract(a.value, '$.attempt'), 'fingerprint', "
+    "json_extract(a.value, '$.fingerprint'), 'decision', json_object('decision', "
+    "json_extract(a.value, '$.decision.decision'), 'rule', json_extract(a.value, '$.decision.rule')), "
+    f"'verifier_results', {_j('(' + _RESULTS_SQLITE + ')')})) FROM json_each(o.outcome, '$.attempts') a"
+)
+_TYPES_SQLITE = (
+    "SELECT json_group_array(json_object('document_type', json_extract(t.value, '$.document_type'), 'share', "
+    "json_extract(t.value, '$.share'), 'confidence', json_extract(t.value, '$.confidence'))) "
+    "FROM json_each(s.value, '$.types') t"
+)
+_SEGMENTS_SQLITE = (
+    "SELECT json_group_array(json_object('segment_index', json_extract(s.value, '$.segment_index'), "
+    "'start_page', json_extract(s.value, '$.start_page'), 'end_page', json_extract(s.value, '$.end_page'), "
+    f"'dominant_type', json_extract(s.value, '$.dominant_type'), 'types', {_j('(' + _TYPES_SQLITE + ')')})) "
+    "FROM json_each(o.outcome, '$.final_classification.segments') s"
+)
+_SLIM_SQLITE = (
+    "json_object('stop_reason', json_extract(o.outcome, '$.stop_reason'), 'final_classification', CASE WHEN "
+    "json_type(o.outcome, '$.final_classification') = 'object' THEN json_object('dominant_type', "
+    "json_extract(o.outcome, '$.final_classification.dominant_type'), 'segments', "
+    f"{_j('(' + _SEGMENTS_SQLITE + ')')}) END, 'attempts', {_j('(' + _ATTEMPTS_SQLITE + ')')})"
+)
+
+
+def _pg_agg(build: str, source: str, alias: str) -> str:
+    return (
+        f"(SELECT coalesce(jsonb_agg({build} ORDER BY {alias}_n), '[]'::jsonb) FROM jsonb_array_elements("
+        f"CASE WHEN jsonb_typeof({source}) = 'array' THEN {source} ELSE '[]'::jsonb END) "
+        f"WITH ORDINALITY AS {alias}_t({alias}, {alias}_n))"
+    )
+
+
+_ISSUES_PG = _pg_agg(
+    "jsonb_build_object('severity', i -> 'severity', 'auto_fixable', i -> 'auto_fixable', 'code', "
+    "i -> 'code', 'source', i -> 'source')",
+    "r -> 'issues'",
+    "i",
+)
+_RESULTS_PG = _pg_agg(
+    "jsonb_build_object('verifier', r -> 'verifier', 'status', r -> 'status', 'llm_phase', r -> 'llm_phase', "
+    f"'issues', {_ISSUES_PG})",
+    "a -> 'verifier_results'",
+    "r",
+)
+_ATTEMPTS_PG = _pg_agg(
+    "jsonb_build_object('attempt', a -> 'attempt', 'fingerprint', a -> 'fingerprint', 'decision', "
+    "jsonb_build_object('decision', a #> '{decision,decision}', 'rule', a #> '{decision,rule}'), "
+    f"'verifier_results', {_RESULTS_PG})",
+    "o.outcome -> 'attempts'",
+    "a",
+)
+_TYPES_PG = _pg_agg(
+    "jsonb_build_object('document_type', t -> 'document_type', 'share', t -> 'share', 'confidence', "
+    "t -> 'confidence')",
+    "s -> 'types'",
+    "t",
+)
+_SEGMENTS_PG = _pg_agg(
+    "jsonb_build_object('segment_index', s -> 'segment_index', 'start_page', s -> 'start_page', 'end_page', "
+    f"s -> 'end_page', 'dominant_type', s -> 'dominant_type', 'types', {_TYPES_PG})",
+    "o.outcome #> '{final_classification,segments}'",
+    "s",
+)
+_SLIM_PG = (
+    "jsonb_build_object('stop_reason', o.outcome -> 'stop_reason', 'final_classification', CASE WHEN "
+    "jsonb_typeof(o.outcome -> 'final_classification') = 'object' THEN jsonb_build_object('dominant_type', "
+    f"o.outcome #> '{{final_classification,dominant_type}}', 'segments', {_SEGMENTS_PG}) END, "
+    f"'attempts', {_ATTEMPTS_PG})::text"
+)
+_SLIM = {"sqlite": _SLIM_SQLITE, "postgresql": _SLIM_PG}
+
 _DOCS = (
-    "SELECT d.doc_id, d.run_id, d.final_decision, d.escalation_reason, d.error, d.pdf_path, o.outcome, "
+    "SELECT d.doc_id, d.run_id, d.final_decision, d.escalation_reason, d.error, d.pdf_path, {slim}, "
     "(SELECT {bundle} FROM packets p WHERE p.doc_id = d.doc_id AND p.run_id = d.run_id "
     "ORDER BY p.packet_id LIMIT 1) FROM (SELECT doc_id, run_id, final_decision, escalation_reason, error, "
     "pdf_path, row_number() OVER (PARTITION BY doc_id ORDER BY created_at DESC, id DESC) AS n "
@@ -116,7 +208,8 @@ def _json(value: Any) -> Any:
 
 def documents(conn: Connection, as_of: datetime | None, out_dir: Path | None = None) -> list[Recorded]:
     """Each document's newest run as of the time, with its outcome (doc_id order)."""
-    sql = _DOCS.format(bundle=_BUNDLE[conn.dialect.name], cut=cut("created_at", as_of))
+    dialect = conn.dialect.name
+    sql = _DOCS.format(slim=_SLIM[dialect], bundle=_BUNDLE[dialect], cut=cut("created_at", as_of))
     rows = []
     for doc_id, run_id, decision, reason, error, pdf, outcome, bundle in conn.execute(
         bound(sql, as_of), params(as_of)
@@ -124,6 +217,8 @@ def documents(conn: Connection, as_of: datetime | None, out_dir: Path | None = N
         if not bundle and out_dir is not None:
             bundle = str(out_dir / "bundles" / f"{doc_id}.json")
         data = _json(outcome) if outcome is not None else None
+        if isinstance(data, dict) and data.get("stop_reason") is None and not data.get("attempts"):
+            data = None  # no outcome row
         rows.append(
             Recorded(
                 doc_id=doc_id,
@@ -137,6 +232,18 @@ def documents(conn: Connection, as_of: datetime | None, out_dir: Path | None = N
             )
         )
     return rows
+
+
+def full_outcome(conn: Connection, doc: Recorded) -> dict[str, Any]:
+    """The document's whole stored outcome (every issue with its fix, every result), read once."""
+    if doc.full is None:
+        data = conn.execute(
+            sa.text("SELECT outcome FROM outcomes WHERE doc_id = :d AND run_id = :r"),
+            {"d": doc.doc_id, "r": doc.run_id},
+        ).scalar()
+        loaded = _json(data) if data is not None else None
+        doc.full = loaded if isinstance(loaded, dict) else {}
+    return doc.full
 
 
 def truths(conn: Connection, as_of: datetime | None) -> dict[str, Truth]:

@@ -295,32 +295,34 @@ def reverify(
     rerun: set[str],
     verifiers: Sequence[Verifier],
     *,
+    outcome: dict[str, Any],
     stale_llm: bool = False,
 ) -> Simulated:
-    """The real governor, rules only, over replaying verifiers (see the module's docstring)."""
+    """The real governor, rules only, over replaying verifiers (see the module's docstring); `outcome` is
+    the whole stored outcome (history.full_outcome)."""
     from arbiter.governor import verify_with_retries
 
     stored: dict[str, dict[str, dict[str, Any]]] = {}
-    for attempt in doc.outcome.get("attempts") or ():
+    for attempt in outcome.get("attempts") or ():
         mine = stored.setdefault(attempt.get("fingerprint", ""), {})
         for result in attempt.get("verifier_results") or ():
             mine.setdefault(result.get("verifier", ""), result)
     tracker = _Tracker(had_llm=had_llm(doc.outcome))
     replaying = [ReplayVerifier(v, stored, v.name in rerun, tracker) for v in verifiers]
-    outcome = verify_with_retries(
+    result = verify_with_retries(
         json.dumps(primary, ensure_ascii=False), bundle, profile, verifiers=replaying, context=VerifyContext()
     )
-    last = outcome.attempts[-1] if outcome.attempts else None
-    accepted = outcome.final_decision.value == ACCEPT
-    rule = last.decision.rule if accepted and last else (outcome.escalation_reason or ESCALATE)
+    last = result.attempts[-1] if result.attempts else None
+    accepted = result.final_decision.value == ACCEPT
+    rule = last.decision.rule if accepted and last else (result.escalation_reason or ESCALATE)
     needs = tracker.needs_llm or (tracker.had_llm and stale_llm)
     return Simulated(
         ACCEPT if accepted else ESCALATE,
         rule,
-        None if accepted else outcome.escalation_reason,
-        len(outcome.attempts) - 1,
+        None if accepted else result.escalation_reason,
+        len(result.attempts) - 1,
         REVERIFIED if tracker.fresh else REDECIDED,
-        classification=outcome.final_classification,
+        classification=result.final_classification,
         needs_llm=needs,
         llm_reused=tracker.llm_reused,
     )

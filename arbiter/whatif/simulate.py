@@ -32,7 +32,7 @@ from arbiter.metrics.rows import DocRun
 from arbiter.metrics.stats import rate
 from arbiter.profile import Profile
 from arbiter.whatif import replay
-from arbiter.whatif.history import History, Recorded, Truth, primary_of, read_history
+from arbiter.whatif.history import History, Recorded, Truth, full_outcome, primary_of, read_history
 from arbiter.whatif.replay import ACCEPT, ESCALATE, Simulated
 
 Progress = Callable[[int, int], None]
@@ -130,7 +130,7 @@ def _recheck(conn: Connection, doc: Recorded, history: History, candidate: Profi
             version = doc.outcome.get("final_classification")
         else:
             primary = primary_of(conn, doc, history.truths.get(doc.doc_id))
-            version = replay.classification_at(primary, doc.outcome, j)
+            version = replay.classification_at(primary, full_outcome(conn, doc), j)
         return replay.recheck_doubt(results, version if isinstance(version, dict) else None, candidate)
 
     return recheck
@@ -155,7 +155,9 @@ def _reverify(
         kept = current_of(doc)
         kept.path = replay.KEPT
         return kept
-    return replay.reverify(doc, candidate, bundle, primary, rerun, checks, stale_llm=stale_llm)
+    return replay.reverify(
+        doc, candidate, bundle, primary, rerun, checks, outcome=full_outcome(conn, doc), stale_llm=stale_llm
+    )
 
 
 # Comparison ------------------------------------------------------------------------------------------
@@ -201,8 +203,12 @@ class _Judge:
     def answer(self, doc: Recorded, sim: Simulated) -> dict[str, Any] | None:
         if sim.classification is not None or sim.path == "recorded":
             return sim.classification
-        primary = self._primary(doc)
-        return replay.classification_at(primary, doc.outcome, sim.attempt)
+        attempts = doc.outcome.get("attempts") or []
+        if sim.attempt == len(attempts) - 1:  # the last version is the stored final classification
+            return replay.classification_at(None, doc.outcome, sim.attempt)
+        if self.conn is None:
+            return None
+        return replay.classification_at(self._primary(doc), full_outcome(self.conn, doc), sim.attempt)
 
     def _primary(self, doc: Recorded) -> dict[str, Any] | None:
         cache = self.outcomes.primaries
