@@ -789,3 +789,13 @@ def test_a_response_that_places_under_a_tenth_of_its_text_fails_the_document(tmp
     assert isinstance(result, IngestFailure)
     assert result.kind == "extractor_failed"
     assert "did not say which pages it is on (10 of 200 characters placed)" in result.message
+
+
+def test_a_whole_recorded_response_replays_whatever_the_request_limits() -> None:
+    """Replay sends nothing: a PDF whose whole response is recorded replays even when it is larger than
+    one request may be, or longer than the pages per request."""
+    settings = DocumentAISettings(replay_dir=REPLAY, max_request_bytes=1, pages_per_request=1)
+    with DocumentAIIngestor(settings, ReplaySource(REPLAY)) as ingestor:
+        result = ingestor.ingest(FIXTURES / "pdfs" / "lab-quest-01.pdf")
+    assert isinstance(result, DocumentBundle), result
+    assert len(result.pages) == 2

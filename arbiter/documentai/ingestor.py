@@ -158,7 +158,8 @@ class DocumentAIIngestor:
                 facts = [_facts(pdf, index) for index in range(total)]
                 per = self.settings.pages_per_request
                 has_whole = getattr(self.source, "has_whole", None)
-                if (total <= per and not unlocked) or (callable(has_whole) and has_whole(sha)):
+                recorded = callable(has_whole) and bool(has_whole(sha))  # replay: nothing is sent
+                if (total <= per and not unlocked) or recorded:
                     parts = [Part(1, total, data, sha)]
                 else:
                     parts = [
@@ -175,7 +176,7 @@ class DocumentAIIngestor:
             finally:
                 pdf.close()
         for part in parts:
-            if len(part.content) > self.settings.max_request_bytes:
+            if len(part.content) > self.settings.max_request_bytes and not recorded:
                 span = f"pages {part.first}-{part.last}" if len(parts) > 1 else "the PDF"
                 raise _Failed(
                     "too_large",
