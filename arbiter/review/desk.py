@@ -21,7 +21,15 @@ from arbiter.review.forms import (
     check_correction,
     corrections_of,
 )
-from arbiter.store import ClaimLost, PermissionDenied, Store, StoreError, UnknownPacket, UnknownUser
+from arbiter.store import (
+    ClaimLost,
+    PermissionDenied,
+    Store,
+    StoreError,
+    TooManyClaims,
+    UnknownPacket,
+    UnknownUser,
+)
 
 
 @dataclass(frozen=True)
@@ -59,7 +67,7 @@ class Desk:
     def claim(self, packet_id: str) -> Outcome:
         try:
             packet = self.store.claim(packet_id, self.reviewer, lease=self.lease)
-        except UnknownPacket as exc:
+        except (UnknownPacket, TooManyClaims) as exc:
             return Outcome(False, str(exc))
         if packet is None:
             return Outcome(

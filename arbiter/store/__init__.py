@@ -8,6 +8,7 @@ from arbiter.store.errors import (
     DuplicateUser,
     PermissionDenied,
     StoreError,
+    TooManyClaims,
     UnknownPacket,
     UnknownUser,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "RecordResult",
     "Store",
     "StoreError",
+    "TooManyClaims",
     "UnknownPacket",
     "UnknownUser",
     "User",

@@ -13,6 +13,10 @@ class ClaimLost(StoreError):
     """The packet is no longer claimed by this reviewer (expired, released, reassigned or completed)."""
 
 
+class TooManyClaims(StoreError):
+    """The reviewer already holds as many claims as allowed; the message says so."""
+
+
 class UnknownPacket(StoreError):
     """No packet has this id."""
 

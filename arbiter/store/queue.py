@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 
 from arbiter.contracts import ReviewStatus, SMEPacket
 from arbiter.store.audit import write_audit
-from arbiter.store.errors import UnknownPacket, UnknownUser
+from arbiter.store.errors import TooManyClaims, UnknownPacket, UnknownUser
 from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_codes, packets
 from arbiter.store.users import UsersMixin
 
@@ -80,6 +80,22 @@ CLAIM_NEXT = {
     name: sa.update(packets).where(packets.c.packet_id == pick).values(_CLAIM_SET).returning(*packets.c)
     for name, pick in (("postgresql", _PICK_NEXT), ("sqlite", _PICK_NEXT_SQLITE))
 }
+RESUME_OWN = (
+    sa.update(packets)
+    .where(
+        packets.c.packet_id
+        == sa.select(packets.c.packet_id)
+        .where(packets.c.status == IN_REVIEW, packets.c.claimed_by == sa.bindparam("p_reviewer"))
+        .order_by(packets.c.claimed_at, packets.c.packet_id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    .values(claim_expires_at=_param("p_expires_at"), updated_at=_param("p_now_at"))
+    .returning(*packets.c)
+)
+# A reviewer holds at most this many claims at once (claim next hands back their own first; a direct claim
+# beyond it is refused); Store.max_claims overrides it.
+DEFAULT_MAX_CLAIMS = 3
 RELEASE = (
     sa.update(packets)
     .where(
@@ -296,7 +312,8 @@ class QueueMixin(UsersMixin):
     def claim_next(
         self, reviewer: str, *, lease: timedelta = DEFAULT_LEASE, now: datetime | None = None
     ) -> SMEPacket | None:
-        """Claim the most urgent open packet (pending, or claimed with an expired lease) in ONE statement.
+        """The reviewer's own open claim if they hold one (its lease renewed); else claim the most urgent
+        open packet (pending, or claimed with an expired lease) in ONE statement.
 
         UPDATE … WHERE packet_id = (SELECT … ORDER BY priority, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING: PostgreSQL skips rows other claimers hold; SQLite drops FOR UPDATE and the write lock
@@ -305,6 +322,10 @@ class QueueMixin(UsersMixin):
         now = now or datetime.now(UTC)
         params = {"p_reviewer": reviewer, "p_now_at": now, "p_expires_at": now + lease}
         with self.write() as conn:
+            # The reviewer's own open claim first (a submit lost to a crash, a closed tab): claims never pile up.
+            own = conn.execute(RESUME_OWN, params).first()
+            if own is not None:
+                return packet_from_row(own)
             row = conn.execute(CLAIM_NEXT[self.dialect], params).first()
             if row is None:
                 return None
@@ -317,6 +338,7 @@ class QueueMixin(UsersMixin):
         """Claim this packet if it is pending, its lease expired, or the reviewer already holds it; else None."""
         now = now or datetime.now(UTC)
         p = packets.c
+        limit = getattr(self, "max_claims", DEFAULT_MAX_CLAIMS)
         stmt = (
             sa.update(packets)
             .where(p.packet_id == packet_id, p.status.in_([PENDING, IN_REVIEW]))
@@ -332,6 +354,15 @@ class QueueMixin(UsersMixin):
             .returning(*packets.c)
         )
         with self.write() as conn:
+            held = conn.execute(
+                sa.select(sa.func.count())
+                .select_from(packets)
+                .where(p.status == IN_REVIEW, p.claimed_by == reviewer, p.packet_id != packet_id)
+            ).scalar_one()
+            if held >= limit:
+                raise TooManyClaims(
+                    f"You already hold {held} packets (at most {limit}). Finish or skip one of them first."
+                )
             row = conn.execute(stmt).first()
             if row is None:
                 load_packet(conn, packet_id)  # UnknownPacket when it does not exist at all
