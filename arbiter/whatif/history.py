@@ -92,96 +92,65 @@ def reading(url: str) -> Iterator[Connection]:
         engine.dispose()
 
 
-# Each outcome is read slim, in the database: what re-deciding needs (per attempt its fingerprint and
-# decision; per result the verifier, status, model phase and each issue's severity, fixability, code and
-# source) and the final classification's answer (dominant type; per segment its pages, type and the
-# types' shares and confidences). A 100k history then reads as a few hundred bytes per document; the full
-# outcome is fetched (full_outcome) only for a document that is re-verified.
-def _j(expr: str) -> str:
-    return f"json({expr})"
+# Each outcome is read slim, in the database, with one multi-path JSON call (one parse per outcome, as the
+# metrics loader reads): the stop reason and, per attempt, its fingerprint, decision, rule and the counts
+# the policy decided on, plus which verifier sits second and its status (V2, for a focused re-check). A
+# document with more attempts than MAX_ATTEMPTS, or a simulation that needs every issue (the counts rules
+# differ, a re-verification), reads the whole outcome (full_outcome) instead.
+MAX_ATTEMPTS = 4
+_FIELDS = (
+    "fingerprint",
+    "decision.decision",
+    "decision.rule",
+    "decision.counts",
+    "verifier_results[1].verifier",
+    "verifier_results[1].status",
+)
+_PATHS = (
+    ["$.stop_reason"]
+    + [f"$.attempts[{i}].{f}" for i in range(MAX_ATTEMPTS) for f in _FIELDS]
+    + [f"$.attempts[{MAX_ATTEMPTS}].fingerprint"]
+)
+_SEGMENTS = "$.final_classification.segments"
 
 
-_ISSUES_SQLITE = (
-    "SELECT json_group_array(json_object('severity', json_extract(i.value, '$.severity'), 'auto_fixable', "
-    "json_extract(i.value, '$.auto_fixable'), 'code', json_extract(i.value, '$.code'), 'source', "
-    "json_extract(i.value, '$.source'))) FROM json_each(r.value, '$.issues') i"
-)
-_RESULTS_SQLITE = (
-    "SELECT json_group_array(json_object('verifier', json_extract(r.value, '$.verifier'), 'status', "
-    "json_extract(r.value, '$.status'), 'llm_phase', json_extract(r.value, '$.llm_phase'), 'issues', "
-    f"{_j('(' + _ISSUES_SQLITE + ')')})) FROM json_each(a.value, '$.verifier_results') r"
-)
-_ATTEMPTS_SQLITE = (
-    "SELECT json_group_array(json_object('attempt', json_extract(a.value, '$.attempt'), 'fingerprint', "
-    "json_extract(a.value, '$.fingerprint'), 'decision', json_object('decision', "
-    "json_extract(a.value, '$.decision.decision'), 'rule', json_extract(a.value, '$.decision.rule')), "
-    f"'verifier_results', {_j('(' + _RESULTS_SQLITE + ')')})) FROM json_each(o.outcome, '$.attempts') a"
-)
-_TYPES_SQLITE = (
-    "SELECT json_group_array(json_object('document_type', json_extract(t.value, '$.document_type'), 'share', "
-    "json_extract(t.value, '$.share'), 'confidence', json_extract(t.value, '$.confidence'))) "
-    "FROM json_each(s.value, '$.types') t"
-)
-_SEGMENTS_SQLITE = (
-    "SELECT json_group_array(json_object('segment_index', json_extract(s.value, '$.segment_index'), "
-    "'start_page', json_extract(s.value, '$.start_page'), 'end_page', json_extract(s.value, '$.end_page'), "
-    f"'dominant_type', json_extract(s.value, '$.dominant_type'), 'types', {_j('(' + _TYPES_SQLITE + ')')})) "
-    "FROM json_each(o.outcome, '$.final_classification.segments') s"
-)
-_SLIM_SQLITE = (
-    "json_object('stop_reason', json_extract(o.outcome, '$.stop_reason'), 'final_classification', CASE WHEN "
-    "json_type(o.outcome, '$.final_classification') = 'object' THEN json_object('dominant_type', "
-    "json_extract(o.outcome, '$.final_classification.dominant_type'), 'segments', "
-    f"{_j('(' + _SEGMENTS_SQLITE + ')')}) END, 'attempts', {_j('(' + _ATTEMPTS_SQLITE + ')')})"
-)
+def _pg_path(path: str) -> str:
+    parts = path[2:].replace("[", ".").replace("]", "").split(".")
+    return "o.outcome #> '{" + ",".join(parts) + "}'"
 
 
-def _pg_agg(build: str, source: str, alias: str) -> str:
-    return (
-        f"(SELECT coalesce(jsonb_agg({build} ORDER BY {alias}_n), '[]'::jsonb) FROM jsonb_array_elements("
-        f"CASE WHEN jsonb_typeof({source}) = 'array' THEN {source} ELSE '[]'::jsonb END) "
-        f"WITH ORDINALITY AS {alias}_t({alias}, {alias}_n))"
-    )
+def _slim_sql(dialect: str, segments: bool) -> str:
+    paths = [*_PATHS, _SEGMENTS] if segments else [*_PATHS, "$.no_such_field"]
+    if dialect == "postgresql":
+        return "jsonb_build_array(" + ", ".join(_pg_path(p) for p in paths) + ")::text"
+    return "json_extract(o.outcome, " + ", ".join(f"'{p}'" for p in paths) + ")"
 
 
-_ISSUES_PG = _pg_agg(
-    "jsonb_build_object('severity', i -> 'severity', 'auto_fixable', i -> 'auto_fixable', 'code', "
-    "i -> 'code', 'source', i -> 'source')",
-    "r -> 'issues'",
-    "i",
-)
-_RESULTS_PG = _pg_agg(
-    "jsonb_build_object('verifier', r -> 'verifier', 'status', r -> 'status', 'llm_phase', r -> 'llm_phase', "
-    f"'issues', {_ISSUES_PG})",
-    "a -> 'verifier_results'",
-    "r",
-)
-_ATTEMPTS_PG = _pg_agg(
-    "jsonb_build_object('attempt', a -> 'attempt', 'fingerprint', a -> 'fingerprint', 'decision', "
-    "jsonb_build_object('decision', a #> '{decision,decision}', 'rule', a #> '{decision,rule}'), "
-    f"'verifier_results', {_RESULTS_PG})",
-    "o.outcome -> 'attempts'",
-    "a",
-)
-_TYPES_PG = _pg_agg(
-    "jsonb_build_object('document_type', t -> 'document_type', 'share', t -> 'share', 'confidence', "
-    "t -> 'confidence')",
-    "s -> 'types'",
-    "t",
-)
-_SEGMENTS_PG = _pg_agg(
-    "jsonb_build_object('segment_index', s -> 'segment_index', 'start_page', s -> 'start_page', 'end_page', "
-    f"s -> 'end_page', 'dominant_type', s -> 'dominant_type', 'types', {_TYPES_PG})",
-    "o.outcome #> '{final_classification,segments}'",
-    "s",
-)
-_SLIM_PG = (
-    "jsonb_build_object('stop_reason', o.outcome -> 'stop_reason', 'final_classification', CASE WHEN "
-    "jsonb_typeof(o.outcome -> 'final_classification') = 'object' THEN jsonb_build_object('dominant_type', "
-    f"o.outcome #> '{{final_classification,dominant_type}}', 'segments', {_SEGMENTS_PG}) END, "
-    f"'attempts', {_ATTEMPTS_PG})::text"
-)
-_SLIM = {"sqlite": _SLIM_SQLITE, "postgresql": _SLIM_PG}
+def _slim(values: list[Any]) -> dict[str, Any]:
+    """The slim outcome: {stop_reason, attempts: [{attempt, fingerprint, decision: {decision, rule,
+    counts}, second: [verifier, status]}], overflow, final_segments, slim: True}."""
+    attempts = []
+    width = len(_FIELDS)
+    for i in range(MAX_ATTEMPTS):
+        fp, decision, rule, counts, second, status = values[1 + i * width : 1 + (i + 1) * width]
+        if fp is None and decision is None:
+            break
+        attempts.append(
+            {
+                "attempt": i,
+                "fingerprint": fp,
+                "decision": {"decision": decision, "rule": rule, "counts": counts},
+                "second": [second, status],
+            }
+        )
+    return {
+        "slim": True,
+        "stop_reason": values[0],
+        "attempts": attempts,
+        "overflow": values[-2] is not None,
+        "final_segments": values[-1],
+    }
+
 
 _DOCS = (
     "SELECT d.doc_id, d.run_id, d.final_decision, d.escalation_reason, d.error, d.pdf_path, {slim}, "
@@ -206,19 +175,23 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
-def documents(conn: Connection, as_of: datetime | None, out_dir: Path | None = None) -> list[Recorded]:
-    """Each document's newest run as of the time, with its outcome (doc_id order)."""
+def documents(
+    conn: Connection, as_of: datetime | None, out_dir: Path | None = None, *, segments: bool = False
+) -> list[Recorded]:
+    """Each document's newest run as of the time, with its slim outcome (doc_id order); `segments` adds the
+    final classification's segments (a focused re-check reads them)."""
     dialect = conn.dialect.name
-    sql = _DOCS.format(slim=_SLIM[dialect], bundle=_BUNDLE[dialect], cut=cut("created_at", as_of))
+    sql = _DOCS.format(
+        slim=_slim_sql(dialect, segments), bundle=_BUNDLE[dialect], cut=cut("created_at", as_of)
+    )
     rows = []
     for doc_id, run_id, decision, reason, error, pdf, outcome, bundle in conn.execute(
         bound(sql, as_of), params(as_of)
     ):
         if not bundle and out_dir is not None:
             bundle = str(out_dir / "bundles" / f"{doc_id}.json")
-        data = _json(outcome) if outcome is not None else None
-        if isinstance(data, dict) and data.get("stop_reason") is None and not data.get("attempts"):
-            data = None  # no outcome row
+        values = _json(outcome) if outcome is not None else None
+        data = _slim(values) if isinstance(values, list) else None
         rows.append(
             Recorded(
                 doc_id=doc_id,
@@ -307,5 +280,9 @@ def primary_of(conn: Connection, doc: Recorded, truth: Truth | None) -> dict[str
     return None
 
 
-def read_history(conn: Connection, as_of: datetime | None, out_dir: Path | None = None) -> History:
-    return History(documents(conn, as_of, out_dir), truths(conn, as_of), audited(conn, as_of))
+def read_history(
+    conn: Connection, as_of: datetime | None, out_dir: Path | None = None, *, segments: bool = False
+) -> History:
+    return History(
+        documents(conn, as_of, out_dir, segments=segments), truths(conn, as_of), audited(conn, as_of)
+    )

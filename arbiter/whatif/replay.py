@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from arbiter.autofix import apply_fixes, fingerprint, plan_fixes, raw_fingerprint
 from arbiter.contracts import (
+    Counts,
     Decision,
     DocumentBundle,
     Issue,
@@ -32,7 +33,7 @@ from arbiter.contracts import (
     VerifierStatus,
 )
 from arbiter.contracts.verification import MODEL_JUDGED
-from arbiter.policy import decide
+from arbiter.policy import GUARD_RULE, _unsafe_because, decide
 from arbiter.profile import Profile
 from arbiter.whatif.history import Recorded
 from verifiers.base import Subject, Verifier, VerifyContext
@@ -146,31 +147,78 @@ def _serious(counts: Any) -> int:
 
 
 Recheck = Callable[[int, list[dict[str, Any]]], list[dict[str, Any]] | None]
+Adjust = Callable[[int, dict[str, Any]], dict[str, Any] | None]
+COUNT_NAMES = tuple(Counts.model_fields)
 
 
-def redecide(doc: Recorded, profile: Profile, recheck: Recheck | None = None) -> Simulated | None:
-    """The candidate's decision from the stored attempts alone, or None when it needs a version of the
-    classification the run never verified (the caller re-verifies). `recheck(j, results)` may replace an
-    attempt's stored results (a focused re-check); None from it also sends the document to re-verify."""
-    outcome = doc.outcome
+@dataclass(slots=True)
+class _Decided:
+    decision: str
+    rule: str
+    serious: int
+
+
+def decide_counts(counts: dict[str, Any], profile: Profile) -> _Decided:
+    """policy.decide on the counts it recorded: the first rule whose bounds hold, then the same fail-closed
+    guard. Valid while the candidate counts as the recording policy did (same required_verifiers and
+    require_llm_phases); the caller reads every issue otherwise."""
+    values = {name: int(counts.get(name) or 0) for name in COUNT_NAMES}
+    rule = next(r for r in profile.arbiter.rules if all(b.holds(values[n]) for n, b in r.when.items()))
+    serious = values["major"] + values["blocker"]
+    if _unsafe_because(Decision(rule.decision), Counts(**values)):
+        return _Decided(ESCALATE, GUARD_RULE, serious)
+    return _Decided(rule.decision, rule.name, serious)
+
+
+def _decide_attempt(
+    j: int, attempt: dict[str, Any], profile: Profile, recheck: Recheck | None, adjust: Adjust | None
+) -> _Decided | None:
+    if "verifier_results" not in attempt:  # slim: the recorded counts
+        counts = (attempt.get("decision") or {}).get("counts")
+        if not isinstance(counts, dict):
+            return None
+        if adjust is not None:
+            counts = adjust(j, counts)
+            if counts is None:
+                return None
+        return decide_counts(counts, profile)
+    results = attempt.get("verifier_results") or []
+    if recheck is not None:
+        rechecked = recheck(j, results)
+        if rechecked is None:
+            return None
+        results = rechecked
+    decided = decide(_results(results), profile)
+    return _Decided(decided.decision.value, decided.rule, _serious(decided.counts))
+
+
+def redecide(
+    doc: Recorded,
+    profile: Profile,
+    recheck: Recheck | None = None,
+    *,
+    outcome: dict[str, Any] | None = None,
+    adjust: Adjust | None = None,
+) -> Simulated | None:
+    """The candidate's decision from the stored attempts alone (`outcome`: slim or whole, default the
+    document's), or None when it needs a version the run never verified, or an attempt cannot be decided
+    from what was read (the caller reads more, or re-verifies). `recheck` (whole results) or `adjust`
+    (slim counts) apply a focused re-check to each attempt."""
+    outcome = doc.outcome if outcome is None else outcome
     attempts = outcome.get("attempts") or []
     if doc.error or not attempts or doc.reason == "internal_error":
         return Simulated(doc.decision, doc.reason or doc.decision, doc.reason, 0, NOT_VERIFIED)
-    previous = None
-    path = REDECIDED if recheck is None else REFOCUSED
+    previous: _Decided | None = None
+    path = REDECIDED if recheck is None and adjust is None else REFOCUSED
     for j, attempt in enumerate(attempts):
-        results = attempt.get("verifier_results") or []
-        if recheck is not None:
-            rechecked = recheck(j, results)
-            if rechecked is None:
-                return None
-            results = rechecked
-        decided = decide(_results(results), profile)
-        if decided.decision == Decision.AUTO_ACCEPT:
+        decided = _decide_attempt(j, attempt, profile, recheck, adjust)
+        if decided is None:
+            return None
+        if decided.decision == ACCEPT:
             return Simulated(ACCEPT, decided.rule, None, j, path)
-        if decided.decision == Decision.ESCALATE_TO_SME:
+        if decided.decision == ESCALATE:
             return Simulated(ESCALATE, decided.rule, decided.rule, j, path)
-        if previous is not None and _serious(decided.counts) >= _serious(previous.counts):
+        if previous is not None and decided.serious >= previous.serious:
             stop = StopReason.NO_PROGRESS.value
             return Simulated(ESCALATE, stop, stop, j, path)
         if j + 1 >= profile.retry.max_retries + 1:
@@ -179,6 +227,8 @@ def redecide(doc: Recorded, profile: Profile, recheck: Recheck | None = None) ->
         if j + 1 < len(attempts):
             previous = decided
             continue
+        if outcome.get("overflow"):
+            return None  # more attempts were recorded than the slim reading holds
         stored_stop = outcome.get("stop_reason")
         recorded = (attempt.get("decision") or {}).get("decision")
         if recorded == RETRY and stored_stop in _PLANNED_STOPS:
@@ -307,7 +357,7 @@ def reverify(
         mine = stored.setdefault(attempt.get("fingerprint", ""), {})
         for result in attempt.get("verifier_results") or ():
             mine.setdefault(result.get("verifier", ""), result)
-    tracker = _Tracker(had_llm=had_llm(doc.outcome))
+    tracker = _Tracker(had_llm=had_llm(outcome))
     replaying = [ReplayVerifier(v, stored, v.name in rerun, tracker) for v in verifiers]
     result = verify_with_retries(
         json.dumps(primary, ensure_ascii=False), bundle, profile, verifiers=replaying, context=VerifyContext()
@@ -418,3 +468,54 @@ def recheck_doubt(
         status = VerifierStatus.FAILED.value if issues else VerifierStatus.PASSED.value
         out[index] = {**v2, "issues": issues, "status": status}
     return out
+
+
+def doubt_findings(segments: Any, profile: Profile) -> int | None:
+    """How many primary-doubt findings check_primary_doubt makes of these segments (None: unreadable)."""
+    from verifiers.base import IssueList
+    from verifiers.v2_content import check_primary_doubt
+
+    model = _light({"segments": segments}) if isinstance(segments, list) else None
+    if model is None:
+        return None
+    found = _Tally()
+    check_primary_doubt(cast(IssueList, found), cast(Any, model), profile)
+    return found.count
+
+
+class _Tally:
+    """Stands in for an IssueList where only the number of findings matters."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def add(self, code: str, message: str, **_: Any) -> None:
+        self.count += 1
+
+
+def doubt_adjust(doc: Recorded, current: Profile, candidate: Profile) -> Adjust:
+    """For slim attempts: the recorded counts with the primary-doubt findings of the recording profile
+    replaced by the candidate's, on the last attempt's version (the stored final classification). Those
+    findings are MAJOR and never fixable; an earlier attempt, or a second verifier that is not V2, gives
+    None (the caller reads the whole outcome)."""
+    attempts = doc.outcome.get("attempts") or []
+    segments = doc.outcome.get("final_segments")
+
+    def adjust(j: int, counts: dict[str, Any]) -> dict[str, Any] | None:
+        second, status = (attempts[j].get("second") or [None, None])[:2]
+        if second != "V2":
+            return None
+        if status not in (VerifierStatus.PASSED, VerifierStatus.FAILED):
+            return counts  # V2's rules did not run on this version: nothing to re-check
+        if j != len(attempts) - 1:
+            return None
+        before, after = doubt_findings(segments, current), doubt_findings(segments, candidate)
+        if before is None or after is None:
+            return None
+        delta = after - before
+        out = dict(counts)
+        for name in ("major", "major_non_fixable", "total"):
+            out[name] = max(0, int(out.get(name) or 0) + delta)
+        return out
+
+    return adjust

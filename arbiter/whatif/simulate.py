@@ -81,7 +81,7 @@ def current_of(doc: Recorded) -> Simulated:
         None if accepted else doc.reason,
         max(len(attempts) - 1, 0),
         "recorded",
-        classification=doc.outcome.get("final_classification"),
+        classification=None,  # read when judged (history.full_outcome)
     )
 
 
@@ -103,14 +103,29 @@ def simulate_documents(
     result = Outcomes(history.docs, [], [], history)
     total = len(history.docs)
     focused = replay.focused_only(current, candidate)
+    # The recorded counts stand while the candidate counts alike; else every issue is read.
+    counts_ok = (current.arbiter.required_verifiers, current.arbiter.require_llm_phases) == (
+        candidate.arbiter.required_verifiers,
+        candidate.arbiter.require_llm_phases,
+    )
     for i, doc in enumerate(history.docs):
         result.current.append(current_of(doc))
-        if focused:
-            decided = replay.redecide(doc, candidate, _recheck(conn, doc, history, candidate))
-        else:
-            decided = None if rerun else replay.redecide(doc, candidate)
-        if decided is None and (doc.error or not doc.outcome.get("attempts")):
+        decided = None
+        if doc.error or not doc.outcome.get("attempts"):
             decided = replay.redecide(doc, candidate)
+        elif focused:
+            if counts_ok:
+                adjust = replay.doubt_adjust(doc, current, candidate)
+                decided = replay.redecide(doc, candidate, adjust=adjust)
+            if decided is None:
+                full = full_outcome(conn, doc)
+                decided = replay.redecide(
+                    doc, candidate, _recheck(conn, doc, history, candidate), outcome=full
+                )
+        elif not rerun:
+            decided = replay.redecide(doc, candidate) if counts_ok else None
+            if decided is None:
+                decided = replay.redecide(doc, candidate, outcome=full_outcome(conn, doc))
         if decided is None:
             decided = _reverify(
                 conn, doc, history.truths.get(doc.doc_id), candidate, rerun, checks, stale_llm
@@ -123,11 +138,11 @@ def simulate_documents(
 
 def _recheck(conn: Connection, doc: Recorded, history: History, candidate: Profile) -> replay.Recheck:
     """The focused re-check of each stored attempt's version (the last one's is stored in the outcome)."""
-    attempts = doc.outcome.get("attempts") or []
+    attempts = full_outcome(conn, doc).get("attempts") or []
 
     def recheck(j: int, results: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         if j == len(attempts) - 1:
-            version = doc.outcome.get("final_classification")
+            version = full_outcome(conn, doc).get("final_classification")
         else:
             primary = primary_of(conn, doc, history.truths.get(doc.doc_id))
             version = replay.classification_at(primary, full_outcome(conn, doc), j)
@@ -201,14 +216,16 @@ class _Judge:
         self.outcomes = outcomes
 
     def answer(self, doc: Recorded, sim: Simulated) -> dict[str, Any] | None:
-        if sim.classification is not None or sim.path == "recorded":
+        if sim.classification is not None:
             return sim.classification
-        attempts = doc.outcome.get("attempts") or []
-        if sim.attempt == len(attempts) - 1:  # the last version is the stored final classification
-            return replay.classification_at(None, doc.outcome, sim.attempt)
         if self.conn is None:
             return None
-        return replay.classification_at(self._primary(doc), full_outcome(self.conn, doc), sim.attempt)
+        full = full_outcome(self.conn, doc)
+        attempts = full.get("attempts") or []
+        if sim.attempt >= len(attempts) - 1:  # the last version is the stored final classification
+            final = full.get("final_classification")
+            return final if isinstance(final, dict) else None
+        return replay.classification_at(self._primary(doc), full, sim.attempt)
 
     def _primary(self, doc: Recorded) -> dict[str, Any] | None:
         cache = self.outcomes.primaries
@@ -401,7 +418,7 @@ def simulate(
 ) -> dict[str, Any]:
     """Read the history (read-only connection), decide again, compare."""
     started = time.perf_counter()
-    history = read_history(conn, as_of, out_dir)
+    history = read_history(conn, as_of, out_dir, segments=replay.focused_only(current, candidate))
     read_s = time.perf_counter() - started
     outcomes = simulate_documents(conn, history, current, candidate, progress=progress)
     report = compare(outcomes, current, candidate, conn)
