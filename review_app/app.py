@@ -11,35 +11,49 @@ import streamlit as st  # noqa: E402
 
 from arbiter.review.onboarding import PROXY_NOT_RECOGNISED  # noqa: E402
 from arbiter.review.packet_view import escape  # noqa: E402
+from arbiter.store import DatabaseUnavailable  # noqa: E402
 from review_app import state  # noqa: E402
 
 st.set_page_config(page_title="Arbiter review", page_icon=":material/fact_check:", layout="wide")
 
-user = state.current_user()
-if user is None:
-    if state.settings().auth == "proxy":
-        st.error(state.proxy_refusal() or PROXY_NOT_RECOGNISED)
-        st.stop()
-    nav = st.navigation([st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")])
-else:
-    pages = [
-        st.Page("views/queue.py", title="Queue", icon=":material/inbox:", default=True),
-        st.Page("views/packet.py", title="Packet", icon=":material/description:"),
-        st.Page("views/ground_truth.py", title="Ground truth", icon=":material/history:"),
-        st.Page("views/metrics.py", title="Metrics", icon=":material/monitoring:"),
-    ]
-    if user.is_admin:
-        pages.append(
-            st.Page("views/admin.py", title="Claims (admin)", icon=":material/admin_panel_settings:")
-        )
-    nav = st.navigation(pages)
-    with st.sidebar:
-        st.caption(f"Signed in as **{escape(user.name)}** ({escape(user.role)})")
-        if user.via == "password" and st.button("Sign out", key="sign_out"):
-            st.session_state.clear()
-            st.rerun()
-        st.caption(
-            "Shortcuts: Alt+N claim next · Alt+A agree · Alt+S save correction · Alt+K skip · "
-            "Alt+J / Alt+L previous / next page"
-        )
-nav.run()
+
+def _main() -> None:
+    user = state.current_user()
+    if user is None:
+        if state.settings().auth == "proxy":
+            st.error(state.proxy_refusal() or PROXY_NOT_RECOGNISED)
+            st.stop()
+        nav = st.navigation([st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")])
+    else:
+        pages = [
+            st.Page("views/queue.py", title="Queue", icon=":material/inbox:", default=True),
+            st.Page("views/packet.py", title="Packet", icon=":material/description:"),
+            st.Page("views/ground_truth.py", title="Ground truth", icon=":material/history:"),
+            st.Page("views/metrics.py", title="Metrics", icon=":material/monitoring:"),
+        ]
+        if user.is_admin:
+            pages.append(
+                st.Page("views/admin.py", title="Claims (admin)", icon=":material/admin_panel_settings:")
+            )
+        nav = st.navigation(pages)
+        with st.sidebar:
+            st.caption(f"Signed in as **{escape(user.name)}** ({escape(user.role)})")
+            if user.via == "password" and st.button("Sign out", key="sign_out"):
+                st.session_state.clear()
+                st.rerun()
+            st.caption(
+                "Shortcuts: Alt+N claim next · Alt+A agree · Alt+S save correction · Alt+K skip · "
+                "Alt+J / Alt+L previous / next page"
+            )
+    nav.run()
+
+
+try:
+    _main()
+except DatabaseUnavailable:
+    # A database restarting or locked: a plain word instead of Streamlit's error page; the session (signed-in
+    # user, open packet, drafts) is kept, and the next click tries again.
+    st.error(
+        "The database is not answering right now (it may be restarting). Your work in progress is kept; "
+        "try again in a moment."
+    )

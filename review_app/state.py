@@ -32,7 +32,8 @@ def settings() -> AppSettings:
 
 @st.cache_resource(show_spinner=False)
 def store(url: str | None) -> Store:
-    db = Store(url)
+    # A short retry budget: a reviewer hears within seconds that the database is away, draft kept.
+    db = Store(url, retry_s=settings().db_retry_s)
     db.migrate()
     return db
 

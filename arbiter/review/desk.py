@@ -23,12 +23,22 @@ from arbiter.review.forms import (
 )
 from arbiter.store import (
     ClaimLost,
+    DatabaseUnavailable,
     PermissionDenied,
     Store,
     StoreError,
     TooManyClaims,
     UnknownPacket,
     UnknownUser,
+)
+
+DATABASE_AWAY = (
+    "The database is not answering right now (it may be restarting). Nothing was changed; try again in a "
+    "moment."
+)
+SUBMIT_WAITING = (
+    "The database is not answering right now, so your review is not saved yet. Your draft is kept and the "
+    "packet stays yours: press the button again in a moment to save it."
 )
 
 
@@ -59,7 +69,10 @@ class Desk:
     lease: timedelta = timedelta(minutes=30)
 
     def claim_next(self) -> Outcome:
-        packet = self.store.claim_next(self.reviewer, lease=self.lease)
+        try:
+            packet = self.store.claim_next(self.reviewer, lease=self.lease)
+        except DatabaseUnavailable:
+            return Outcome(False, DATABASE_AWAY)
         if packet is None:
             return Outcome(False, "The queue is empty: no packet is waiting for review.")
         return Outcome(True, f"You claimed {packet.doc_id}.", packet=packet)
@@ -69,6 +82,8 @@ class Desk:
             packet = self.store.claim(packet_id, self.reviewer, lease=self.lease)
         except (UnknownPacket, TooManyClaims) as exc:
             return Outcome(False, str(exc))
+        except DatabaseUnavailable:
+            return Outcome(False, DATABASE_AWAY)
         if packet is None:
             return Outcome(
                 False,
@@ -81,8 +96,12 @@ class Desk:
         return self.store.list_packets(status="IN_REVIEW", claimed_by=self.reviewer, limit=20)
 
     def keep_alive(self, packet_id: str) -> bool:
-        """Renew the lease while the reviewer works (called on every rerun of the packet page)."""
-        return self.store.renew(packet_id, self.reviewer, lease=self.lease)
+        """Renew the lease while the reviewer works (called on every rerun of the packet page); with the
+        database away the claim is assumed to stand (the submit checks it for real)."""
+        try:
+            return self.store.renew(packet_id, self.reviewer, lease=self.lease)
+        except DatabaseUnavailable:
+            return True
 
     def release(self, packet_id: str) -> Outcome:
         if self.store.release(packet_id, self.reviewer):
@@ -154,6 +173,10 @@ class Desk:
             )
         except ClaimLost as exc:
             return Outcome(False, str(exc), claim_lost=True, problems=checked.problems)
+        except DatabaseUnavailable:
+            # Nothing was saved (or, if the answer was lost, the same key saves nothing twice): the page keeps
+            # the draft and the attempt's token, so pressing the button again finishes the submit.
+            return Outcome(False, SUBMIT_WAITING, problems=checked.problems)
         except (UnknownPacket, ValueError) as exc:
             return Outcome(False, str(exc), problems=checked.problems)
         return Outcome(

@@ -17,6 +17,7 @@ ENV_OUTPUT = "ARBITER_REVIEW_OUTPUT"
 ENV_AUTH = "ARBITER_REVIEW_AUTH"
 ENV_LEASE = "ARBITER_REVIEW_LEASE_MIN"
 ENV_HEADER = "ARBITER_REVIEW_USER_HEADER"
+ENV_DB_RETRY = "ARBITER_REVIEW_DB_RETRY_S"  # how long a page waits for the database before saying so (5 s)
 ENV_LOCK_AFTER = "ARBITER_REVIEW_LOCK_AFTER"  # failed sign-ins in a row that lock an account (default 10)
 ENV_PROXY_PASSWORDS = (
     "ARBITER_REVIEW_PROXY_PASSWORD_ACCOUNTS"  # "1": proxy mode accepts accounts with a password
@@ -34,6 +35,7 @@ class AppSettings:
     user_header: str = DEFAULT_HEADER
     lease_minutes: int = 30
     lock_after: int = 10
+    db_retry_s: float = 5.0
     proxy_password_accounts: bool = False  # proxy mode signs in only accounts without a password unless True
 
     @property
@@ -68,6 +70,7 @@ class AppSettings:
             user_header=env.get(ENV_HEADER, DEFAULT_HEADER),
             lease_minutes=int(lease),
             lock_after=int(lock_after),
+            db_retry_s=_seconds(env.get(ENV_DB_RETRY, "5")),
             proxy_password_accounts=env.get(ENV_PROXY_PASSWORDS, "") in ("1", "true", "yes"),
         )
 
@@ -78,6 +81,7 @@ class AppSettings:
             ENV_HEADER: self.user_header,
             ENV_LEASE: str(self.lease_minutes),
             ENV_LOCK_AFTER: str(self.lock_after),
+            ENV_DB_RETRY: str(self.db_retry_s),
         }
         if self.proxy_password_accounts:
             env[ENV_PROXY_PASSWORDS] = "1"
@@ -86,3 +90,11 @@ class AppSettings:
         if self.output_root:
             env[ENV_OUTPUT] = str(self.output_root)
         return env
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{ENV_DB_RETRY} must be a number of seconds, not {text!r}.") from None
+    return max(0.5, value)

@@ -45,15 +45,16 @@ def resolve_url(url: str | None = None) -> str:
     return url
 
 
-def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
-    """An engine with the per-connection settings each database needs; UTC on both."""
+def make_engine(url: str | None = None, *, busy_timeout_ms: int | None = None, **kwargs: Any) -> Engine:
+    """An engine with the per-connection settings each database needs; UTC on both. busy_timeout_ms caps
+    SQLite's wait for a lock (default BUSY_TIMEOUT_MS)."""
     resolved = sa.make_url(resolve_url(url))
     if resolved.get_backend_name() == "sqlite":
         database = resolved.database or ""
         if database and database != ":memory:" and not database.startswith("file:"):
             Path(database).parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(resolved, **kwargs)
-        _sqlite_events(engine)
+        _sqlite_events(engine, busy_timeout_ms)
         return engine
     connect_args = dict(kwargs.pop("connect_args", {}))
     connect_args.setdefault("options", "-c timezone=UTC")
@@ -65,13 +66,14 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
     return sa.create_engine(resolved, connect_args=connect_args, **kwargs)
 
 
-def _sqlite_events(engine: Engine) -> None:
+def _sqlite_events(engine: Engine, busy_timeout_ms: int | None = None) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # The driver's own implicit BEGIN is switched off so we choose DEFERRED or IMMEDIATE ourselves.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else min(busy_timeout_ms, BUSY_TIMEOUT_MS)
+        cur.execute(f"PRAGMA busy_timeout = {int(busy)}")
         _ensure_wal(cur)
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
@@ -168,8 +170,9 @@ class Database:
         self, url: str | None = None, *, engine: Engine | None = None, retry_s: float | None = None
     ) -> None:
         self.url = resolve_url(url)
-        self.engine = engine or make_engine(self.url)
         self.retry_s = retry_seconds() if retry_s is None else retry_s
+        # A lock wait never outlasts the retry budget (the review app uses a short one).
+        self.engine = engine or make_engine(self.url, busy_timeout_ms=max(100, int(self.retry_s * 500)))
 
     def where(self) -> str:
         """The database, for messages (password hidden)."""

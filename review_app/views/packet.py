@@ -30,7 +30,7 @@ from arbiter.review.packet_view import (
 from arbiter.review.paths import PathRefused
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
 from arbiter.review.render import RenderError, page_marks
-from arbiter.store import UnknownPacket
+from arbiter.store import DatabaseUnavailable, UnknownPacket
 from review_app import state
 
 user = state.require_user()
@@ -59,10 +59,20 @@ if packet_id is None:
 
 try:
     packet = store.get_packet(packet_id)
+    st.session_state.setdefault("arbiter_loaded_packets", {})[packet_id] = packet
 except UnknownPacket as exc:
     state.close_packet(packet_id)
     st.error(escape(str(exc)))
     st.stop()
+except DatabaseUnavailable:
+    # Keep working on the packet as last loaded; the submit says whether it was saved.
+    packet = st.session_state.get("arbiter_loaded_packets", {}).get(packet_id)
+    if packet is None:
+        raise
+    st.warning(
+        "The database is not answering right now; this is the packet as it was last loaded. Your draft is "
+        "kept; saving works again as soon as the database is back."
+    )
 
 attempt = state.attempt_of(packet_id)
 holding = desk.keep_alive(packet_id)
