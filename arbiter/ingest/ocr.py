@@ -8,7 +8,10 @@ Configuration comes from the environment, so ingestion worker processes see the 
 
 - `ARBITER_OCR=off` turns OCR off (pages without a text layer then stay unverifiable);
 - `ARBITER_TESSERACT_CMD` names the Tesseract program (default `tesseract` on PATH);
-- `ARBITER_OCR_LANG` the Tesseract language(s), e.g. `eng` (default) or `eng+spa`.
+- `ARBITER_OCR_LANG` the Tesseract language(s), e.g. `eng` (default) or `eng+spa`;
+- `ARBITER_OCR_DOC_BUDGET_S` the OCR time one document may use (default 900 s): pages left when it runs
+  out stay unverifiable (OCR status FAILED) and the document still gets its result;
+- `ARBITER_OCR_PAGE_TIMEOUT_S` the hard limit on Tesseract for one page (default 60 s).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from arbiter.layout import Box, RawLine, RawPage, count_wide_gaps
 ENV_OCR = "ARBITER_OCR"
 ENV_TESSERACT = "ARBITER_TESSERACT_CMD"
 ENV_LANG = "ARBITER_OCR_LANG"
+ENV_DOC_BUDGET = "ARBITER_OCR_DOC_BUDGET_S"
+ENV_PAGE_TIMEOUT = "ARBITER_OCR_PAGE_TIMEOUT_S"
 
 # Tesseract reads best at about 300 dpi; a page larger than MAX_PIXELS at that resolution (a poster, a
 # drawing) is rendered smaller rather than exhausting memory.
@@ -79,7 +84,19 @@ class OcrConfig:
             enabled=enabled,
             tesseract_cmd=env.get(ENV_TESSERACT, "").strip() or "tesseract",
             language=env.get(ENV_LANG, "").strip() or "eng",
+            page_timeout_s=_seconds(env.get(ENV_PAGE_TIMEOUT), PAGE_TIMEOUT_S),
+            doc_budget_s=_seconds(env.get(ENV_DOC_BUDGET), DOC_BUDGET_S),
         )
+
+
+def _seconds(text: str | None, default: float) -> float:
+    """A positive number of seconds from the environment; the default when unset or not a positive number
+    (ingestion workers read it, so a typo must not stop them)."""
+    try:
+        value = float(text) if text is not None and text.strip() else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 @dataclass(frozen=True)
