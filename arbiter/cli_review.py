@@ -115,7 +115,7 @@ def review(
     ] = None,
     out_dir: OutOpt = Path("output"),
     db: DbOpt = None,
-    port: Annotated[int, typer.Option(metavar="N", help="Port to serve on.")] = 8501,
+    port: Annotated[int, typer.Option(min=1, max=65535, metavar="N", help="Port to serve on.")] = 8501,
     address: Annotated[str, typer.Option(metavar="ADDR", help="Address to listen on.")] = "127.0.0.1",
     auth: Annotated[
         str, typer.Option(metavar="MODE", help="local (accounts) | proxy (trusted reverse-proxy header)")
@@ -212,15 +212,17 @@ def export(
 ) -> None:
     """Write files from the database: ground truth as JSONL/CSV/Parquet with a manifest, or the JSON mirrors."""
     from arbiter.export import ExportError, parse_as_of, parse_formats
-    from arbiter.export.writer import default_dir, describe, export_ground_truth
+    from arbiter.export.writer import default_dir, describe, export_ground_truth, refuse_future
 
     if fmt is None and (as_of is not None or to is not None):
         raise _fail("--as-of and --to go with --format.")
     if not mirrors and fmt is None:
         raise _fail("Say what to export: --format jsonl|csv|parquet (ground truth) or --mirrors.")
+    now = datetime.now(UTC)
     try:
         formats = parse_formats(fmt) if fmt is not None else ()
         when = parse_as_of(as_of) if as_of is not None else None
+        refuse_future(when, now)  # said before the database is opened, as every usage error is
     except ExportError as exc:
         raise _fail(str(exc)) from None
     store = _store(db, out_dir)
@@ -231,7 +233,6 @@ def export(
                 "Regenerated " + ", ".join(f"{n} {what}" for what, n in counts.items()) + f" under {out_dir}."
             )
         if formats:
-            now = datetime.now(UTC)
             target = to or default_dir(out_dir, when, now)
             manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
             out.print(describe(manifest, target), soft_wrap=True)

@@ -169,6 +169,9 @@ def test_cli_refuses_a_bad_time(tmp_path: Path) -> None:
 
 def test_cli_on_an_empty_database(tmp_path: Path) -> None:
     """A fresh database: the summary says the rate is unknown; --json is the full report."""
+    store = Store(f"sqlite:///{tmp_path / 'arbiter.db'}")
+    store.migrate()
+    store.dispose()
     summary = runner.invoke(app, ["metrics", "--out", str(tmp_path)])
     assert summary.exit_code == 0, summary.output
     assert "Arbiter false-accept rate: unknown" in summary.output

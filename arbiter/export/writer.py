@@ -170,6 +170,15 @@ class _Output:
             self.tmp.unlink(missing_ok=True)
 
 
+def refuse_future(as_of: datetime | None, now: datetime) -> None:
+    """ExportError when `as_of` is after `now`: an export as of a time still to come could change."""
+    if as_of is not None and as_of > now:
+        raise ExportError(
+            f"--as-of {iso(as_of)} is in the future; an export as of a time that has not come yet could "
+            "still change. Leave --as-of out for the newest versions."
+        )
+
+
 def export_ground_truth(
     store: Store,
     formats: Sequence[str],
@@ -182,11 +191,7 @@ def export_ground_truth(
     """Write the ground truth in force (newest, or as of `as_of`) per document in `formats` to `out_dir`
     with manifest.json; returns the manifest. Streams `batch` records at a time."""
     generated = now or datetime.now(UTC)
-    if as_of is not None and as_of > generated:
-        raise ExportError(
-            f"--as-of {iso(as_of)} is in the future; an export as of a time that has not come yet could "
-            "still change. Leave --as-of out for the newest versions."
-        )
+    refuse_future(as_of, generated)
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise ExportError(f"Unknown export format: {', '.join(unknown) or 'none given'}.")
