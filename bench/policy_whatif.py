@@ -51,7 +51,7 @@ from arbiter.outputs import DocumentRecord
 from arbiter.packets import build_blind_packet, build_packet, sampled
 from arbiter.profile import Profile, load_profile
 from arbiter.store import Store
-from arbiter.whatif.history import read_history, reading
+from arbiter.whatif.history import primary_of, read_history, reading
 from arbiter.whatif.simulate import compare, simulate, simulate_documents
 from bench import corpus
 
@@ -219,10 +219,10 @@ def _naive(out_dir: Path, url: str, sample: int) -> dict[str, Any]:
     profile = load_profile()
     with reading(url) as conn:
         history = read_history(conn, None, out_dir)
+        primaries = [primary_of(conn, doc, None) for doc in history.docs[:sample]]
     started = time.perf_counter()
-    for doc in history.docs[:sample]:
+    for doc, primary in zip(history.docs[:sample], primaries, strict=True):
         bundle = DocumentBundle.model_validate_json(Path(doc.bundle_path or "").read_bytes())
-        primary = doc.outcome.get("final_classification") or {}
         verify_with_retries(json.dumps(primary), bundle, profile)
     seconds = time.perf_counter() - started
     return {"docs": sample, "seconds": round(seconds, 2), "ms_per_doc": round(seconds * 1000 / sample, 3)}

@@ -79,6 +79,12 @@ def test_the_recorded_profile_reproduces_every_recorded_decision(store: Store) -
     assert report["changed_sections"] == []
     assert report["current"]["decisions"] == report["candidate"]["decisions"]
     assert report["llm_calls"] == 0
+    # The primary gave its type 0.9: a floor of 0.95 doubts it on the first attempt (rebuilt: the primary),
+    # beside the fixable major: a non-fixable major escalates at once.
+    tolerances = MEDICAL.tolerances.model_copy(update={"min_dominant_confidence": 0.95})
+    doubt = _run(store, MEDICAL, MEDICAL.model_copy(update={"tolerances": tolerances}))
+    assert _flips(doubt) == [("retry", "AUTO_ACCEPT", "ESCALATE_TO_SME", "non_fixable_major")]
+    assert doubt["paths"] == {replay.REFOCUSED: 1}
 
 
 # A candidate that accepts minor-only documents --------------------------------------------------------

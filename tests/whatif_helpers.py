@@ -44,6 +44,9 @@ def classification(doc_id: str, dominant: str = "LAB_REPORT") -> dict[str, Any]:
                 "end_page": 2,
                 "segment_page_count": 2,
                 "dominant_type": dominant,
+                "types": [
+                    {"document_type": dominant, "presence_level": "PRIMARY", "share": 1.0, "confidence": 0.9}
+                ],
             }
         ],
         "document_mixture": [{"document_type": dominant, "share": 1.0}],

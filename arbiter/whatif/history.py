@@ -111,7 +111,20 @@ _PATHS = (
     + [f"$.attempts[{i}].{f}" for i in range(MAX_ATTEMPTS) for f in _FIELDS]
     + [f"$.attempts[{MAX_ATTEMPTS}].fingerprint"]
 )
-_SEGMENTS = "$.final_classification.segments"
+# The final version's segments, for a focused re-check: index, type and each type's share and confidence.
+MAX_SEGMENTS, MAX_TYPES = 4, 6
+_TYPE_FIELDS = ("document_type", "share", "confidence")
+_SEGMENT_PATHS = [
+    f"$.final_classification.segments[{k}].{f}"
+    for k in range(MAX_SEGMENTS)
+    for f in (
+        "segment_index",
+        "dominant_type",
+        *(f"types[{t}].{x}" for t in range(MAX_TYPES) for x in _TYPE_FIELDS),
+        f"types[{MAX_TYPES}]",
+    )
+] + [f"$.final_classification.segments[{MAX_SEGMENTS}]"]
+_PER_SEGMENT = 2 + MAX_TYPES * len(_TYPE_FIELDS) + 1
 
 
 def _pg_path(path: str) -> str:
@@ -120,9 +133,13 @@ def _pg_path(path: str) -> str:
 
 
 def _slim_sql(dialect: str, segments: bool) -> str:
-    paths = [*_PATHS, _SEGMENTS] if segments else [*_PATHS, "$.no_such_field"]
-    if dialect == "postgresql":
-        return "jsonb_build_array(" + ", ".join(_pg_path(p) for p in paths) + ")::text"
+    paths = [*_PATHS, *_SEGMENT_PATHS] if segments else _PATHS
+    if dialect == "postgresql":  # at most 100 arguments a function: arrays of 90 joined with ||
+        parts = [paths[i : i + 90] for i in range(0, len(paths), 90)]
+        arrays = " || ".join(
+            "jsonb_build_array(" + ", ".join(_pg_path(p) for p in part) + ")" for part in parts
+        )
+        return f"({arrays})::text"
     return "json_extract(o.outcome, " + ", ".join(f"'{p}'" for p in paths) + ")"
 
 
@@ -143,13 +160,35 @@ def _slim(values: list[Any]) -> dict[str, Any]:
                 "second": [second, status],
             }
         )
+    end = 1 + MAX_ATTEMPTS * width
     return {
         "slim": True,
         "stop_reason": values[0],
         "attempts": attempts,
-        "overflow": values[-2] is not None,
-        "final_segments": values[-1],
+        "overflow": values[end] is not None,
+        "final_segments": _segments(values[end + 1 :]) if len(values) > end + 1 else None,
     }
+
+
+def _segments(values: list[Any]) -> list[dict[str, Any]] | None:
+    """The segments read by index (None when there are more segments or types than were read)."""
+    if values[-1] is not None:
+        return None
+    out = []
+    for k in range(MAX_SEGMENTS):
+        seg = values[k * _PER_SEGMENT : (k + 1) * _PER_SEGMENT]
+        if seg[0] is None and seg[1] is None:
+            break
+        if seg[-1] is not None:
+            return None
+        types = []
+        for t in range(MAX_TYPES):
+            kind, share, confidence = seg[2 + t * 3 : 5 + t * 3]
+            if kind is None and share is None and confidence is None:
+                break
+            types.append({"document_type": kind, "share": share, "confidence": confidence})
+        out.append({"segment_index": seg[0], "dominant_type": seg[1], "types": types})
+    return out
 
 
 _DOCS = (
@@ -189,7 +228,7 @@ def documents(
         bound(sql, as_of), params(as_of)
     ):
         if not bundle and out_dir is not None:
-            bundle = str(out_dir / "bundles" / f"{doc_id}.json")
+            bundle = f"{out_dir}/bundles/{doc_id}.json"
         values = _json(outcome) if outcome is not None else None
         data = _slim(values) if isinstance(values, list) else None
         rows.append(
