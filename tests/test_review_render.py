@@ -11,9 +11,17 @@ import pytest
 from PIL import Image
 from review_helpers import FIXTURES, PDFS
 
-from arbiter.contracts import DocumentBundle, Highlight, Issue
+from arbiter.contracts import DocumentBundle, Extractor, Highlight, Issue
 from arbiter.ingest import ingest_pdf
-from arbiter.review.render import Mark, MarkKind, RenderError, page_marks, render_page, to_pixels
+from arbiter.review.render import (
+    Mark,
+    MarkKind,
+    RenderError,
+    page_marks,
+    render_page,
+    to_pixels,
+    unhighlighted_reason,
+)
 
 PDF = PDFS / "packet-01.pdf"
 
@@ -101,3 +109,23 @@ def test_concurrent_renders_share_the_pdfium_lock() -> None:
     for t in threads:
         t.join()
     assert results == [expected] * 6
+
+
+def _positionless(bundle: DocumentBundle) -> DocumentBundle:
+    """The same bundle as an extractor that gives text without word positions would return it."""
+    pages = [page.model_copy(update={"lines": []}) for page in bundle.pages]
+    extractor = Extractor(name="documentai-layout", version="1")
+    return bundle.model_copy(update={"pages": pages, "extractor": extractor})
+
+
+def test_evidence_without_positions_says_why_it_is_not_highlighted() -> None:
+    """Text with no word positions (Layout Parser): the packet says why the cited evidence is not marked."""
+    bundle = ingest_pdf(PDFS / "path-lung-01.pdf")
+    assert isinstance(bundle, DocumentBundle)
+    answer = json.loads((FIXTURES / "classifications" / "path-lung-01.json").read_text(encoding="utf-8"))
+    page = answer["segments"][0]["types"][2]["evidence"][0]["page"]
+    assert unhighlighted_reason(bundle, answer, page) is None
+    why = unhighlighted_reason(_positionless(bundle), answer, page)
+    assert why is not None
+    assert "cannot be highlighted" in why
+    assert "documentai-layout" in why

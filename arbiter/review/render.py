@@ -67,6 +67,31 @@ def page_marks(
     return marks
 
 
+def unhighlighted_reason(
+    bundle: DocumentBundle | None, classification: Any, page: int, fuzzy_threshold: float = 92.0
+) -> str | None:
+    """Why evidence cited on this page shows no highlight, when the page cannot place it; else None.
+
+    Some extractors give text without positions (Google's Layout Parser returns no bounding boxes), and a
+    scan without OCR has no text at all: the reviewer is told so instead of seeing nothing."""
+    snippets = _snippets_on(classification, page)
+    found = bundle.page(page) if bundle is not None else None
+    if not snippets or found is None:
+        return None
+    if not found.text.strip():
+        return f"Page {page} has no text, so the evidence cited on it cannot be located or highlighted."
+    index = PageIndex.shared(bundle, fuzzy_threshold) if bundle is not None else None
+    matches = [index.find(snippet, page) for snippet in snippets] if index is not None else []
+    located = [m for m in matches if m is not None]
+    if located and not any(m.boxes for m in located):
+        extractor = bundle.extractor.name if bundle is not None else "the extractor"
+        return (
+            f"The evidence cited on page {page} is in its text but cannot be highlighted: the extraction "
+            f"({extractor}) gave no positions for this page's words. Read the quoted words in the issues."
+        )
+    return None
+
+
 def _snippets_on(classification: Any, page: int) -> list[str]:
     found: list[str] = []
     segments = classification.get("segments") if isinstance(classification, dict) else None

@@ -29,7 +29,7 @@ from arbiter.review.packet_view import (
 )
 from arbiter.review.paths import PathRefused
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
-from arbiter.review.render import RenderError, page_marks
+from arbiter.review.render import RenderError, page_marks, unhighlighted_reason
 from arbiter.store import DatabaseUnavailable, UnknownPacket
 from review_app import state
 
@@ -144,6 +144,9 @@ with left:
                 f"Page {current} of {packet.total_pages}. :orange-background[Yellow]: evidence the "
                 "classification cites; :red-background[pink]: where an issue points."
             )
+            why = unhighlighted_reason(bundle, answer, current, profile.tolerances.fuzzy_match_threshold)
+            if why:
+                st.warning(escape(why))
         except RenderError as exc:
             st.error(escape(str(exc)))
 
