@@ -105,3 +105,8 @@ def test_postgresql_restart_and_outage_in_the_app(
         check = Store(server.url)
         assert check.get_packet(packet_id).review_status == "COMPLETED"
         check.dispose()
+        from review_app import state
+
+        state.store(
+            server.url
+        ).dispose()  # the app's cached engine: close its connections before the server goes
