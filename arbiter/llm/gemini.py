@@ -16,7 +16,7 @@ from google.genai import Client, errors, types
 from arbiter.contracts import TokenUsage
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.network import require_network
-from arbiter.llm.port import LLMError, LLMRequest, RawCompletion
+from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, check_finish
 
 log = logging.getLogger(__name__)
 
@@ -24,19 +24,6 @@ log = logging.getLogger(__name__)
 # once as rate_limited with retry_after_s and the client's limiter pauses every caller for that long.
 TRANSPORT_RETRY_CODES = (408, 500, 502, 503, 504)
 
-_OK_FINISH = {None, "STOP", "FINISH_REASON_UNSPECIFIED"}
-_BLOCKED_FINISH = {
-    "SAFETY",
-    "RECITATION",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "IMAGE_SAFETY",
-    "IMAGE_PROHIBITED_CONTENT",
-    "MODEL_ARMOR",
-    "LANGUAGE",
-    "OTHER",
-}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 # google-genai 3.x sends through httpx2 (a fork of httpx under its own names) unless given an httpx client:
@@ -286,12 +273,7 @@ def completion_from_response(response: types.GenerateContentResponse, model: str
     if not response.candidates:
         raise LLMError("blocked", "Gemini returned no answer at all.")
     finish = _name(response.candidates[0].finish_reason)
-    if finish == "MAX_TOKENS":
-        raise LLMError("truncated", "The answer was cut short at the output token limit.")
-    if finish in _BLOCKED_FINISH:
-        raise LLMError("blocked", f"Gemini withheld the answer ({finish}).")
-    if finish not in _OK_FINISH:
-        raise LLMError("invalid_json", f"Gemini stopped without a usable answer ({finish}).")
+    check_finish(finish, "Gemini")
     text = response.text
     if text is None or not text.strip():
         raise LLMError("invalid_json", "Gemini returned an empty answer.")
