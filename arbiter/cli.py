@@ -45,6 +45,14 @@ PasswordOpt = Annotated[
         "--password", metavar="PW", help="Password for encrypted PDFs (an empty one is always tried)."
     ),
 ]
+LlmOpt = Annotated[
+    str | None,
+    typer.Option(metavar="NAME", help="gemini | openai | replay | none (default: $ARBITER_LLM or none)."),
+]
+LlmModelOpt = Annotated[
+    str | None,
+    typer.Option(metavar="NAME", help=f"Model name (default: $ARBITER_LLM_MODEL or {DEFAULT_MODEL})."),
+]
 ExtractorOpt = Annotated[
     str | None,
     typer.Option(metavar="NAME", help="local | documentai (default: $ARBITER_EXTRACTOR or local)."),
@@ -121,17 +129,8 @@ def run(
         float, typer.Option(min=1, metavar="S", help="Seconds allowed to read one PDF.")
     ] = 120.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
-    llm: Annotated[
-        str | None,
-        typer.Option(metavar="NAME", help="gemini | openai | replay | none (default: $ARBITER_LLM or none)."),
-    ] = None,
-    llm_model: Annotated[
-        str | None,
-        typer.Option(
-            metavar="NAME",
-            help=f"Model name (default: $ARBITER_LLM_MODEL or {DEFAULT_MODEL}).",
-        ),
-    ] = None,
+    llm: LlmOpt = None,
+    llm_model: LlmModelOpt = None,
     llm_mode: Annotated[
         str | None,
         typer.Option(
@@ -357,17 +356,8 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="Print the VerificationOutcome as JSON.")] = False,
     profile: ProfileOpt = None,
     password: PasswordOpt = None,
-    llm: Annotated[
-        str | None,
-        typer.Option(metavar="NAME", help="gemini | openai | replay | none (default: $ARBITER_LLM or none)."),
-    ] = None,
-    llm_model: Annotated[
-        str | None,
-        typer.Option(
-            metavar="NAME",
-            help=f"Model name (default: $ARBITER_LLM_MODEL or {DEFAULT_MODEL}).",
-        ),
-    ] = None,
+    llm: LlmOpt = None,
+    llm_model: LlmModelOpt = None,
     extractor: ExtractorOpt = None,
     documentai_processor: DocAIProcessorOpt = None,
     documentai_location: DocAILocationOpt = None,
