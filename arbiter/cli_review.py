@@ -15,6 +15,7 @@ from arbiter.cli_support import ArbiterCommand, ArbiterGroup, print_error, requi
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
 from arbiter.runjob import database_url
 from arbiter.store import Store
+from arbiter.store.errors import PermissionDenied, UnknownUser
 
 console = Console(stderr=True)
 out = Console()
@@ -94,15 +95,35 @@ def users_add(
 
 @users_app.command("list", cls=ArbiterCommand)
 def users_list(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
-    """List the accounts and their roles."""
+    """List the accounts, their roles and whether they are locked."""
     store = _store(db, out_dir)
     try:
-        table = Table("name", "role", "active")
+        table = Table("name", "role", "active", "locked")
         for user in store.list_users():
-            table.add_row(user.name, str(user.role), "yes" if getattr(user, "active", True) else "no")
+            table.add_row(
+                user.name, str(user.role), "yes" if user.active else "no", "LOCKED" if user.locked else "no"
+            )
         out.print(table)
     finally:
         store.dispose()
+
+
+@users_app.command("unlock", cls=ArbiterCommand)
+def users_unlock(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The locked account.")],
+    by: Annotated[str, typer.Option("--by", metavar="ADMIN", help="The admin who unlocks it (audited).")],
+    out_dir: OutOpt = Path("output"),
+    db: DbOpt = None,
+) -> None:
+    """Lift an account's sign-in lockout and throttle (as the named admin; audited)."""
+    store = _store(db, out_dir)
+    try:
+        store.unlock_user(name, actor=by)
+    except (PermissionDenied, UnknownUser) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        store.dispose()
+    out.print(f"Unlocked {name}.")
 
 
 def review(

@@ -125,3 +125,27 @@ def test_review_launches_the_app_with_the_runs_database(
     assert seen["port"] == 8999
     assert seen["db_url"].endswith("arbiter.db")
     assert Path(seen["docs_root"]) == FIXTURES / "pdfs"
+
+
+def test_users_unlock_lifts_a_lockout(tmp_path: Path) -> None:
+    """A locked account shows LOCKED in `users list`; `users unlock NAME --by ADMIN` lifts it (audited)."""
+    out = tmp_path / "out"
+    for name, role in (("ana", "admin"), ("ben", "reviewer")):
+        added = runner.invoke(
+            app, ["users", "add", name, "--role", role, "--password", "pw-123456", "--out", str(out)]
+        )
+        assert added.exit_code == 0, added.output
+    store = Store(f"sqlite:///{out / 'arbiter.db'}")
+    try:
+        for _ in range(3):
+            store.record_failed_sign_in("ben", "127.0.0.1", "wrong_password", lock_after=3)
+        assert store.get_user("ben").locked  # type: ignore[union-attr]
+        assert "LOCKED" in runner.invoke(app, ["users", "list", "--out", str(out)]).output
+        refused = runner.invoke(app, ["users", "unlock", "ben", "--by", "ben", "--out", str(out)])
+        assert refused.exit_code == 2
+        assert "only admins" in refused.output
+        done = runner.invoke(app, ["users", "unlock", "ben", "--by", "ana", "--out", str(out)])
+        assert done.exit_code == 0, done.output
+        assert not store.get_user("ben").locked  # type: ignore[union-attr]
+    finally:
+        store.dispose()
