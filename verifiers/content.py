@@ -16,19 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
-from arbiter.contracts import BlockType, DocumentBundle, Page
+from arbiter.contracts import DocumentBundle, Page
 from arbiter.pagination import PageMark, page_marks
 from arbiter.profile import Content, Profile
+from verifiers.content_lines import is_field, page_lines
 from verifiers.textnorm import normalize_plain
 
-_HEADER_FOOTER = (BlockType.HEADER, BlockType.FOOTER)
-# A fill-in field: only labels ending in ":" (each a few words, no digits), blanks or check boxes.
-_LABEL = r"[^\W\d_][^:_\n]{0,60}?:"
-_FIELD_LINE = re.compile(rf"^(?:(?:{_LABEL}|[☐□❏❑❒☑☒]|\[ \])\s*(?:_{{2,}}\s*)?)+$")
-_BLANKS = re.compile(r"_{4,}")
-_BOXES = "☐□❏❑❒☑☒"
-_CHECKBOXES = re.compile(rf"[{_BOXES}]|\[ \]|\(\s\)")
-_YES_NO = re.compile(r"[?:]\s*yes\*?\s+no\b\s*$")
 _WORDS = re.compile(r"[a-z]+")
 _LIST_ITEM = re.compile(r"\s*(?:[•◦▪‣●○■□*\-–]|\d{1,2}[.)]\s)")  # a list item is no title
 _LEAD = re.compile(r"[\s#*\-•.:0-9()]+")  # list numbers and bullets before a heading
@@ -188,15 +181,15 @@ def read_page(page: Page, profile: Profile) -> PageReading:
     reading = PageReading(page=page.page_num, readable=readable)
     if not readable:
         return reading
-    body, running = _lines(page)
+    body, running = page_lines(page)
     printed = [*running, *(text for text, _ in body)]
     reading.marks = page_marks(((t, normalize_plain(t)) for t in printed), content.transmission_words)
     phrases = _heading_index(content)
     for text, heading_block in body:
         norm = normalize_plain(text).strip()
-        is_field = _is_field(norm, heading_block)
-        reading.lines.append((norm, is_field))
-        if is_field:
+        fillable = is_field(norm, heading_block)
+        reading.lines.append((norm, fillable))
+        if fillable:
             reading.fields += 1
             continue
         if len(norm) <= content.heading_max_chars or heading_block:
@@ -220,7 +213,7 @@ def read_page(page: Page, profile: Profile) -> PageReading:
         and reading.fields >= content.form_min_fields
         and reading.fields >= content.form_min_share * lines
     ):
-        examples = [norm for norm, is_field in reading.lines if is_field][:2]
+        examples = [norm for norm, fillable in reading.lines if fillable][:2]
         listed = ", ".join(f'"{_clip(e, 30)}"' for e in examples)
         seen = f"{reading.fields} fill-in fields of {lines} lines (e.g. {listed})"
         weight = content.form_field_weight * min(reading.fields, content.form_field_cap)
@@ -236,7 +229,7 @@ def read_snippet(text: str, profile: Profile) -> dict[str, float]:
     content = profile.content
     norm = normalize_plain(text).strip()
     scores: dict[str, float] = {}
-    if not norm or _is_field(norm, heading_block=False):
+    if not norm or is_field(norm, heading_block=False):
         return scores
     for doc_type, _phrase, weight in _headings_in(norm, _heading_index(content), anywhere=True):
         scores[doc_type] = scores.get(doc_type, 0.0) + weight
@@ -260,62 +253,13 @@ def is_form_label(snippet: str, page: int, reading: ContentReading) -> bool:
     pages = [claimed] if claimed is not None else []
     pages += [r for n, r in sorted(reading.pages.items()) if n != page]
     for candidate in pages:
-        holding = [is_field for line, is_field in candidate.lines if norm in line]
+        holding = [fillable for line, fillable in candidate.lines if norm in line]
         if holding:
             return all(holding)
-    return _is_field(norm, heading_block=False)
+    return is_field(norm, heading_block=False)
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def _lines(page: Page) -> tuple[list[tuple[str, bool]], list[str]]:
-    """(body lines with whether they sit in a heading block, running header/footer lines)."""
-    if not page.paragraphs:
-        return [(line, False) for line in page.text.splitlines() if line.strip()], []
-    body: list[tuple[str, bool]] = []
-    capitals: list[bool] = []  # a heading only because it is a short line in capitals
-    running: list[str] = []
-    for paragraph in page.paragraphs:
-        lines = [line for line in paragraph.text.splitlines() if line.strip()]
-        if paragraph.block_type in _HEADER_FOOTER:
-            running.extend(lines)
-        else:
-            heading = paragraph.block_type == BlockType.HEADING
-            body.extend((line, heading or _capitals_heading(line)) for line in lines)
-            capitals.extend(not heading and _capitals_heading(line) for line in lines)
-    # A capitals label with another field (or nothing) after it is a form's field, not a section heading:
-    # "PATIENT NAME:" above "DATE OF BIRTH:" on an all-capitals form.
-    for i, (line, _) in enumerate(body):
-        if capitals[i] and line.rstrip().endswith(":"):
-            after = normalize_plain(body[i + 1][0]).strip() if i + 1 < len(body) else ""
-            if not after or _is_field(after, heading_block=False):
-                body[i] = (line, False)
-    return body, running
-
-
-def _capitals_heading(line: str) -> bool:
-    """A short line in capitals is a section heading even inside a paragraph block (typed and dictated
-    reports put "GROSS DESCRIPTION:" on its own line with the text right under it), unless it is a field."""
-    text = line.strip()
-    letters = [c for c in text if c.isalpha()]
-    return (
-        4 <= len(text) <= 60
-        and len(letters) >= 4
-        and all(c.isupper() for c in letters)
-        and not _BLANKS.search(text)
-        and not _CHECKBOXES.search(text)
-    )
-
-
-def _is_field(norm: str, heading_block: bool) -> bool:
-    """A fill-in field: labels with nothing after them, blanks, check boxes or a bare Yes/No choice. A single
-    label in a heading block ("DISCHARGE DIAGNOSES:") is a section heading, not a field."""
-    if _BLANKS.search(norm) or _CHECKBOXES.search(norm) or _YES_NO.search(norm):
-        return True
-    if not _FIELD_LINE.match(norm):
-        return False
-    return not (heading_block and norm.count(":") == 1)
-
-
 _HeadingIndex = tuple[tuple[str, str, float, re.Pattern[str]], ...]
 _INDEXES: dict[int, tuple[Content, _HeadingIndex]] = {}
 
