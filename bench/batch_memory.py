@@ -117,7 +117,7 @@ sys.exit(code)
 def run_cli(pdf_dir: Path, out_dir: Path, *, workers: int = 2, timeout_s: float = 3600) -> dict[str, Any]:
     """`arbiter run PDF_DIR --out OUT_DIR --workers N --quiet --force`, with its memory sampled."""
     cli = [
-        sys.executable, "-m", "arbiter.cli", "run", str(pdf_dir),
+        sys.executable, "-m", "arbiter.cli.main", "run", str(pdf_dir),
         "--out", str(out_dir), "--workers", str(workers), "--quiet", "--force",
     ]  # fmt: skip
     report = out_dir / "bench-wrapper.json"

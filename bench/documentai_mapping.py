@@ -39,14 +39,14 @@ DOCS = ("lab-quest-01", "admin-priorauth-02", "gen-caris-04", "record-30p")
 
 def run(rounds: int = 20, repeats: int = 3) -> dict[str, Any]:
     """Each engine reads every recorded PDF `rounds` times per repeat; pages/s is the median over repeats."""
-    from arbiter.documentai import (
+    from arbiter.ingest import IngestFailure, OcrConfig, ingest_pdf
+    from arbiter.ingest.documentai import (
         DocumentAIIngestor,
         DocumentAISettings,
         PageFacts,
         ReplaySource,
         map_document,
     )
-    from arbiter.ingest import IngestFailure, OcrConfig, ingest_pdf
 
     pdfs = [FIXTURES / "pdfs" / f"{doc_id}.pdf" for doc_id in DOCS]
     docai = DocumentAIIngestor(DocumentAISettings(replay_dir=REPLAY), ReplaySource(REPLAY))
@@ -113,8 +113,8 @@ def map_corpus(folder: Path, only: set[str] | None = None) -> dict[str, Any]:
     its error (see the module's doc)."""
     import re
 
-    from arbiter.documentai import DocumentAIFormatError, PageFacts, map_document
     from arbiter.ingest import IngestFailure, OcrConfig, ingest_pdf
+    from arbiter.ingest.documentai import DocumentAIFormatError, PageFacts, map_document
 
     groups: dict[str, list[Path]] = {}
     for path in sorted(folder.glob("*.json")):

@@ -29,11 +29,11 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arbiter.contracts import TokenUsage
-from arbiter.governor import verify_with_retries
+from arbiter.contracts.profile import Profile, load_profile
+from arbiter.decide.governor import verify_with_retries
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
-from arbiter.profile import Profile, load_profile
 from bench import llm_fake
 from bench.verify_throughput import InlineExecutor
 from verifiers import default_verifiers
@@ -266,7 +266,7 @@ def run(
             "mean_latency_ms_observed": _r(mean_latency_s * 1000),
         },
         "wiring": {
-            "classifier": "GeminiClassifier (arbiter/classifiers/gemini.py)",
+            "classifier": "GeminiClassifier (arbiter/classify/gemini.py)",
             "llm_phases": "V2, V3, V4 as shipped (verifiers/llm_phase.py)",
             "client": "LLMClient: cache, budgets, limiter, concurrency semaphore",
         },

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arbiter.classifiers.gemini import GeminiClassifier
+from arbiter.classify.gemini import GeminiClassifier
 from arbiter.contracts import DocumentBundle, TokenUsage
+from arbiter.contracts.profile import Profile
 from arbiter.ingest import ingest_pdf
 from arbiter.llm.port import LLM, LLMRequest, RawCompletion
-from arbiter.profile import Profile
 
 ClassifyFn = Callable[[DocumentBundle, Profile, LLM], str]
 MODEL = "bench-fake-model"

@@ -34,13 +34,13 @@ if __package__ in (None, ""):
 import sqlalchemy as sa
 
 from arbiter.contracts import GroundTruthRecord, SMEPacket, SMEReview, VerificationOutcome
+from arbiter.contracts.profile import load_profile
 from arbiter.metrics import loader
 from arbiter.metrics.collect import compute_metrics, database_label, reading
 from arbiter.metrics.compute import build_report, mark_latest
 from arbiter.metrics.model import NO_LABEL, Labelled, Prediction, dominant_label, prediction
 from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.rows import DocRun, Reviewed
-from arbiter.profile import load_profile
 from arbiter.store import Store
 from arbiter.store.models import documents, ground_truth, outcomes, packet_codes, packets, reviews
 from arbiter.store.records import SME_SOURCES

@@ -130,10 +130,10 @@ def speed_and_cer(cases: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
 
 def acceptance(cases: list[dict[str, Any]]) -> dict[str, Any]:
     """Decisions of the whole pipeline on each scanned case with OCR off and on, against expected.json."""
-    from arbiter.classifiers import get_classifier
-    from arbiter.outputs import FileStore
-    from arbiter.pipeline import Pipeline
-    from arbiter.profile import load_profile
+    from arbiter.classify import get_classifier
+    from arbiter.contracts.profile import load_profile
+    from arbiter.record.mirrors import FileStore
+    from arbiter.run.document import Pipeline
 
     profile = load_profile()
     out: dict[str, Any] = {}

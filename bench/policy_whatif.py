@@ -45,11 +45,11 @@ from arbiter.contracts import (
     SMEReview,
     VerificationOutcome,
 )
-from arbiter.governor import verify_with_retries
-from arbiter.ground_truth import auto_accept_record
-from arbiter.outputs import DocumentRecord
-from arbiter.packets import build_blind_packet, build_packet, sampled
-from arbiter.profile import Profile, load_profile
+from arbiter.contracts.profile import Profile, load_profile
+from arbiter.decide.governor import verify_with_retries
+from arbiter.record.ground_truth import auto_accept_record
+from arbiter.record.mirrors import DocumentRecord
+from arbiter.record.packets import build_blind_packet, build_packet, sampled
 from arbiter.store import Store
 from arbiter.whatif.history import primary_of, read_history, reading
 from arbiter.whatif.simulate import compare, simulate, simulate_documents

@@ -28,7 +28,7 @@ if __package__ in (None, ""):
 import sqlalchemy as sa
 
 from arbiter.contracts import SMEPacket
-from arbiter.outputs import DocumentRecord, FileStore
+from arbiter.record.mirrors import DocumentRecord, FileStore
 from arbiter.review.queue_view import PAGE_SIZE, QueueFilters, page_count
 from arbiter.review.settings import ENV_AUTH, ENV_DB, ENV_DOCS, ENV_OUTPUT
 from arbiter.store import Store
@@ -174,11 +174,11 @@ class _Capture(FileStore):
 
 def run_fixtures(out_dir: Path, limit: int | None = None) -> list[DocumentRecord]:
     """Run the real pipeline over fixtures/pdfs with the demo classifications (bundles under out_dir)."""
-    from arbiter.classifiers import get_classifier
+    from arbiter.classify import get_classifier
+    from arbiter.classify.production import load_production
+    from arbiter.contracts.profile import load_profile
     from arbiter.ingest import ingest_pdf
-    from arbiter.pipeline import Pipeline
-    from arbiter.production import load_production
-    from arbiter.profile import load_profile
+    from arbiter.run.document import Pipeline
 
     capture = _Capture(out_dir)
     pipeline = Pipeline(

@@ -16,7 +16,7 @@ is re-finalised (fixtures/_truth.finalise) so the rule-level consistency holds, 
 differ from the truth in segments or types, and none of CONSISTENCY_CODES may fire on it (a case where
 one fires is a generator bug; it is listed under `generation.inconsistent` and not measured).
 
-Each answer then goes through the real chain, `arbiter.governor.verify_with_retries`, twice: offline (no
+Each answer then goes through the real chain, `arbiter.decide.governor.verify_with_retries`, twice: offline (no
 LLM: the semantic phases are SKIPPED) and with the scripted sample model of fixtures/llm_samples.py as the
 LLM (an LLMClient around SampleModel, one DocumentLLM per answer in VerifyContext, as the pipeline does).
 The baseline classifier's own answers on every PDF are judged against the truth and verified the same way.
@@ -54,11 +54,11 @@ if str(FIXTURES) not in sys.path:  # fixtures/_truth.py imports its sibling _lay
 
 from _truth import finalise  # noqa: E402  (fixtures/_truth.py: counts, dominant types, page-weighted mixture)
 
-from arbiter.classifiers import get_classifier  # noqa: E402
+from arbiter.classify import get_classifier  # noqa: E402
 from arbiter.contracts import DocumentBundle, FinalDecision, VerificationOutcome  # noqa: E402
-from arbiter.governor import verify_with_retries  # noqa: E402
+from arbiter.contracts.profile import Profile, load_profile  # noqa: E402
+from arbiter.decide.governor import verify_with_retries  # noqa: E402
 from arbiter.ingest import ingest_pdf  # noqa: E402
-from arbiter.profile import Profile, load_profile  # noqa: E402
 from verifiers.base import VerifyContext  # noqa: E402
 from verifiers.textmatch import PageIndex  # noqa: E402
 from verifiers.textnorm import normalize_plain  # noqa: E402

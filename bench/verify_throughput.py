@@ -68,9 +68,9 @@ def run(
     warmup: int = 50,
 ) -> dict[str, Any]:
     from arbiter.contracts import ClassificationOutput, DocumentBundle, VerificationOutcome
-    from arbiter.governor import verify_with_retries
-    from arbiter.profile import load_profile
-    from arbiter.schemas import load_subject
+    from arbiter.contracts.profile import load_profile
+    from arbiter.contracts.schemas import load_subject
+    from arbiter.decide.governor import verify_with_retries
     from verifiers import default_verifiers
 
     profile = load_profile()

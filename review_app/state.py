@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from arbiter.profile import Profile, load_profile
+from arbiter.contracts.profile import Profile, load_profile
 from arbiter.review.auth import PROXY_PASSWORD_REFUSED, ClientThrottle, SignedIn, from_proxy, proxy_name
 from arbiter.review.desk import AdminDesk, Desk
 from arbiter.review.packet_view import escape
@@ -130,7 +130,10 @@ def open_packet(packet_id: str) -> None:
 
 def attempt_of(packet_id: str) -> dict[str, Any]:
     attempts = st.session_state.setdefault("arbiter_attempts", {})
-    return attempts.setdefault(packet_id, {"token": uuid.uuid4().hex, "started_at": datetime.now(UTC)})
+    attempt: dict[str, Any] = attempts.setdefault(
+        packet_id, {"token": uuid.uuid4().hex, "started_at": datetime.now(UTC)}
+    )
+    return attempt
 
 
 def close_packet(packet_id: str) -> None:
@@ -140,7 +143,8 @@ def close_packet(packet_id: str) -> None:
 
 
 def drafts() -> dict[str, Any]:
-    return st.session_state.setdefault("arbiter_drafts", {})
+    kept: dict[str, Any] = st.session_state.setdefault("arbiter_drafts", {})
+    return kept
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

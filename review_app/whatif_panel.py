@@ -9,8 +9,8 @@ from typing import Any
 
 import streamlit as st
 
+from arbiter.contracts.profile import Profile, load_profile
 from arbiter.errors import ConfigError
-from arbiter.profile import Profile, load_profile
 from arbiter.whatif import panel
 from arbiter.whatif.report import figure_rows, flip_rows, headline, render_html, strata_rows
 

@@ -18,7 +18,7 @@ from arbiter.contracts import (
     VerifierResult,
     VerifierStatus,
 )
-from arbiter.profile import Profile, load_profile
+from arbiter.contracts.profile import Profile, load_profile
 from verifiers.base import Subject, VerifyContext
 
 NAMES = ("V1", "V2", "V3", "V4")

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arbiter.classifiers import get_classifier
+from arbiter.classify import get_classifier
+from arbiter.classify.production import load_production
+from arbiter.contracts.profile import Sampling, load_profile
 from arbiter.ingest import ingest_pdf
-from arbiter.outputs import DocumentRecord, FileStore
-from arbiter.pipeline import Pipeline
-from arbiter.production import load_production
-from arbiter.profile import Sampling, load_profile
+from arbiter.record.mirrors import DocumentRecord, FileStore
 from arbiter.review.settings import ENV_AUTH, ENV_DB, ENV_DOCS, ENV_OUTPUT
+from arbiter.run.document import Pipeline
 from arbiter.store import Store
 
 REPO = Path(__file__).resolve().parents[1]

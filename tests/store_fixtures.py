@@ -25,9 +25,9 @@ from arbiter.contracts import (
     StopReason,
     VerificationOutcome,
 )
-from arbiter.ground_truth import auto_accept_record
-from arbiter.outputs import DocumentRecord
-from arbiter.packets import build_blind_packet, build_packet
+from arbiter.record.ground_truth import auto_accept_record
+from arbiter.record.mirrors import DocumentRecord
+from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
 
 PG_URL = os.environ.get("ARBITER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")

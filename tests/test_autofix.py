@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arbiter.autofix import Conflict, FixPlan, PatchFailed, apply_fixes, fingerprint, plan_fixes
 from arbiter.contracts import Severity
+from arbiter.decide.autofix import Conflict, FixPlan, PatchFailed, apply_fixes, fingerprint, plan_fixes
 from tests.governor_helpers import issue, replace
 
 MIXTURE = [{"document_type": "LAB_REPORT", "share": 1.0}]

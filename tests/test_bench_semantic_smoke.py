@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from arbiter.governor import verify_with_retries
-from arbiter.profile import load_profile
+from arbiter.contracts.profile import load_profile
+from arbiter.decide.governor import verify_with_retries
 from bench import run as bench_run
 from bench import semantic
 from tests.conftest import corpora_missing

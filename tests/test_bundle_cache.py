@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from arbiter.batch import new_run_id
-from arbiter.bundle_cache import BundleCache
-from arbiter.classifiers import get_classifier
+from arbiter.classify import get_classifier
 from arbiter.contracts import DocumentBundle
+from arbiter.contracts.profile import load_profile
 from arbiter.ingest import IngestResult, ingest_pdf
-from arbiter.outputs import FileStore
-from arbiter.pipeline import Pipeline
-from arbiter.profile import load_profile
-from arbiter.runjob import RunOptions, execute
+from arbiter.ingest.cache import BundleCache
+from arbiter.record.mirrors import FileStore
+from arbiter.run.batch import new_run_id
+from arbiter.run.document import Pipeline
+from arbiter.run.job import RunOptions, execute
 from tests.conftest import FIXTURES
 
 PATHOLOGY = FIXTURES / "pdfs" / "path-breast-02.pdf"

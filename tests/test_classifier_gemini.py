@@ -9,12 +9,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from arbiter.classifiers import ClassificationDeferred, ClassificationError, GeminiClassifier, get_classifier
-from arbiter.classifiers.gemini import PAGE_CHARS, response_schema
+from arbiter.classify import ClassificationDeferred, ClassificationError, GeminiClassifier, get_classifier
+from arbiter.classify.gemini import PAGE_CHARS, response_schema
+from arbiter.contracts.profile import load_profile
+from arbiter.decide.governor import verify_with_retries
 from arbiter.errors import ConfigError
-from arbiter.governor import verify_with_retries
 from arbiter.llm.client import parse_answer
-from arbiter.profile import load_profile
 from tests.conftest import FIXTURES
 from tests.llm_fakes import FakeLLM
 from tests.phase_fakes import BREAKOUT, ERROR_KINDS, INJECTION, answer, faulty_llm, scenario_bundle

@@ -15,13 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from arbiter.classifiers import (
+from arbiter.classify import (
     BaselineClassifier,
     ClassificationError,
     FileClassifier,
     get_classifier,
 )
-from arbiter.classifiers.cues import form_fields, form_line
+from arbiter.classify.cues import form_fields, form_line
 from arbiter.contracts import (
     BlockType,
     ClassificationOutput,
@@ -32,8 +32,8 @@ from arbiter.contracts import (
     Page,
     Paragraph,
 )
+from arbiter.contracts.profile import Baseline, Profile, load_profile
 from arbiter.errors import ConfigError
-from arbiter.profile import Baseline, Profile, load_profile
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -347,7 +347,7 @@ def test_output_is_identical_across_processes() -> None:
 
 def test_baseline_output_is_accepted_by_the_verifiers() -> None:
     """On clean documents the baseline's answer passes V1-V4 with no issue and is auto-accepted."""
-    from arbiter import governor
+    from arbiter.decide import governor
 
     for bundle in (faxed_genomic_packet(), quest_cbc(), genomic_with_scan()):
         raw = BaselineClassifier().classify(bundle, PROFILE).raw
@@ -867,7 +867,7 @@ def test_confidence_floor_above_ceiling_is_refused() -> None:
 )
 def test_verifiers_act_on_the_baselines_doubt(pages: list[Page], decision: str, codes: set[str]) -> None:
     """A confident blank form is accepted as ADMINISTRATIVE; a tie the baseline admits to is escalated."""
-    from arbiter import governor
+    from arbiter.decide import governor
 
     bundle = make_bundle(pages)
     outcome = governor.verify_with_retries(

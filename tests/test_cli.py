@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from arbiter.cli import app
+from arbiter.cli.main import app
 from arbiter.contracts import VerificationOutcome
-from arbiter.schemas import SCHEMAS
+from arbiter.contracts.schemas import SCHEMAS
 from tests.conftest import FIXTURES
 
 runner = CliRunner()

@@ -13,8 +13,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from arbiter.cli import app
-from arbiter.cli_reference import block, current_block
+from arbiter.cli.main import app
+from arbiter.cli.reference import block, current_block
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -46,9 +46,9 @@ IDS = [" ".join(path) or "arbiter" for path, _ in COMMANDS]
 
 
 def test_readme_cli_reference_is_generated_from_the_cli() -> None:
-    """The README's reference block is exactly what `python -m arbiter.cli_reference` makes of the CLI now."""
+    """The README's reference block is exactly what `python -m arbiter.cli.reference` makes of the CLI now."""
     assert current_block(README) == block(), (
-        "README's CLI reference is out of date: run `.venv/bin/python -m arbiter.cli_reference --write README.md`"
+        "README's CLI reference is out of date: run `.venv/bin/python -m arbiter.cli.reference --write README.md`"
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from arbiter.cli import app
+from arbiter.cli.main import app
 from arbiter.ingest import isolated
 from arbiter.ingest.ocr import announce, set_budget_hook
 from tests.conftest import FIXTURES, REPO
@@ -108,7 +108,7 @@ def test_port_in_use_is_said_before_any_url(workspace: Path, busy_port: int) -> 
 
 def _arbiter(*args: str, **kwargs: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "arbiter.cli", *args],
+        [sys.executable, "-m", "arbiter.cli.main", *args],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

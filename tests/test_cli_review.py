@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import review_app.launch  # noqa: F401  (sys.modules entry patched below)
-from arbiter.cli import app
+from arbiter.cli.main import app
 from arbiter.store import Store
 from tests.conftest import FIXTURES
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from arbiter.batch import BatchRunner, discover, new_run_id
-from arbiter.classifiers import get_classifier
+from arbiter.classify import get_classifier
+from arbiter.contracts.profile import load_profile
 from arbiter.ingest import IsolatedIngestor
-from arbiter.outputs import FileStore
-from arbiter.pipeline import Pipeline
-from arbiter.profile import load_profile
+from arbiter.record.mirrors import FileStore
+from arbiter.run.batch import BatchRunner, discover, new_run_id
+from arbiter.run.document import Pipeline
 from tests.conftest import CORPORA, corpora_missing
 
 pytestmark = pytest.mark.corpus

@@ -18,14 +18,14 @@ import pytest
 from pg_server import OwnServer, own_pg_server
 from typer.testing import CliRunner
 
-from arbiter.batch import BatchRunner, discover, new_run_id
-from arbiter.classifiers import get_classifier
+from arbiter.classify import get_classifier
+from arbiter.contracts.profile import load_profile
 from arbiter.ingest import ingest_pdf
-from arbiter.pipeline import DocResult, Pipeline
-from arbiter.profile import load_profile
+from arbiter.record.sink import DatabaseResultStore
+from arbiter.run.batch import BatchRunner, discover, new_run_id
+from arbiter.run.document import DocResult, Pipeline
 from arbiter.store import DatabaseUnavailable, Store
 from arbiter.store import db as store_db
-from arbiter.store_sink import DatabaseResultStore
 from tests.conftest import FIXTURES
 
 DOCS = ("path-breast-02", "gen-foundation-01", "lab-quest-01", "note-progress-01", "admin-faxcover-01")
@@ -205,7 +205,7 @@ def test_arbiter_run_on_a_locked_sqlite_database_exits_plainly(
 ) -> None:
     """`arbiter run` against a locked database: one plain message naming the holder, a non-zero exit, no
     traceback."""
-    from arbiter.cli import app
+    from arbiter.cli.main import app
 
     monkeypatch.setattr(store_db, "BUSY_TIMEOUT_MS", 300)
     monkeypatch.setenv("ARBITER_DB_RETRY_S", "1")

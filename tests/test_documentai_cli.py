@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from arbiter.cli import app
+from arbiter.cli.main import app
 from arbiter.contracts import DocumentBundle, VerificationOutcome
 from tests.conftest import FIXTURES
 

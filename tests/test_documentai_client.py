@@ -20,21 +20,21 @@ from google.oauth2.credentials import Credentials
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arbiter.batch import new_run_id
-from arbiter.bundle_cache import BundleCache
-from arbiter.classifiers import get_classifier
+from arbiter.classify import get_classifier
 from arbiter.contracts import DocumentBundle, Extractor
-from arbiter.documentai.client import DocumentAIClient, GoogleAuthorizer, LiveSource, ReplaySource
-from arbiter.documentai.factory import open_documentai
-from arbiter.documentai.ingestor import DocumentAIIngestor
-from arbiter.documentai.mapping import document_of
-from arbiter.documentai.settings import DocumentAISettings
+from arbiter.contracts.profile import load_profile
 from arbiter.errors import ConfigError
 from arbiter.ingest import IngestFailure, IngestResult, ingest_pdf
+from arbiter.ingest.cache import BundleCache
+from arbiter.ingest.documentai.client import DocumentAIClient, GoogleAuthorizer, LiveSource, ReplaySource
+from arbiter.ingest.documentai.factory import open_documentai
+from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
+from arbiter.ingest.documentai.mapping import document_of
+from arbiter.ingest.documentai.settings import DocumentAISettings
 from arbiter.llm import network
-from arbiter.outputs import FileStore
-from arbiter.pipeline import Pipeline
-from arbiter.profile import load_profile
+from arbiter.record.mirrors import FileStore
+from arbiter.run.batch import new_run_id
+from arbiter.run.document import Pipeline
 from tests.conftest import FIXTURES
 
 PROCESSOR = "projects/demo-project/locations/us/processors/abc123"

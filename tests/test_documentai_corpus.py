@@ -21,12 +21,12 @@ from rapidfuzz import fuzz
 
 from arbiter.contracts import DocumentBundle
 from arbiter.contracts.bundle import OcrStatus
-from arbiter.documentai.client import ReplaySource
-from arbiter.documentai.ingestor import DocumentAIIngestor
-from arbiter.documentai.mapping import PageFacts, UnplacedTextError, map_document
-from arbiter.documentai.settings import DocumentAISettings
-from arbiter.documentai.shape import DocumentAIFormatError
 from arbiter.ingest import ingest_pdf
+from arbiter.ingest.documentai.client import ReplaySource
+from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
+from arbiter.ingest.documentai.mapping import PageFacts, UnplacedTextError, map_document
+from arbiter.ingest.documentai.settings import DocumentAISettings
+from arbiter.ingest.documentai.shape import DocumentAIFormatError
 from verifiers.textmatch import PageIndex
 
 REPO = Path(__file__).resolve().parents[1]
@@ -308,7 +308,7 @@ def test_the_layout_parser_response_has_no_boxes_and_the_run_log_says_so(
     sha = hashlib.sha256(pdf.read_bytes()).hexdigest()
     (tmp_path / f"{sha}.json").symlink_to(CORPUS / "tb_layout_parser.json")
     with (
-        caplog.at_level(logging.INFO, logger="arbiter.documentai.ingestor"),
+        caplog.at_level(logging.INFO, logger="arbiter.ingest.documentai.ingestor"),
         DocumentAIIngestor(DocumentAISettings(replay_dir=tmp_path), ReplaySource(tmp_path)) as ingestor,
     ):
         result = ingestor.ingest(pdf)
@@ -354,7 +354,7 @@ def test_arbiter_run_replays_the_real_responses_end_to_end(tmp_path: Path) -> No
 
     from typer.testing import CliRunner
 
-    from arbiter.cli import app
+    from arbiter.cli.main import app
 
     pdfs, replay, out = tmp_path / "in", tmp_path / "replay", tmp_path / "out"
     pdfs.mkdir()

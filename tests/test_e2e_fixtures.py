@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from arbiter.contracts import DocumentBundle
-from arbiter.governor import verify_with_retries
+from arbiter.contracts.profile import load_profile
+from arbiter.decide.governor import verify_with_retries
 from arbiter.ingest import ingest_pdf
-from arbiter.profile import load_profile
 from tests.conftest import FIXTURES
 
 CASES: list[dict[str, Any]] = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from store_fixtures import pg_server_url_fixture, store_fixture  # noqa: F401  (fixtures)
 from typer.testing import CliRunner
 
-from arbiter.cli import app
+from arbiter.cli.main import app
 from arbiter.contracts import ClassificationOutput, GroundTruthRecord, GroundTruthSource, SemanticChecks
 from arbiter.contracts.version import CONTRACT_VERSION
 from arbiter.export import (
@@ -39,7 +39,7 @@ from arbiter.export import (
 from arbiter.export.arrow import records_from_table, to_table
 from arbiter.export.flat import csv_rows, flatten_classification
 from arbiter.export.writer import redact
-from arbiter.ground_truth import auto_accept_record
+from arbiter.record.ground_truth import auto_accept_record
 from arbiter.store import Store
 from arbiter.store.models import UTCDateTime, ground_truth
 from arbiter.store.records import insert_gt

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import arbiter.cli as cli
-from arbiter.cli import app
+import arbiter.cli.main as cli
+from arbiter.cli.main import app
 from arbiter.contracts.bundle import OcrStatus
 from arbiter.ingest.ocr import probe
 from arbiter.llm.port import LLMError, LLMRequest
@@ -128,7 +128,7 @@ def test_demo_says_it_adds_to_an_existing_database(tmp_path: Path, monkeypatch: 
 def test_readme_shows_the_classification_format() -> None:
     """The README introduces fixtures/demo/*.json and `arbiter schema classification` with an example whose
     fields are the schema's."""
-    from arbiter.schemas import json_schema
+    from arbiter.contracts.schemas import json_schema
 
     assert "fixtures/demo/*.json" in README
     assert "arbiter schema classification" in README
@@ -170,7 +170,7 @@ def test_readme_says_quick_bench_is_a_smoke_run() -> None:
 
 def test_readme_cache_paths_are_the_real_ones(tmp_path: Path) -> None:
     """The bundle cache path the README gives is the one BundleCache writes."""
-    from arbiter.bundle_cache import BundleCache
+    from arbiter.ingest.cache import BundleCache
 
     path = BundleCache(Path("output/cache/bundles")).path_for("ab" + "0" * 62, "v1")
     assert path.as_posix() == f"output/cache/bundles/ab/{'ab' + '0' * 62}.v1.open.json"

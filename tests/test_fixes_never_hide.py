@@ -9,10 +9,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arbiter.autofix import Conflict, PatchFailed, apply_fixes, plan_fixes
 from arbiter.contracts import Issue
-from arbiter.runner import InlineExecutor, run_verifiers
-from arbiter.schemas import load_subject
+from arbiter.contracts.schemas import load_subject
+from arbiter.decide.autofix import Conflict, PatchFailed, apply_fixes, plan_fixes
+from arbiter.verify.runner import InlineExecutor, run_verifiers
 from tests.test_content_rules import lab, note, pathology
 from tests.v34_helpers import PROFILE, TYPES, classification, make_bundle, segment
 from verifiers import default_verifiers

@@ -16,7 +16,7 @@ import pytest
 from pypdf import PdfReader
 
 from arbiter.contracts import ClassificationOutput
-from arbiter.profile import load_profile
+from arbiter.contracts.profile import load_profile
 from verifiers.codes import CODES
 
 REPO = Path(__file__).resolve().parents[1]

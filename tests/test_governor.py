@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arbiter.autofix import fingerprint, raw_fingerprint
 from arbiter.contracts import Decision, FinalDecision, Severity, StopReason, VerifierStatus
-from arbiter.governor import verify_with_retries
-from arbiter.profile import Profile, load_profile
+from arbiter.contracts.profile import Profile, load_profile
+from arbiter.decide.autofix import fingerprint, raw_fingerprint
+from arbiter.decide.governor import verify_with_retries
 from tests.governor_helpers import (
     CrashingVerifier,
     FakeVerifier,
@@ -228,7 +228,7 @@ def test_an_internal_failure_is_an_escalation_not_an_exception() -> None:
 
 
 def test_the_real_loader_is_the_default() -> None:
-    """Without a loader, arbiter.schemas.load_subject reads the raw text."""
+    """Without a loader, arbiter.contracts.schemas.load_subject reads the raw text."""
     outcome = verify_with_retries("not json", bundle(), load_profile(), verifiers=fakes())
     assert outcome.final_classification is None
     assert outcome.attempts[0].fingerprint == raw_fingerprint("not json")

@@ -1,4 +1,4 @@
-"""Tests for PDF ingestion (arbiter.ingest, arbiter.layout) and the bundle cache."""
+"""Tests for PDF ingestion (arbiter.ingest, arbiter.ingest.layout) and the bundle cache."""
 
 from __future__ import annotations
 
@@ -29,7 +29,6 @@ from ingest_helpers import (
     make_zero_page_pdf,
 )
 
-from arbiter.bundle_cache import BundleCache
 from arbiter.contracts.bundle import BlockType, DocumentBundle, OcrStatus, Page
 from arbiter.ingest import (
     EXTRACTOR_NAME,
@@ -43,7 +42,8 @@ from arbiter.ingest import (
     ingest_pdf,
 )
 from arbiter.ingest import reader as ingest_reader
-from arbiter.layout import (
+from arbiter.ingest.cache import BundleCache
+from arbiter.ingest.layout import (
     _BULLET,
     RawLine,
     RawPage,

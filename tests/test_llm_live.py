@@ -20,7 +20,7 @@ import pytest
 from gemini_fakes import FAKE_KEY, FAST_RETRY, SCHEMA, answer_body, error_body
 from typer.testing import CliRunner
 
-from arbiter.cli import app
+from arbiter.cli.main import app
 from arbiter.llm import network, preflight
 from arbiter.llm.batch import BatchCollector, inline_job_bytes, submit
 from arbiter.llm.client import LLMClient
@@ -146,7 +146,7 @@ def test_unknown_price_is_reported_unknown_never_zero(tmp_path: Path) -> None:
 
 def test_summary_line_says_cost_unknown() -> None:
     """The run summary prints 'cost unknown' for an unpriced model, never $0.0000."""
-    from arbiter.cli import _cost_text
+    from arbiter.cli.main import _cost_text
 
     assert _cost_text(None) == "cost unknown (no price for this model)"
     assert _cost_text(0.01234) == "about $0.0123"

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arbiter.contracts import IssueSource, PhaseStatus, Severity, TokenUsage, VerifierResult, VerifierStatus
-from arbiter.governor import verify_with_retries
-from arbiter.profile import load_profile
-from arbiter.runner import run_verifiers
+from arbiter.contracts.profile import load_profile
+from arbiter.decide.governor import verify_with_retries
+from arbiter.verify.runner import run_verifiers
 from tests.conftest import FIXTURES
 from tests.llm_fakes import FakeLLM
 from tests.phase_fakes import (

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from arbiter.cli import app
+from arbiter.cli.main import app
 from arbiter.llm import network
-from arbiter.runjob import RunOptions, execute, resume
+from arbiter.run.job import RunOptions, execute, resume
 from tests.conftest import FIXTURES
 from tests.gemini_fakes import FakeBatches, FakeGenaiClient
 

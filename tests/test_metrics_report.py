@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from arbiter.cli import app
-from arbiter.cli_metrics import parse_time
+from arbiter.cli.main import app
+from arbiter.cli.metrics import parse_time
 from arbiter.contracts import SMEReview
 from arbiter.metrics import charts
 from arbiter.metrics.compute import build_report, mark_latest

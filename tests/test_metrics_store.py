@@ -28,11 +28,11 @@ from arbiter.contracts import (
     VerifierResult,
     VerifierStatus,
 )
-from arbiter.ground_truth import auto_accept_record
 from arbiter.metrics.collect import compute_metrics
 from arbiter.metrics.result import MetricsReport
-from arbiter.outputs import DocumentRecord
-from arbiter.packets import build_blind_packet, build_packet
+from arbiter.record.ground_truth import auto_accept_record
+from arbiter.record.mirrors import DocumentRecord
+from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
 from bench.metrics_speed import comparable, naive_report
 

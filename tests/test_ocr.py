@@ -13,7 +13,8 @@ from ingest_helpers import make_image_only_pdf, make_text_pdf
 from ocr_helpers import LAB_LINES, draw_page, fake_tesseract, image_pdf, word_row
 
 from arbiter.contracts import DocumentBundle, OcrStatus
-from arbiter.governor import verify_with_retries
+from arbiter.contracts.profile import load_profile
+from arbiter.decide.governor import verify_with_retries
 from arbiter.ingest import PDFIUM_LOCK, IsolatedIngestor, OcrConfig, extractor_version, ingest_pdf, ocr_pass
 from arbiter.ingest.ocr import parse_tsv, rows, to_raw_page
 from arbiter.ingest.textlayer import (
@@ -24,7 +25,6 @@ from arbiter.ingest.textlayer import (
     ocr_reason,
     readable,
 )
-from arbiter.profile import load_profile
 from tests.conftest import FIXTURES
 
 MISSING = "/nonexistent/bin/tesseract"

@@ -14,12 +14,12 @@ from ocr_helpers import LAB_LINES, draw_page, image_pdf, ocr_bundle, text_only_b
 from PIL import Image
 
 from arbiter.contracts import BlockType, DocumentBundle, OcrStatus
-from arbiter.governor import verify_with_retries
+from arbiter.contracts.profile import load_profile
+from arbiter.contracts.schemas import load_subject
+from arbiter.decide.governor import verify_with_retries
 from arbiter.ingest import OcrConfig, ingest_pdf
 from arbiter.ingest.ocr import probe
-from arbiter.profile import load_profile
 from arbiter.review.render import MarkKind, page_marks, render_page
-from arbiter.schemas import load_subject
 from tests.conftest import FIXTURES
 from verifiers.base import VerifyContext
 from verifiers.textmatch import PageIndex

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arbiter.autofix import fingerprint, json_copy
 from arbiter.contracts import DocumentBundle, VerifierResult
-from arbiter.profile import Profile
-from arbiter.runner import INLINE, run_verifiers
+from arbiter.contracts.profile import Profile
+from arbiter.decide.autofix import fingerprint, json_copy
+from arbiter.verify.runner import INLINE, run_verifiers
 from tests.governor_helpers import CrashingVerifier, FakeVerifier, bundle, issue, subject
 from tests.v34_helpers import PROFILE, make_bundle, make_page
 from verifiers import textmatch, textnorm

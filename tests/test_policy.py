@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from arbiter.contracts import Decision, PhaseStatus, Severity, VerifierResult, VerifierStatus
-from arbiter.policy import GUARD_RULE, count_issues, decide
-from arbiter.profile import load_profile
+from arbiter.contracts.profile import load_profile
+from arbiter.decide.policy import GUARD_RULE, count_issues, decide
 from tests.governor_helpers import NAMES, issue, replace, result, rules_profile
 
 B, M, m = Severity.BLOCKER, Severity.MAJOR, Severity.MINOR

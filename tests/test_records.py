@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from arbiter import atomic
+from arbiter.classify.production import load_production
 from arbiter.contracts import (
     ArbiterDecision,
     Attempt,
@@ -22,9 +23,8 @@ from arbiter.contracts import (
     VerificationOutcome,
 )
 from arbiter.errors import InputError
-from arbiter.ground_truth import auto_accept_record
-from arbiter.packets import build_packet, priority_of, production_differs, sort_issues
-from arbiter.production import load_production
+from arbiter.record.ground_truth import auto_accept_record
+from arbiter.record.packets import build_packet, priority_of, production_differs, sort_issues
 
 
 def issue(n: int, severity: Severity, verifier: str = "V2") -> Issue:

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from store_fixtures import pg_server_url_fixture, store_fixture  # noqa: F401  (fixtures)
 
-from arbiter.batch import BatchRunner, discover, new_run_id
-from arbiter.classifiers import get_classifier
+from arbiter.classify import get_classifier
+from arbiter.contracts.profile import load_profile
 from arbiter.ingest import IngestResult, ingest_pdf
-from arbiter.outputs import DocumentRecord
-from arbiter.pipeline import Pipeline
-from arbiter.profile import load_profile
+from arbiter.record.mirrors import DocumentRecord
+from arbiter.record.sink import DatabaseResultStore
+from arbiter.run.batch import BatchRunner, discover, new_run_id
+from arbiter.run.document import Pipeline
 from arbiter.store import Store
-from arbiter.store_sink import DatabaseResultStore
 from tests.conftest import FIXTURES
 
 # One escalated by the demo classifications, one accepted.

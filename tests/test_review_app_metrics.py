@@ -13,7 +13,7 @@ import pytest
 from review_helpers import Seeded, app_on, app_test, sign_in
 
 from arbiter.contracts import PacketKind, SMEReview
-from arbiter.packets import build_blind_packet
+from arbiter.record.packets import build_blind_packet
 
 
 @pytest.fixture(name="seeded")

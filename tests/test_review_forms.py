@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from review_helpers import FIXTURES, PDFS
 
 from arbiter.contracts import DocumentBundle
+from arbiter.contracts.profile import Profile, load_profile
 from arbiter.ingest import ingest_pdf
-from arbiter.profile import Profile, load_profile
 from arbiter.review.forms import (
     PRODUCER,
     CorrectionDraft,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from review_helpers import PDFS, Seeded, seed
 
-from arbiter.profile import load_profile
+from arbiter.contracts.profile import load_profile
 from arbiter.review import documents
 from arbiter.review.desk import AdminDesk, Desk, Outcome, machine_answer
 from arbiter.review.forms import CorrectionDraft, segment_rows

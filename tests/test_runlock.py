@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from store_fixtures import pg_server_url_fixture  # noqa: F401  (fixture)
 
-from arbiter.runjob import RunOptions, execute
-from arbiter.runlock import RunLocked, run_lock
+from arbiter.run.job import RunOptions, execute
+from arbiter.run.lock import RunLocked, run_lock
 from tests.conftest import FIXTURES
 
 PDF = FIXTURES / "pdfs" / "note-progress-01.pdf"
@@ -89,7 +89,7 @@ def test_a_second_run_waits_when_told_to(
 HOLDER = """
 import sys, time
 from pathlib import Path
-from arbiter.runlock import run_lock
+from arbiter.run.lock import run_lock
 with run_lock(Path(sys.argv[1]), sys.argv[2], wait_s=0):
     print("held", flush=True)
     time.sleep(120)

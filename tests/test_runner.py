@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from arbiter.contracts import Severity, VerifierStatus
-from arbiter.profile import load_profile
-from arbiter.runner import run_verifiers
+from arbiter.contracts.profile import load_profile
+from arbiter.verify.runner import run_verifiers
 from tests.governor_helpers import CrashingVerifier, FakeVerifier, SleepyVerifier, bundle, issue, subject
 from verifiers.base import VerifyContext
 
@@ -139,7 +139,7 @@ def test_a_check_raising_a_base_exception_is_errored(error: type[BaseException])
 @pytest.mark.parametrize("error", ESCAPES, ids=lambda e: e.__name__)
 def test_a_base_exception_on_a_document_thread_is_errored_inline(error: type[BaseException]) -> None:
     """The same on the inline executor, run on a batch's document thread (rules-only checks run there)."""
-    from arbiter.runner import INLINE
+    from arbiter.verify.runner import INLINE
 
     out: list[object] = []
     worker = threading.Thread(

@@ -19,15 +19,15 @@ from store_fixtures import (  # noqa: F401  (fixtures)
     with_sample,
 )
 
-from arbiter.batch import new_run_id
-from arbiter.classifiers import get_classifier
+from arbiter.classify import get_classifier
 from arbiter.contracts import PacketKind
+from arbiter.contracts.profile import Sampling, load_profile
 from arbiter.ingest import ingest_pdf
-from arbiter.packets import BLIND_REASON, build_blind_packet, sampled
-from arbiter.pipeline import Pipeline
-from arbiter.profile import Sampling, load_profile
+from arbiter.record.packets import BLIND_REASON, build_blind_packet, sampled
+from arbiter.record.sink import DatabaseResultStore
+from arbiter.run.batch import new_run_id
+from arbiter.run.document import Pipeline
 from arbiter.store import Store
-from arbiter.store_sink import DatabaseResultStore
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SALT = "test-salt"
@@ -220,7 +220,7 @@ def test_cli_shares_override_the_profile_without_forcing_a_rerun(tmp_path: Path)
     """`arbiter run --audit-share 1` audits every accept; the shares are not part of the skip key."""
     from typer.testing import CliRunner
 
-    from arbiter.cli import app
+    from arbiter.cli.main import app
 
     indir = tmp_path / "in"
     indir.mkdir()

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arbiter.contracts import ClassificationOutput
+from arbiter.contracts.schemas import SCHEMAS, classification_validator, json_schema, load_subject
 from arbiter.errors import ConfigError
-from arbiter.schemas import SCHEMAS, classification_validator, json_schema, load_subject
 from tests.v12_helpers import make_classification
 
 # DESIGN §3.2's example, verbatim.

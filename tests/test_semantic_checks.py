@@ -21,10 +21,10 @@ from arbiter.contracts import (
     VerifierStatus,
     semantic_checks_of,
 )
-from arbiter.governor import verify_with_retries
-from arbiter.packets import build_blind_packet, build_packet
-from arbiter.policy import count_issues, decide
-from arbiter.profile import Profile, load_profile
+from arbiter.contracts.profile import Profile, load_profile
+from arbiter.decide.governor import verify_with_retries
+from arbiter.decide.policy import count_issues, decide
+from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
 from tests.governor_helpers import NAMES, fakes, profile_with, result, rules_profile, tiny_loader
 from tests.governor_helpers import bundle as tiny_bundle

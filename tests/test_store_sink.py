@@ -15,14 +15,14 @@ from store_fixtures import (  # noqa: F401  (fixtures)
     store_fixture,
 )
 
-from arbiter.batch import new_run_id
-from arbiter.classifiers import get_classifier
+from arbiter.classify import get_classifier
 from arbiter.contracts import GroundTruthRecord, SMEPacket
+from arbiter.contracts.profile import load_profile
 from arbiter.ingest import ingest_pdf
-from arbiter.pipeline import Pipeline
-from arbiter.profile import load_profile
+from arbiter.record.sink import DatabaseResultStore
+from arbiter.run.batch import new_run_id
+from arbiter.run.document import Pipeline
 from arbiter.store import Store
-from arbiter.store_sink import DatabaseResultStore
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

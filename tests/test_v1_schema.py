@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arbiter.contracts import Severity, VerifierStatus
-from arbiter.schemas import load_subject
+from arbiter.contracts.schemas import load_subject
 from tests.test_schemas import DESIGN_EXAMPLE, JSON
 from tests.v12_helpers import PROFILE, apply_fixes, codes, make_bundle, make_classification, run_v1, run_v2
 from verifiers.base import Subject, VerifyContext

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arbiter.contracts import Severity
-from arbiter.governor import verify_with_retries
-from arbiter.profile import load_profile
+from arbiter.contracts.profile import load_profile
+from arbiter.decide.governor import verify_with_retries
 from tests.v34_helpers import PROFILE, classification, codes, make_bundle, make_page, run, segment
 from verifiers.textmatch import PageIndex, cuts_number
 from verifiers.v4_evidence import V4Evidence

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from ocr_helpers import ocr_bundle, text_only_bundle
 
 from arbiter.contracts import DocumentBundle, Severity, VerifierResult
-from arbiter.governor import verify_with_retries
-from arbiter.profile import load_profile
+from arbiter.contracts.profile import load_profile
+from arbiter.decide.governor import verify_with_retries
 from tests.conftest import FIXTURES
 from tests.v34_helpers import PROFILE, classification, codes, make_bundle, make_page, run, segment
 from verifiers.ocr_numbers import CONFUSABLE, check_numbers, numbers

@@ -6,9 +6,9 @@ import threading
 from dataclasses import dataclass, field
 
 from arbiter.contracts import DocumentBundle, VerifierResult
-from arbiter.governor import verify_with_retries
+from arbiter.contracts.profile import Profile, load_profile
+from arbiter.decide.governor import verify_with_retries
 from arbiter.ingest import ingest_pdf
-from arbiter.profile import Profile, load_profile
 from tests.conftest import FIXTURES
 from verifiers.base import IssueList, Subject, VerifyContext, result
 

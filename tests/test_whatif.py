@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from arbiter.contracts import Issue, StopReason
-from arbiter.profile import Profile, load_profile
+from arbiter.contracts.profile import Profile, load_profile
 from arbiter.store import Store
 from arbiter.whatif import replay
 from arbiter.whatif.diff import diff_profiles

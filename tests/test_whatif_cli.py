@@ -9,9 +9,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from arbiter.cli import app
+from arbiter.cli.main import app
 from arbiter.contracts import StopReason
-from arbiter.profile import load_profile
+from arbiter.contracts.profile import load_profile
 from arbiter.store import Store
 from tests.store_fixtures import row_counts
 from tests.whatif_helpers import attempt, classification, issue, outcome, record

@@ -11,8 +11,8 @@ from typing import Any
 import jsonpatch
 
 from arbiter.contracts import DocumentBundle, Extractor, Page, VerifierResult
-from arbiter.profile import load_profile
-from arbiter.schemas import load_subject
+from arbiter.contracts.profile import load_profile
+from arbiter.contracts.schemas import load_subject
 from verifiers.base import VerifyContext
 from verifiers.v1_schema import V1Schema
 from verifiers.v2_consistency import V2Consistency

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from arbiter.contracts import BlockType, ClassificationOutput, DocumentBundle, LineBox, Page, Paragraph
+from arbiter.contracts.profile import Profile, load_profile
 from arbiter.contracts.verification import VerifierResult
-from arbiter.profile import Profile, load_profile
 from verifiers.base import Subject, Verifier, VerifyContext
 
 PROFILE: Profile = load_profile()

@@ -22,11 +22,11 @@ from arbiter.contracts import (
     VerifierResult,
     VerifierStatus,
 )
-from arbiter.ground_truth import auto_accept_record
-from arbiter.outputs import DocumentRecord
-from arbiter.packets import build_blind_packet, build_packet
-from arbiter.policy import decide
-from arbiter.profile import Profile, Rule
+from arbiter.contracts.profile import Profile, Rule
+from arbiter.decide.policy import decide
+from arbiter.record.ground_truth import auto_accept_record
+from arbiter.record.mirrors import DocumentRecord
+from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)

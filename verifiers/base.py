@@ -19,7 +19,7 @@ from arbiter.contracts import (
     VerifierResult,
     VerifierStatus,
 )
-from arbiter.profile import Profile
+from arbiter.contracts.profile import Profile
 from verifiers.codes import spec
 
 
@@ -37,7 +37,7 @@ class SchemaProblem:
 class Subject:
     """What is being verified: the raw JSON text, its parsed form and, when it fits the schema, the model.
 
-    Built by arbiter.schemas.load_subject. `model` is None when the text is not JSON (`parse_error`)
+    Built by arbiter.contracts.schemas.load_subject. `model` is None when the text is not JSON (`parse_error`)
     or does not fit the ClassificationOutput schema (`schema_problems`); V2-V4 then return SKIPPED.
     """
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 from arbiter.contracts import DocumentBundle, Page
-from arbiter.pagination import PageMark, page_marks
-from arbiter.profile import Content, Profile
+from arbiter.contracts.profile import Content, Profile
+from arbiter.ingest.pagination import PageMark, page_marks
 from verifiers.content_lines import is_field, page_lines
 from verifiers.textnorm import normalize_plain
 

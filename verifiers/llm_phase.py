@@ -29,10 +29,10 @@ from arbiter.contracts import (
     VerifierResult,
     VerifierStatus,
 )
+from arbiter.contracts.profile import Profile
 from arbiter.diagnostics import describe
 from arbiter.llm.config import DEFAULT_MODEL as LLM_DEFAULT_MODEL
 from arbiter.llm.port import LLMError, LLMRequest, Purpose
-from arbiter.profile import Profile
 from verifiers.base import IssueList, Verifier, VerifyContext
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ def failure_reason(kind: str | None) -> str:
 class PhaseDeferred(Exception):
     """Batch mode queued the request; the document waits for the batch job instead of being decided.
 
-    arbiter.runner and arbiter.governor let it through (they turn every other exception into ERRORED).
+    arbiter.verify.runner and arbiter.decide.governor let it through (they turn every other exception into ERRORED).
     """
 
     def __init__(self, verifier: str, doc_id: str | None, message: str = "") -> None:

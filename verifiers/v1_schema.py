@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from arbiter.contracts import ClassificationOutput, DocumentBundle, Segment, VerifierResult
-from arbiter.profile import Profile
-from arbiter.schemas import display_path
+from arbiter.contracts.profile import Profile
+from arbiter.contracts.schemas import display_path
 from verifiers.base import IssueList, SchemaProblem, Subject, VerifyContext, result
 
 

@@ -17,7 +17,7 @@ from arbiter.contracts import (
     Severity,
     VerifierResult,
 )
-from arbiter.profile import Profile
+from arbiter.contracts.profile import Profile
 from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, result, skipped
 from verifiers.llm_phase import (
     PhaseSpec,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from itertools import pairwise
 
 from arbiter.contracts import ClassificationOutput, DocumentBundle, Segment
-from arbiter.pagination import PageMark, continues, restart
-from arbiter.profile import Profile
+from arbiter.contracts.profile import Profile
+from arbiter.ingest.pagination import PageMark, continues, restart
 from verifiers.base import IssueList
 from verifiers.content import ContentReading, PageReading, describe_cues, read_bundle
 from verifiers.shares import round_to_one, type_shares

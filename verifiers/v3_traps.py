@@ -20,7 +20,7 @@ from arbiter.contracts import (
     Segment,
     VerifierResult,
 )
-from arbiter.profile import Profile
+from arbiter.contracts.profile import Profile
 from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
 from verifiers.llm_phase import (
     PhaseSpec,

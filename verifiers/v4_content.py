@@ -8,7 +8,7 @@ judged (the dominant type and any PRIMARY); both findings are MAJOR and no fix m
 from __future__ import annotations
 
 from arbiter.contracts import ClassificationOutput, DocumentBundle, Evidence, Segment, TypeAssessment
-from arbiter.profile import Profile
+from arbiter.contracts.profile import Profile
 from verifiers.base import IssueList
 from verifiers.content import ContentReading, is_form_label, read_bundle, read_snippet
 

@@ -193,7 +193,8 @@ def csv_rows(table: pa.Table) -> list[tuple[Any, ...]]:
     """The CSV rows (COLUMNS order) of one exported batch."""
 
     def col(name: str) -> list[Any]:
-        return table.column(name).to_pylist()
+        values: list[Any] = table.column(name).to_pylist()
+        return values
 
     gt_dom, gt_count, gt_segments, gt_mixture = _classification(table, GT)
     primary_dom = _classification_dominant(table, PRIMARY)
@@ -284,4 +285,4 @@ def _classification_dominant(table: pa.Table, name: str) -> list[Any]:
     for i, text in enumerate(table.column(name + JSON_SUFFIX).to_pylist()):
         if text is not None:
             dominant[i] = flatten_classification(json.loads(text))[0]
-    return dominant
+    return list(dominant)

@@ -88,7 +88,7 @@ def redact(url: str) -> str:
 
 
 def contract_info() -> dict[str, str]:
-    from arbiter.schemas import json_schema
+    from arbiter.contracts.schemas import json_schema
 
     schema = json.dumps(json_schema("ground-truth"), sort_keys=True, separators=(",", ":"))
     return {

@@ -11,6 +11,7 @@ from typing import Any
 import pypdfium2.raw as pdfium_c
 
 from arbiter.contracts.bundle import DocumentBundle, OcrStatus
+from arbiter.ingest.layout import RawPage
 from arbiter.ingest.lock import PDFIUM_LOCK
 from arbiter.ingest.ocr import (
     RENDER_ALLOWANCE_S,
@@ -24,7 +25,6 @@ from arbiter.ingest.ocr import (
     to_raw_page,
 )
 from arbiter.ingest.textlayer import readable
-from arbiter.layout import RawPage
 
 log = logging.getLogger(__name__)
 

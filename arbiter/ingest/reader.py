@@ -21,16 +21,16 @@ from pydantic import BaseModel, ConfigDict
 
 from arbiter.contracts.bundle import DocumentBundle, Extractor, OcrStatus
 from arbiter.diagnostics import describe
-from arbiter.ingest.lock import PDFIUM_LOCK
-from arbiter.ingest.ocr import OcrConfig, engine_probe
-from arbiter.ingest.ocr_pass import ocr_pages, report_ocr_gaps
-from arbiter.ingest.textlayer import OcrReason, image_share, ocr_reason
-from arbiter.layout import (
+from arbiter.ingest.layout import (
     RawPage,
     build_page,
     read_text_page,
     repeated_margin_lines,
 )
+from arbiter.ingest.lock import PDFIUM_LOCK
+from arbiter.ingest.ocr import OcrConfig, engine_probe
+from arbiter.ingest.ocr_pass import ocr_pages, report_ocr_gaps
+from arbiter.ingest.textlayer import OcrReason, image_share, ocr_reason
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ class RetryPolicy:
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Delay before retry number `attempt` (1-based)."""
         ceiling = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
-        return ceiling / 2 + rng.uniform(0, ceiling / 2)
+        return float(ceiling / 2 + rng.uniform(0, ceiling / 2))
 
 
 class _Retryable(Exception):

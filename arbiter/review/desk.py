@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from arbiter.contracts import DocumentBundle, GroundTruthRecord, SMEPacket, SMEReview
-from arbiter.profile import Profile
+from arbiter.contracts.profile import Profile
 from arbiter.review.forms import (
     Checked,
     CorrectionDraft,

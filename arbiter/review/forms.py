@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arbiter.contracts import Corrections, DocumentBundle, Severity
-from arbiter.profile import Profile
-from arbiter.schemas import load_subject
+from arbiter.contracts.profile import Profile
+from arbiter.contracts.schemas import load_subject
 from verifiers.base import VerifyContext
 from verifiers.shares import arg_max, canonical_mixture
 from verifiers.v1_schema import V1Schema

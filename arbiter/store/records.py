@@ -22,7 +22,7 @@ from arbiter.contracts import (
     StopReason,
     VerificationOutcome,
 )
-from arbiter.ground_truth import next_version
+from arbiter.record.ground_truth import next_version
 from arbiter.store.audit import write_audit
 from arbiter.store.db import insert_ignore
 from arbiter.store.errors import ClaimLost
@@ -47,7 +47,7 @@ from arbiter.store.queue import (
 )
 
 if TYPE_CHECKING:
-    from arbiter.outputs import DocumentRecord
+    from arbiter.record.mirrors import DocumentRecord
 
 SME_SOURCES = (GroundTruthSource.SME_VALIDATED.value, GroundTruthSource.SME_CORRECTED.value)
 # Results an internal or infrastructure fault caused (a crash in Arbiter, the extraction service failing, the
@@ -293,7 +293,7 @@ class RecordsMixin(QueueMixin):
         """The document's newest recorded run rebuilt from the database (outcome, its escalation packet,
         the newest ground truth): what the JSON mirrors are written from. No bundle, no raw primary answer
         (neither is stored in the database)."""
-        from arbiter.outputs import DocumentRecord
+        from arbiter.record.mirrors import DocumentRecord
 
         with self.read() as conn:
             doc = conn.execute(

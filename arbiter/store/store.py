@@ -31,7 +31,7 @@ class Store(RecordsMixin, AuditMixin):
         database), ground_truth/gt_{doc}.json
         (newest version), ground_truth/history/{doc}/v{n:04d}.json (every version), and each document's
         agent_outputs/{doc}/ decision files and index/{doc}.json from its newest recorded run."""
-        from arbiter.outputs import FileStore
+        from arbiter.record.mirrors import FileStore
 
         files = FileStore(Path(out_dir))
         counts = {"packets": 0, "ground_truth_docs": 0, "ground_truth_versions": 0}

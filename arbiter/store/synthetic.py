@@ -290,7 +290,7 @@ def _gt_payload(
 
 
 def _gt_id(doc_id: str, version: int, sha: str) -> str:
-    """The id next_version gives (arbiter.ground_truth)."""
+    """The id next_version gives (arbiter.record.ground_truth)."""
     return "gt-" + hashlib.sha256(f"{doc_id}|{version}|{sha}".encode()).hexdigest()[:16]
 
 

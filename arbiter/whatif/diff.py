@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from arbiter.profile import Bound, Profile, Rule
+from arbiter.contracts.profile import Bound, Profile, Rule
 
 COUNT_WORDS = {
     "blocker": "critical problems",

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from arbiter.contracts.profile import Profile, load_profile
 from arbiter.errors import ConfigError
-from arbiter.profile import Profile, load_profile
 
 BUNDLED = "bundled: "
 MAX_UPLOAD = 2_000_000

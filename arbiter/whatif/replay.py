@@ -3,7 +3,7 @@
 Two paths (each document's is reported):
 
 - re-decided: the candidate changes only the policy ([arbiter], [retry], [sampling]) and every attempt it
-  needs was recorded. The stored issues of each attempt are decided again by arbiter.policy.decide and the
+  needs was recorded. The stored issues of each attempt are decided again by arbiter.decide.policy.decide and the
   governor's stop rules (no progress, max retries, and the recorded stop when the same fixes were planned).
 - re-verified: the candidate changes what a verifier checks (taxonomy, tolerances, traps, vendors,
   content), or it asks for a fixed version the run never verified. The real retry governor runs again
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from arbiter.autofix import apply_fixes, fingerprint, plan_fixes, raw_fingerprint
 from arbiter.contracts import (
     Counts,
     Decision,
@@ -32,9 +31,10 @@ from arbiter.contracts import (
     VerifierResult,
     VerifierStatus,
 )
+from arbiter.contracts.profile import Profile
 from arbiter.contracts.verification import MODEL_JUDGED
-from arbiter.policy import GUARD_RULE, _unsafe_because, decide
-from arbiter.profile import Profile
+from arbiter.decide.autofix import apply_fixes, fingerprint, plan_fixes, raw_fingerprint
+from arbiter.decide.policy import GUARD_RULE, _unsafe_because, decide
 from arbiter.whatif.history import Recorded
 from verifiers.base import Subject, Verifier, VerifyContext
 
@@ -350,7 +350,7 @@ def reverify(
 ) -> Simulated:
     """The real governor, rules only, over replaying verifiers (see the module's docstring); `outcome` is
     the whole stored outcome (history.full_outcome)."""
-    from arbiter.governor import verify_with_retries
+    from arbiter.decide.governor import verify_with_retries
 
     stored: dict[str, dict[str, dict[str, Any]]] = {}
     for attempt in outcome.get("attempts") or ():

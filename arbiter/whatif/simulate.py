@@ -27,10 +27,10 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from arbiter.contracts.profile import Profile
 from arbiter.metrics.arbiter_side import decision_mix
 from arbiter.metrics.rows import DocRun
 from arbiter.metrics.stats import rate
-from arbiter.profile import Profile
 from arbiter.whatif import replay
 from arbiter.whatif.history import History, Recorded, Truth, full_outcome, primary_of, read_history
 from arbiter.whatif.replay import ACCEPT, ESCALATE, Simulated

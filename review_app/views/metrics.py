@@ -5,7 +5,8 @@ from datetime import datetime
 
 import streamlit as st
 
-from arbiter.cli_metrics import parse_time
+from arbiter.cli.metrics import parse_time
+from arbiter.contracts.profile import load_profile
 from arbiter.metrics.charts import pct
 from arbiter.metrics.collect import compute_metrics
 from arbiter.metrics.report import (
@@ -29,7 +30,6 @@ from arbiter.metrics.text import (
     reviewer_rows,
     run_rows,
 )
-from arbiter.profile import load_profile
 from review_app import state
 
 

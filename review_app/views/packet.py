@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from arbiter.packets import semantic_checks_text, sort_issues
+from arbiter.record.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
 from arbiter.review.context import issue_context
 from arbiter.review.desk import machine_answer

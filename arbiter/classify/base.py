@@ -1,0 +1,30 @@
+"""The classifier interface (DESIGN §7): a DocumentBundle in, the classification's raw JSON text out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from arbiter.contracts import DocumentBundle
+from arbiter.contracts.profile import Profile
+
+
+class ClassificationError(Exception):
+    """The classifier could not produce an answer for this document; the message is plain English.
+
+    The pipeline turns it into the escalation "classification_failed"; it never stops a batch.
+    """
+
+
+@dataclass(frozen=True)
+class ClassifierOutput:
+    """The classification exactly as the classifier produced it: JSON text (V1 parses and checks it)."""
+
+    raw: str
+    producer: str
+
+
+class Classifier(Protocol):
+    name: str
+
+    def classify(self, bundle: DocumentBundle, profile: Profile) -> ClassifierOutput: ...

@@ -1,0 +1,106 @@
+"""`arbiter metrics`: the ground-truth metrics of the review database as a summary, JSON or an HTML report."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from arbiter.cli.review import DbOpt, OutOpt, _fail, _store
+
+out = Console()
+console = Console(stderr=True)
+
+
+def parse_time(value: str, now: datetime | None = None) -> datetime:
+    """An ISO 8601 date or time read as `arbiter export --as-of` reads it, and not in the future (figures
+    as of a time still to come could change). ValueError in plain words."""
+    from arbiter.export import ExportError, parse_as_of
+
+    try:
+        stamp = parse_as_of(value)
+    except ExportError as exc:
+        raise ValueError(str(exc)) from None
+    if stamp > (now or datetime.now(UTC)):
+        raise ValueError(f"--as-of {value.strip()} is in the future; leave it out for everything there is.")
+    return stamp
+
+
+def _summary(report: object) -> None:
+    from arbiter.metrics.result import MetricsReport
+    from arbiter.metrics.text import false_accept_sentence, false_accept_split, headline_figures, rate_text
+
+    assert isinstance(report, MetricsReport)
+    fa = report.audit.false_accept
+    headline = "unknown" if fa.rate is None else rate_text(fa)
+    out.print(f"[bold]Arbiter false-accept rate:[/] {headline}")
+    out.print(false_accept_sentence(report.audit))
+    table = Table("figure", "value", "detail", title="Ground-truth metrics")
+    for label, split in false_accept_split(report.audit):
+        table.add_row(f"False accept: {label}", rate_text(split), "blind audits of accepts")
+    for name, value, detail in headline_figures(report):
+        table.add_row(name, value, detail)
+    for share in report.decisions.decisions:
+        table.add_row(f"decision: {share.label}", rate_text(share.rate), "")
+    for model in report.models:
+        b = model.boundaries
+        detail = "" if b is None or b.f1 is None else f"boundary F1 {b.f1:.3f}"
+        table.add_row(f"{model.model} accuracy ({model.scope})", rate_text(model.accuracy), detail)
+    out.print(table)
+    t = report.totals
+    out.print(
+        f"{t.documents} documents, {t.ground_truth_docs} with ground truth ({t.sme_ground_truth_docs} SME-reviewed), "
+        f"{t.reviews} reviews; computed in {report.seconds:.2f} s."
+    )
+
+
+def metrics(
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            metavar="TIME",
+            help="Only what existed at this time (ISO 8601, UTC when no zone is given).",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the full report as JSON on stdout.")
+    ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", metavar="FILE", help="Write a self-contained HTML report (charts included) to FILE."
+        ),
+    ] = None,
+    out_dir: OutOpt = Path("output"),
+    db: DbOpt = None,
+) -> None:
+    """Measure the primary model, the production classifier, the arbiter and the reviewers against ground truth."""
+    from arbiter.contracts.profile import load_profile
+    from arbiter.metrics.collect import compute_metrics
+    from arbiter.metrics.report import write_html
+
+    try:
+        when = parse_time(as_of) if as_of else None
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    store = _store(db, out_dir)
+    try:
+        report = compute_metrics(store, when, load_profile().taxonomy.document_types)
+    finally:
+        store.dispose()
+    if html is not None:
+        try:
+            write_html(report, html)
+        except OSError as exc:
+            raise _fail(f"Could not write {html}: {exc.strerror or exc}.") from None
+        console.print(f"Wrote {html}")
+    if json_out:
+        sys.stdout.write(report.to_json() + "\n")
+    elif html is None:
+        _summary(report)

@@ -1,0 +1,158 @@
+"""`arbiter policy simulate` and `arbiter policy diff`: try a candidate profile on the recorded history
+before changing the real one. Both only read."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from arbiter.cli.review import DbOpt, OutOpt, _fail
+from arbiter.cli.support import ArbiterCommand, ArbiterGroup
+from arbiter.errors import ArbiterError
+
+out = Console()
+console = Console(stderr=True)
+
+policy_app = typer.Typer(
+    cls=ArbiterGroup,
+    no_args_is_help=True,
+    help="Try a candidate profile on the recorded history (what-if), or compare two profiles.",
+)
+
+ProfileArg = Annotated[Path, typer.Argument(metavar="PROFILE.toml", help="A profile file.")]
+
+
+def _load(path: Path | None) -> object:
+    from arbiter.contracts.profile import load_profile
+
+    try:
+        return load_profile(path)
+    except ArbiterError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _plain_table(head: tuple[str, ...], rows: Sequence[Sequence[str]], title: str | None = None) -> Table:
+    table = Table(title=title)
+    for name in head:
+        table.add_column(name, overflow="fold")
+    for row in rows:
+        table.add_row(*(Text(str(v)) for v in row))  # Text: document values are never markup
+    return table
+
+
+@policy_app.command(cls=ArbiterCommand)
+def simulate(
+    profile: Annotated[
+        Path, typer.Option("--profile", metavar="CANDIDATE.toml", help="The candidate profile to try.")
+    ],
+    current: Annotated[
+        Path | None,
+        typer.Option(
+            "--current",
+            metavar="FILE",
+            help="The profile the history was decided with (default: the bundled medical profile).",
+        ),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of", metavar="TIME", help="Only what existed at this time (ISO 8601, UTC when no zone)."
+        ),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON on stdout.")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", metavar="FILE", help="Write the comparison as an HTML page.")
+    ] = None,
+    out_dir: OutOpt = Path("output"),
+    db: DbOpt = None,
+) -> None:
+    """Decide every recorded document again under CANDIDATE.toml and compare with what was decided.
+
+    Read-only, and no language-model call: stored issues are decided again when only the policy changes;
+    the rules-only verifiers and the retry governor run again from the stored bundle and the primary's
+    classification when verifier settings change (stored model findings are reused)."""
+    from arbiter.cli.metrics import parse_time
+    from arbiter.cli.support import require_database
+    from arbiter.contracts.profile import Profile
+    from arbiter.run.job import database_url
+    from arbiter.whatif.diff import diff_profiles
+    from arbiter.whatif.history import reading
+    from arbiter.whatif.report import figure_rows, flip_rows, headline, render_html, strata_rows
+    from arbiter.whatif.simulate import simulate as run_simulation
+
+    candidate, base = _load(profile), _load(current)
+    assert isinstance(candidate, Profile)
+    assert isinstance(base, Profile)
+    try:
+        when = parse_time(as_of) if as_of else None
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    url = database_url(db, out_dir)
+    try:
+        require_database(url)
+    except ArbiterError as exc:
+        raise _fail(str(exc)) from None
+
+    def progress(done: int, total: int) -> None:
+        if done % 10_000 == 0:
+            console.print(f"{done:,} of {total:,} documents decided again", highlight=False)
+
+    with reading(url) as conn:
+        report = run_simulation(conn, base, candidate, as_of=when, out_dir=out_dir, progress=progress)
+    changes = diff_profiles(base, candidate)
+    report["changes"] = changes
+    if html is not None:
+        try:
+            html.write_text(render_html(report, changes), encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"Could not write {html}: {exc.strerror or exc}.") from None
+        console.print(f"Wrote {html}", highlight=False, markup=False)
+    if json_out:
+        sys.stdout.write(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+        return
+    if html is not None:
+        return
+    for line in headline(report):
+        out.print(Text(line))
+    out.print(
+        _plain_table(
+            ("figure", "current", "candidate"), figure_rows(report), "Current policy beside the candidate"
+        )
+    )
+    out.print(
+        _plain_table(
+            ("group", "accepted", "false accepts among the reviewed"),
+            strata_rows(report),
+            "Candidate's blind-audit estimate",
+        )
+    )
+    rows = flip_rows(report)
+    if rows:
+        out.print(_plain_table(("doc_id", "from", "to", "candidate's rule", "current rule"), rows, "Flips"))
+        if len(report["flips"]) > len(rows):
+            out.print(Text(f"… and {len(report['flips']) - len(rows):,} more (--json or --html lists all)."))
+    out.print(Text(f"Done in {report['seconds']['total']:.2f} s."))
+
+
+@policy_app.command(cls=ArbiterCommand)
+def diff(a: ProfileArg, b: ProfileArg) -> None:
+    """Say what changes from profile A to profile B: rule by rule, then threshold by threshold."""
+    from arbiter.contracts.profile import Profile
+    from arbiter.whatif.diff import diff_profiles
+
+    first, second = _load(a), _load(b)
+    assert isinstance(first, Profile)
+    assert isinstance(second, Profile)
+    lines = diff_profiles(first, second)
+    if not lines:
+        out.print(Text("The two profiles decide alike: no difference."))
+    for line in lines:
+        out.print(Text(f"- {line}"))

@@ -1,0 +1,263 @@
+"""CLI commands around the review database: `arbiter review`, `arbiter users ...`, `arbiter export`."""
+
+from __future__ import annotations
+
+import getpass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from arbiter.cli.support import ArbiterCommand, ArbiterGroup, print_error, require_database
+from arbiter.review.onboarding import NO_ACCOUNTS_HINT
+from arbiter.run.job import database_url
+from arbiter.store import Store
+from arbiter.store.errors import PermissionDenied, UnknownUser
+
+console = Console(stderr=True)
+out = Console()
+
+users_app = typer.Typer(
+    help="Reviewer accounts for the review app.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    cls=ArbiterGroup,
+)
+
+OutOpt = Annotated[
+    Path, typer.Option("--out", metavar="DIR", help="Output directory (holds arbiter.db by default).")
+]
+DbOpt = Annotated[
+    str | None,
+    typer.Option("--db", metavar="URL", help="Database URL (default: $DATABASE_URL, else OUT/arbiter.db)."),
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    print_error(message)
+    return typer.Exit(2)
+
+
+def _store(db: str | None, out_dir: Path, *, create: bool = False) -> Store:
+    """The store at --db / $DATABASE_URL / OUT/arbiter.db, migrated; a command that only reads (create
+    False) refuses a database that does not exist instead of making an empty one."""
+    url = database_url(db, out_dir)
+    if create:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    else:
+        require_database(url)
+    store = Store(url)
+    try:
+        store.migrate()
+    except BaseException:
+        store.dispose()
+        raise
+    return store
+
+
+@users_app.command("add", cls=ArbiterCommand)
+def users_add(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Sign-in name.")],
+    role: Annotated[str, typer.Option(metavar="ROLE", help="reviewer | admin")] = "reviewer",
+    password: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PW", help="Password (asked for when omitted; prefer the prompt: shells keep history)."
+        ),
+    ] = None,
+    no_password: Annotated[
+        bool, typer.Option("--no-password", help="An account for reverse-proxy sign-in only.")
+    ] = False,
+    out_dir: OutOpt = Path("output"),
+    db: DbOpt = None,
+) -> None:
+    """Create a reviewer or admin account (passwords are stored as argon2 hashes)."""
+    if role not in ("reviewer", "admin"):
+        raise _fail("--role must be reviewer or admin.")
+    if not no_password and password is None:
+        password = getpass.getpass(f"Password for {name}: ")
+        if password != getpass.getpass("Again: "):
+            raise _fail("The two passwords differ.")
+    if not no_password and not password:
+        raise _fail("An empty password is not allowed (use --no-password for proxy sign-in accounts).")
+    store = _store(db, out_dir, create=True)
+    try:
+        store.add_user(name, role, None if no_password else password, actor="cli")
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        store.dispose()
+    out.print(f"Added {role} {name}.")
+
+
+@users_app.command("list", cls=ArbiterCommand)
+def users_list(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
+    """List the accounts, their roles and whether they are locked."""
+    store = _store(db, out_dir)
+    try:
+        table = Table("name", "role", "active", "locked")
+        for user in store.list_users():
+            table.add_row(
+                user.name, str(user.role), "yes" if user.active else "no", "LOCKED" if user.locked else "no"
+            )
+        out.print(table)
+    finally:
+        store.dispose()
+
+
+@users_app.command("unlock", cls=ArbiterCommand)
+def users_unlock(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The locked account.")],
+    by: Annotated[str, typer.Option("--by", metavar="ADMIN", help="The admin who unlocks it (audited).")],
+    out_dir: OutOpt = Path("output"),
+    db: DbOpt = None,
+) -> None:
+    """Lift an account's sign-in lockout and throttle (as the named admin; audited)."""
+    store = _store(db, out_dir)
+    try:
+        store.unlock_user(name, actor=by)
+    except (PermissionDenied, UnknownUser) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        store.dispose()
+    out.print(f"Unlocked {name}.")
+
+
+def review(
+    docs: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIR",
+            help="Folder the PDFs live in; packets pointing elsewhere are refused (default: the current folder).",
+        ),
+    ] = None,
+    out_dir: OutOpt = Path("output"),
+    db: DbOpt = None,
+    port: Annotated[int, typer.Option(min=1, max=65535, metavar="N", help="Port to serve on.")] = 8501,
+    address: Annotated[str, typer.Option(metavar="ADDR", help="Address to listen on.")] = "127.0.0.1",
+    auth: Annotated[
+        str, typer.Option(metavar="MODE", help="local (accounts) | proxy (trusted reverse-proxy header)")
+    ] = "local",
+    user_header: Annotated[
+        str | None,
+        typer.Option(metavar="H", help="Header the proxy puts the user name in (default: X-Forwarded-User)."),
+    ] = None,
+    lease: Annotated[
+        int, typer.Option(min=1, metavar="MIN", help="Minutes a claim lasts without activity.")
+    ] = 30,
+) -> None:
+    """Start the review app in the browser (sign-in required; add accounts with `arbiter users add`)."""
+    from review_app.launch import launch
+
+    if auth not in ("local", "proxy"):
+        raise _fail("--auth must be local or proxy.")
+    docs_root = docs or Path.cwd()
+    if not docs_root.is_dir():
+        raise _fail(f"--docs {docs_root} is not a folder.")
+    problem = port_problem(address, port)
+    if problem:
+        raise _fail(problem)
+    store = _store(db, out_dir)
+    try:
+        if not store.list_users():
+            console.print(f"No accounts yet: {NO_ACCOUNTS_HINT}", soft_wrap=True)
+    finally:
+        store.dispose()
+    out.print(f"Review app on http://{address}:{port} (Ctrl+C stops it).")
+    code = launch(
+        port=port,
+        docs_root=docs_root,
+        db_url=database_url(db, out_dir),
+        output_root=out_dir,
+        auth=auth,
+        user_header=user_header,
+        address=address,
+        lease_minutes=lease,
+    )
+    raise typer.Exit(code)
+
+
+def port_problem(address: str, port: int) -> str | None:
+    """Why the app could not listen on address:port (in use, not allowed), or None when it can."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return f"--address {address} cannot be used: {exc.strerror or exc}."
+    family, kind, proto, _, where = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(where)
+        except OSError as exc:
+            return f"Port {port} on {address} is not available ({exc.strerror or exc}); pick another with --port."
+    return None
+
+
+def export(
+    mirrors: Annotated[
+        bool,
+        typer.Option(
+            "--mirrors", help="Regenerate the packet and ground-truth JSON files from the database."
+        ),
+    ] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="FORMATS",
+            help="Ground truth in force per document as jsonl, csv or parquet (comma-separated, or all).",
+        ),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            metavar="TIME",
+            help="The versions in force at this ISO 8601 time (a date is 00:00 UTC, no zone is UTC); "
+            "default: the newest.",
+        ),
+    ] = None,
+    to: Annotated[
+        Path | None,
+        typer.Option(
+            "--to", metavar="DIR", help="Export directory (default: OUT/exports/as-of-TIME or latest-TIME)."
+        ),
+    ] = None,
+    out_dir: OutOpt = Path("output"),
+    db: DbOpt = None,
+) -> None:
+    """Write files from the database: ground truth as JSONL/CSV/Parquet with a manifest, or the JSON mirrors."""
+    from arbiter.export import ExportError, parse_as_of, parse_formats
+    from arbiter.export.writer import default_dir, describe, export_ground_truth, refuse_future
+
+    if fmt is None and (as_of is not None or to is not None):
+        raise _fail("--as-of and --to go with --format.")
+    if not mirrors and fmt is None:
+        raise _fail("Say what to export: --format jsonl|csv|parquet (ground truth) or --mirrors.")
+    now = datetime.now(UTC)
+    try:
+        formats = parse_formats(fmt) if fmt is not None else ()
+        when = parse_as_of(as_of) if as_of is not None else None
+        refuse_future(when, now)  # said before the database is opened, as every usage error is
+    except ExportError as exc:
+        raise _fail(str(exc)) from None
+    store = _store(db, out_dir)
+    try:
+        if mirrors:
+            counts = store.export_mirrors(out_dir)
+            out.print(
+                "Regenerated " + ", ".join(f"{n} {what}" for what, n in counts.items()) + f" under {out_dir}."
+            )
+        if formats:
+            target = to or default_dir(out_dir, when, now)
+            manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
+            out.print(describe(manifest, target), soft_wrap=True)
+    except ExportError as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        store.dispose()

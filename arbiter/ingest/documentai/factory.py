@@ -1,0 +1,57 @@
+"""Builds the Document AI ingestor a run asks for: replaying recordings, or calling the live processor."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from arbiter.errors import ConfigError
+from arbiter.ingest.documentai.client import (
+    Authorizer,
+    DocumentAIClient,
+    DocumentAIError,
+    DocumentSource,
+    GoogleAuthorizer,
+    LiveSource,
+    ReplaySource,
+)
+from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
+from arbiter.ingest.documentai.settings import DocumentAISettings
+from arbiter.llm import network
+
+
+def open_documentai(
+    overrides: Mapping[str, Any],
+    *,
+    timeout_s: float = 120.0,
+    authorizer: Authorizer | None = None,
+    http_client: httpx.Client | None = None,
+) -> DocumentAIIngestor:
+    """The ingestor for these settings (environment plus `overrides`); ConfigError for a user mistake.
+
+    A live run looks for Google credentials now, so that missing ones stop the run with one message
+    instead of failing every document; with the network switched off it leaves that to the first request.
+    """
+    settings = DocumentAISettings.from_env(timeout_s=timeout_s, **dict(overrides))
+    source: DocumentSource
+    if settings.replay_dir is not None:
+        if settings.record_dir is not None:
+            raise ConfigError(
+                "Replaying and recording Document AI responses at once makes no sense; choose one."
+            )
+        if not settings.replay_dir.is_dir():
+            raise ConfigError(f"The Document AI replay folder {settings.replay_dir} does not exist.")
+        source = ReplaySource(settings.replay_dir)
+    else:
+        auth = authorizer if authorizer is not None else GoogleAuthorizer()
+        if isinstance(auth, GoogleAuthorizer) and network.ALLOW_NETWORK:
+            try:
+                auth.load()
+            except DocumentAIError as exc:
+                raise ConfigError(exc.message) from None
+        source = LiveSource(
+            DocumentAIClient(settings, authorizer=auth, http_client=http_client), settings.record_dir
+        )
+    return DocumentAIIngestor(settings, source)

@@ -1,0 +1,81 @@
+"""A ResultStore that writes each document into the review database (the source of truth, one
+transaction) and keeps DESIGN §4's JSON files as mirrors through FileStore."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from arbiter import atomic
+from arbiter.contracts import GroundTruthRecord
+from arbiter.record.mirrors import DocumentRecord, FileStore
+from arbiter.store import Store
+
+
+class DatabaseResultStore:
+    """ResultStore over a Store plus the file mirrors: the database decides, the files follow.
+
+    The database row is committed first; the mirrors are then written from what the database kept (the
+    re-based ground-truth version, the packet's live claim state). A crash between the two leaves stale
+    mirrors only, which `arbiter export --mirrors` regenerates.
+    """
+
+    def __init__(self, store: Store, out_dir: Path) -> None:
+        self.store = store
+        self.files = FileStore(out_dir)
+
+    @property
+    def root(self) -> Path:
+        """The mirror root (BatchRunner writes run summaries under it)."""
+        return self.files.root
+
+    def index_entry(self, doc_id: str) -> dict[str, Any] | None:
+        """What the newest recorded run decided, from the database (summaries count from it, never from a
+        mirror a crash may have left unwritten)."""
+        record = self.store.document_record(doc_id)
+        if record is None:
+            return None
+        return {
+            "doc_id": doc_id,
+            "skip_key": record.skip_key,
+            "run_id": record.run_id,
+            "final_decision": str(record.outcome.final_decision),
+            "escalation_reason": record.outcome.escalation_reason,
+            "accepted_after_fixes": record.outcome.accepted_after_fixes,
+            "semantic_checks": record.outcome.semantic_checks.value,
+            "error": record.error,
+        }
+
+    def completed_key(self, doc_id: str) -> str | None:
+        """The database's skip key (None after an internal or infrastructure error: redo it). A document the
+        database holds whose mirror files are missing (a kill between the commit and the files) gets them
+        rebuilt from the database here, so a resumed run that skips it still leaves its files in place."""
+        key = self.store.completed_key(doc_id)
+        decision = self.files.agent_dir(doc_id) / "arbiter_decision.json"
+        if key is not None and (self.files.completed_key(doc_id) != key or not decision.is_file()):
+            record = self.store.document_record(doc_id)
+            if record is not None:
+                self.files.save(record, history=False)
+                for version in self.store.ground_truth_history(doc_id):
+                    path = self.files.history_path(version)
+                    if not path.is_file():
+                        atomic.write_json(path, version)
+        return key
+
+    def latest_ground_truth(self, doc_id: str) -> GroundTruthRecord | None:
+        return self.store.latest_ground_truth(doc_id)
+
+    def bundle_path(self, doc_id: str) -> str:
+        return self.files.bundle_path(doc_id)
+
+    def save(self, record: DocumentRecord) -> None:
+        result = self.store.record_document(record)
+        packet = self.store.get_packet(result.packet_id) if result.packet_id else None
+        mirrored = dataclasses.replace(record, packet=packet, ground_truth=result.ground_truth)
+        self.files.save(mirrored)
+        if record.ground_truth is not None and result.ground_truth is None:
+            # Nothing new (same answer, or an SME's answer stands): the mirror shows the database's newest.
+            latest = self.store.latest_ground_truth(record.doc_id)
+            if latest is not None:
+                atomic.write_json(self.files.ground_truth_path(record.doc_id), latest)

@@ -1,0 +1,340 @@
+"""One document through the whole chain: ingest → classify → verify (+ fixes) → packet or ground truth.
+
+Whatever happens, the document gets a VerificationOutcome: an unreadable PDF, a classifier that
+produced nothing or an internal failure all end as an escalation with a plain-English reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arbiter import __version__
+from arbiter.classify.base import ClassificationError, Classifier
+from arbiter.classify.gemini import ClassificationDeferred, GeminiClassifier
+from arbiter.contracts import (
+    DocumentBundle,
+    Extractor,
+    FinalDecision,
+    PacketKind,
+    ProductionClassification,
+    SMEPacket,
+    StopReason,
+    VerificationOutcome,
+)
+from arbiter.contracts.profile import Profile
+from arbiter.decide.governor import verify_with_retries
+from arbiter.diagnostics import describe
+from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
+from arbiter.ingest.cache import BundleCache
+from arbiter.llm.client import LLMClient
+from arbiter.record.ground_truth import auto_accept_record
+from arbiter.record.mirrors import DocumentRecord, ResultStore
+from arbiter.record.packets import build_blind_packet, build_packet, sampled
+from arbiter.store.errors import DatabaseUnavailable
+from verifiers.base import Verifier, VerifyContext
+from verifiers.llm_phase import PhaseDeferred
+
+log = logging.getLogger(__name__)
+
+IngestFn = Callable[[Path, str], IngestResult]
+PENDING = "PENDING_LLM_BATCH"  # batch mode: waiting for the batch job's answers
+
+
+@dataclass(frozen=True)
+class DocResult:
+    """The line a batch keeps per document (small: a 5,000-document run holds only these)."""
+
+    doc_id: str
+    pdf_path: str
+    final_decision: str
+    escalation_reason: str | None
+    accepted_after_fixes: bool
+    error: str | None
+    skipped: bool
+    duration_ms: float
+    attempts: int = 0
+    llm_calls: int = 0
+    llm_cost_usd: float | None = 0.0  # None: the model's price is unknown
+    samples: tuple[str, ...] = ()  # kinds of the blind packets this document was sampled into
+    semantic_checks: str = "rules_only"  # SemanticChecks: whether a language model took part in the decision
+
+
+@dataclass
+class Pipeline:
+    profile: Profile
+    classifier: Classifier
+    store: ResultStore
+    run_id: str
+    ingest: IngestFn
+    cache: BundleCache | None = None
+    production: dict[str, ProductionClassification] = field(default_factory=dict)
+    context: VerifyContext = field(default_factory=VerifyContext)
+    verifiers: Sequence[Verifier] | None = None
+    llm: LLMClient | None = None  # None: the LLM phases are SKIPPED and say so
+    extractor: Extractor | None = None  # what `ingest` produces; None: local ingestion (arbiter.ingest)
+    password: str | None = None  # what `ingest` opens encrypted PDFs with; keys the bundle cache
+
+    def llm_key(self) -> str:
+        if self.llm is None:
+            return "llm:none"
+        return f"llm:{self.llm.settings.backend}:{self.llm.settings.model}"
+
+    def classifier_key(self, doc_id: str) -> str:
+        digest = getattr(self.classifier, "input_digest", None)
+        if callable(digest):
+            return f"{self.classifier.name}:{digest(doc_id)}"
+        return f"{self.classifier.name}:{getattr(self.classifier, 'version', '?')}"
+
+    def extractor_id(self) -> Extractor:
+        """The extractor's name and version: the bundle cache and the skip key are keyed on both."""
+        return self.extractor or Extractor(name=EXTRACTOR_NAME, version=EXTRACTOR_VERSION)
+
+    def skip_key(self, doc_id: str, pdf_sha256: str) -> str:
+        """Changes when the PDF, the classifier's input, the production answer, the profile or the code change."""
+        production = self.production.get(doc_id)
+        parts = [
+            pdf_sha256,
+            self.classifier_key(doc_id),
+            production.model_dump_json() if production else "-",
+            self.profile.digest,
+            __version__,
+            f"{self.extractor_id().name}/{self.extractor_id().version}",
+            self.llm_key(),
+        ]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+    def process(self, pdf: Path, doc_id: str, *, force: bool = False) -> DocResult:
+        started = time.perf_counter()
+        try:
+            pdf_sha = file_sha256(pdf)
+        except OSError as exc:
+            return self._failed(
+                pdf, doc_id, "", "pdf_unreadable", f"The file could not be read ({exc.strerror}).", started
+            )
+        key = self.skip_key(doc_id, pdf_sha)
+        if not force and self.store.completed_key(doc_id) == key:
+            return DocResult(doc_id, str(pdf), "SKIPPED", None, False, None, True, _ms(started))
+        try:
+            return self._run(pdf, doc_id, pdf_sha, key, started, force=force)
+        except (PhaseDeferred, ClassificationDeferred):
+            # Batch mode: the document waits for its LLM answers; nothing is written, the next run decides it.
+            return DocResult(doc_id, str(pdf), PENDING, None, False, None, False, _ms(started))
+        except (KeyboardInterrupt, DatabaseUnavailable):
+            raise  # the run is being interrupted, or its database is away: the batch stops with its summary
+        except BaseException as exc:  # one document must never stop the batch (SystemExit included)
+            log.error("internal error on document %s: %s", doc_id, describe(exc))
+            return self._failed(
+                pdf,
+                doc_id,
+                pdf_sha,
+                "internal_error",
+                f"Arbiter failed on this document ({type(exc).__name__}); it needs a person to review it.",
+                started,
+                key=key,
+            )
+
+    def _bundle(self, pdf: Path, doc_id: str, pdf_sha: str, *, force: bool = False) -> IngestResult:
+        """The cached bundle of these bytes (sealed to the PDF's hash, and for an encrypted PDF to the password
+        this run opens it with), else a fresh extraction; --force always extracts again."""
+        if self.cache is not None and not force:
+            extractor = self.extractor_id()
+            cached = self.cache.get(pdf_sha, extractor.version, password=self.password)
+            if cached is not None and cached.extractor.name == extractor.name:
+                return cached.model_copy(update={"doc_id": doc_id, "file_path": str(pdf)})
+        result = self.ingest(pdf, doc_id)
+        # Never file a bundle under another PDF's hash.
+        if isinstance(result, DocumentBundle) and self.cache is not None and result.file_sha256 == pdf_sha:
+            self.cache.put(result, password=self.password)
+        return result
+
+    def _run(
+        self, pdf: Path, doc_id: str, pdf_sha: str, key: str, started: float, *, force: bool = False
+    ) -> DocResult:
+        t0 = time.perf_counter()
+        bundle = self._bundle(pdf, doc_id, pdf_sha, force=force)
+        ingest_ms = _ms(t0)
+        if isinstance(bundle, IngestFailure):
+            return self._failed(pdf, doc_id, pdf_sha, f"pdf_{bundle.kind}", bundle.message, started, key=key)
+        t1 = time.perf_counter()
+        doc_llm = self.llm.for_document(doc_id) if self.llm is not None else None
+        context = (
+            self.context if doc_llm is None else VerifyContext(llm=doc_llm, notes=dict(self.context.notes))
+        )
+        classifier = self.classifier
+        if isinstance(classifier, GeminiClassifier) and doc_llm is not None:
+            classifier = GeminiClassifier(doc_llm, classifier.model)  # its calls count against this document
+        try:
+            produced = classifier.classify(bundle, self.profile)
+        except ClassificationError as exc:
+            return self._failed(
+                pdf, doc_id, pdf_sha, "classification_failed", str(exc), started, key=key, bundle=bundle
+            )
+        classify_ms = _ms(t1)
+        outcome = verify_with_retries(
+            produced.raw, bundle, self.profile, verifiers=self.verifiers, context=context
+        )
+        update: dict[str, Any] = {
+            "timings": {**outcome.timings, "ingest_ms": ingest_ms, "classify_ms": classify_ms}
+        }
+        if doc_llm is not None:
+            calls, tokens, cost = doc_llm.usage()  # classifier and verifiers, cache hits excluded
+            cost_usd = round(cost, 6) if cost is not None else None  # None: the model's price is unknown
+            update |= {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": cost_usd}
+        outcome = outcome.model_copy(update=update)
+        primary = _primary_data(produced.raw)
+        production = self.production.get(doc_id)
+        packet = gt = None
+        if outcome.final_decision == FinalDecision.ESCALATE_TO_SME:
+            packet = build_packet(
+                outcome,
+                pdf_path=str(pdf),
+                pdf_sha256=pdf_sha,
+                bundle_path=self.store.bundle_path(doc_id),
+                total_pages=bundle.total_pages,
+                primary=primary,
+                production=production,
+                run_id=self.run_id,
+            )
+        else:
+            gt = auto_accept_record(
+                outcome,
+                self.store.latest_ground_truth(doc_id),
+                primary=primary,
+                production=production,
+                pdf_sha256=pdf_sha,
+                run_id=self.run_id,
+            )
+        samples = self._samples(outcome, packet, pdf, pdf_sha, bundle.total_pages, primary)
+        self.store.save(
+            DocumentRecord(
+                doc_id=doc_id,
+                run_id=self.run_id,
+                skip_key=key,
+                pdf_path=str(pdf),
+                outcome=outcome,
+                primary_raw=produced.raw,
+                bundle=bundle,
+                packet=packet,
+                ground_truth=gt,
+                samples=samples,
+            )
+        )
+        return DocResult(
+            doc_id,
+            str(pdf),
+            str(outcome.final_decision),
+            outcome.escalation_reason,
+            outcome.accepted_after_fixes,
+            None,
+            False,
+            _ms(started),
+            attempts=len(outcome.attempts),
+            llm_calls=outcome.llm_calls,
+            llm_cost_usd=outcome.llm_cost_usd,
+            samples=tuple(p.packet_kind.value for p in samples),
+            semantic_checks=outcome.semantic_checks.value,
+        )
+
+    def _samples(
+        self,
+        outcome: VerificationOutcome,
+        packet: SMEPacket | None,
+        pdf: Path,
+        pdf_sha: str,
+        total_pages: int,
+        primary: dict[str, Any] | None,
+    ) -> tuple[SMEPacket, ...]:
+        """The blind packets this document is sampled into: an audit of an auto-accept, or a second
+        review of an escalation that has a classification to judge (DESIGN §9)."""
+        cfg = self.profile.sampling
+        if packet is None:
+            kind, share, pair_of = PacketKind.AUDIT, cfg.audit_share, None
+        elif outcome.final_classification is not None:
+            kind, share, pair_of = PacketKind.SECOND_REVIEW, cfg.second_review_share, packet.packet_id
+        else:
+            return ()
+        if not sampled(kind, outcome.doc_id, pdf_sha, share, cfg.salt):
+            return ()
+        blind = build_blind_packet(
+            kind,
+            outcome,
+            pdf_path=str(pdf),
+            pdf_sha256=pdf_sha,
+            bundle_path=self.store.bundle_path(outcome.doc_id),
+            total_pages=total_pages,
+            primary=primary,
+            run_id=self.run_id,
+            pair_of=pair_of,
+        )
+        return (blind,)
+
+    def _failed(
+        self,
+        pdf: Path,
+        doc_id: str,
+        pdf_sha: str,
+        reason: str,
+        message: str,
+        started: float,
+        *,
+        key: str = "",
+        bundle: DocumentBundle | None = None,
+    ) -> DocResult:
+        """Escalate a document that could not be verified at all; the reason says why in plain English."""
+        outcome = VerificationOutcome(
+            doc_id=doc_id,
+            final_decision=FinalDecision.ESCALATE_TO_SME,
+            escalation_reason=reason,
+            escalation_message=message,
+            stop_reason=StopReason.INPUT_FAILED,
+            policy_version=self.profile.arbiter.policy_version,
+        )
+        packet = build_packet(
+            outcome,
+            pdf_path=str(pdf),
+            pdf_sha256=pdf_sha,
+            bundle_path=self.store.bundle_path(doc_id) if bundle else None,
+            total_pages=bundle.total_pages if bundle else 0,
+            primary=None,
+            production=self.production.get(doc_id),
+            run_id=self.run_id,
+        )
+        try:
+            self.store.save(
+                DocumentRecord(
+                    doc_id=doc_id,
+                    run_id=self.run_id,
+                    skip_key=key,
+                    pdf_path=str(pdf),
+                    outcome=outcome,
+                    primary_raw=None,
+                    bundle=bundle,
+                    packet=packet,
+                    ground_truth=None,
+                    error=reason,
+                )
+            )
+        except OSError as exc:
+            log.error("could not write results for document %s: %s", doc_id, describe(exc))
+        return DocResult(
+            doc_id, str(pdf), str(outcome.final_decision), reason, False, reason, False, _ms(started)
+        )
+
+
+def _primary_data(raw: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)

@@ -1,0 +1,1 @@
+"""Verify: run the verifiers (`verifiers/`) on one document."""
