@@ -12,7 +12,7 @@ Inputs: every fixture PDF (fixtures/pdfs) with its correct classification (fixtu
 every real PDF under `--corpus` (default ../shared/corpora/medical, never copied into the repository) with
 its correct classification built from bench/semantic_truth.json. Seven generators turn each correct
 answer into wrong ones (pure functions of the correct classification and the bundle); each wrong answer
-is re-finalised (fixtures/_truth.finalise) so the rule-level consistency holds, and is checked: it must
+is re-finalised (arbiter/demo/truth.finalise) so the rule-level consistency holds, and is checked: it must
 differ from the truth in segments or types, and none of CONSISTENCY_CODES may fire on it (a case where
 one fires is a generator bug; it is listed under `generation.inconsistent` and not measured).
 
@@ -49,15 +49,11 @@ FIXTURES = REPO / "fixtures"
 TRUTH_FILE = Path(__file__).resolve().parent / "semantic_truth.json"
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "medical"
 
-if str(FIXTURES) not in sys.path:  # fixtures/_truth.py imports its sibling _layout by bare name
-    sys.path.append(str(FIXTURES))
-
-from _truth import finalise  # noqa: E402  (fixtures/_truth.py: counts, dominant types, page-weighted mixture)
-
 from arbiter.classify import get_classifier  # noqa: E402
 from arbiter.contracts import DocumentBundle, FinalDecision, VerificationOutcome  # noqa: E402
 from arbiter.contracts.profile import Profile, load_profile  # noqa: E402
 from arbiter.decide.governor import verify_with_retries  # noqa: E402
+from arbiter.demo.truth import finalise  # noqa: E402  (counts, dominant types, page-weighted mixture)
 from arbiter.ingest import ingest_pdf  # noqa: E402
 from verifiers.base import VerifyContext  # noqa: E402
 from verifiers.textmatch import PageIndex  # noqa: E402

@@ -42,7 +42,7 @@ URL = f"https://us-documentai.googleapis.com/v1/{PROCESSOR}:process"
 REPLAY = FIXTURES / "documentai" / "replay"
 PDF = FIXTURES / "pdfs" / "lab-quest-01.pdf"
 LOCKED = FIXTURES / "damaged" / "locked-lab-report.pdf"
-LOCKED_PASSWORD = "clinic-2026"  # fixtures/_damaged.py
+LOCKED_PASSWORD = "clinic-2026"  # arbiter/demo/damaged.py
 _FIELDS = ["document", "documentLayout", "blocks", "textBlock", "tableBlock", "listBlock", "text", "pageSpan",
            "pageStart", "bodyRows", "cells", "listEntries", "pages", "pageNumber", "layout", "textAnchor"]  # fmt: skip
 

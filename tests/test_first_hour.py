@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,9 +31,9 @@ ONE_PDF = sorted((FIXTURES / "pdfs").glob("*.pdf"))[0]
 
 
 def test_verify_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`arbiter verify`, with the replay model too, leaves the working folder as it found it."""
+    """`arbiter verify`, with the bundled replay answers too, leaves the working folder as it found it."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ARBITER_REPLAY_DIR", str(FIXTURES / "llm_replays"))
+    monkeypatch.delenv("ARBITER_REPLAY_DIR", raising=False)
     monkeypatch.delenv("ARBITER_LLM_RECORD_DIR", raising=False)
     classification = FIXTURES / "demo" / f"{ONE_PDF.stem}.json"
     result = runner.invoke(
@@ -152,11 +151,8 @@ def test_readme_says_how_to_start_over() -> None:
 
 def test_readme_names_the_encrypted_demo_files_password() -> None:
     """The encrypted demo PDF's password in the README is the one the fixture generator uses."""
-    sys.path.insert(0, str(FIXTURES))
-    try:
-        from _damaged import PASSWORD
-    finally:
-        sys.path.remove(str(FIXTURES))
+    from arbiter.demo.damaged import PASSWORD
+
     assert f"`{PASSWORD}`" in README
     assert "locked-lab-report.pdf" in README
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.errors import ConfigError
 from arbiter.llm import network
 from arbiter.llm.client import LLMClient
@@ -23,7 +24,7 @@ def test_defaults_without_environment() -> None:
     assert (settings.timeout_s, settings.rpm, settings.concurrency) == (60.0, 60, 4)
     assert (settings.doc_token_budget, settings.run_token_budget) == (200_000, 0)
     assert settings.cache_dir == Path("output/cache/llm")
-    assert settings.replay_dir == Path("fixtures/llm_replays")
+    assert settings.replay_dir == SAMPLE_REPLAYS
     assert settings.record_dir is None
     assert settings.use_cache is True
     assert (settings.price_input_per_m, settings.price_output_per_m) == (1.50, 9.00)

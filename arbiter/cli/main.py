@@ -32,9 +32,6 @@ app = typer.Typer(
 console = Console(stderr=True)
 out = Console()
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = REPO_ROOT / "fixtures"
-
 ProfileOpt = Annotated[
     Path | None,
     typer.Option("--profile", metavar="FILE", help="Profile TOML replacing the medical default."),
@@ -498,10 +495,8 @@ def demo(
     """Verify the bundled synthetic fixtures offline: the Quickstart's main job (a quarter of the documents
     are also sampled for blind review). A second demo into the same --out adds to its database (new
     ground-truth versions, more packets); `make reset` or another --out starts over."""
-    pdfs, demo_dir, production = FIXTURES / "pdfs", FIXTURES / "demo", FIXTURES / "production.csv"
-    damaged = FIXTURES / "damaged"
-    if not pdfs.is_dir() or not demo_dir.is_dir():
-        raise _fail(f"The fixtures are missing under {FIXTURES}; run `python fixtures/generate.py`.")
+    from arbiter.demo.corpus import write_demo_inputs
+
     existing = out_dir / "arbiter.db"
     if existing.is_file():
         console.print(
@@ -509,11 +504,14 @@ def demo(
             f"To start over, delete {out_dir} (`make reset` deletes output/) or pass another --out.",
             soft_wrap=True,
         )
+    # The inputs are written from the package's generator, so the demo needs no checkout.
+    inputs = write_demo_inputs(out_dir / "demo")
+    console.print(f"The demo's synthetic inputs (no real patient data): {inputs.folder}", soft_wrap=True)
     run(
-        inputs=[pdfs, damaged] if damaged.is_dir() else [pdfs],
-        classifications=demo_dir,
+        inputs=[inputs.pdfs, inputs.damaged],
+        classifications=inputs.classifications,
         classifier=None,
-        production=production,
+        production=inputs.production,
         out_dir=out_dir,
         workers=workers,
         profile=None,
@@ -531,7 +529,7 @@ def demo(
     out_opt = "" if out_dir == Path("output") else f" --out {out_dir}"
     out.print(
         f"Review them in the browser: arbiter users add NAME --role admin{out_opt}, then "
-        f"arbiter review --docs {FIXTURES}{out_opt}",
+        f"arbiter review --docs {inputs.folder}{out_opt}",
         soft_wrap=True,
     )
 

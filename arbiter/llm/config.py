@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class LLMSettings:
     run_token_budget: int = 0
     cache_dir: Path = Path("output/cache/llm")
     use_cache: bool = True  # False (--no-cache) skips cache reads; fresh answers are still written
-    replay_dir: Path = Path("fixtures/llm_replays")
+    replay_dir: Path = SAMPLE_REPLAYS  # the bundled sample answers, wherever Arbiter is installed
     record_dir: Path | None = None  # when set, every fresh answer is also written there as a replay file
     openai_base_url: str | None = None
     openai_api_key: str | None = field(default=None, repr=False)
@@ -158,13 +159,20 @@ class LLMSettings:
         return VERTEX_API_VERSION if self.vertexai else GEMINI_API_VERSION
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> LLMSettings:
+    def from_env(
+        cls,
+        env: Mapping[str, str] | None = None,
+        *,
+        defaults: Mapping[str, Any] | None = None,
+        **overrides: Any,
+    ) -> LLMSettings:
         """Read ARBITER_* variables (os.environ by default); keyword overrides (e.g. CLI options) win.
 
-        An override of None means "not given" and keeps the environment's value.
+        An override of None means "not given" and keeps the environment's value. `defaults` replace the
+        built-in defaults and yield to the environment (a run's cache under its output folder, say).
         """
         env = os.environ if env is None else env
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = dict(defaults or {})
         for name, (variables, parse) in _ENV.items():
             raw = _first(env, variables)
             if raw is not None:

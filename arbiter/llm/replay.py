@@ -67,8 +67,8 @@ class ReplayBackend:
             raise LLMError(
                 "replay_miss",
                 f"The replay folder {self.replay_dir.resolve()} does not exist. Set ARBITER_REPLAY_DIR to a"
-                " folder of recorded responses (the samples are in fixtures/llm_replays of the Arbiter"
-                " repository), or record one with ARBITER_LLM_RECORD_DIR=DIR on a live run.",
+                " folder of recorded responses (unset, the sample answers that come with Arbiter are"
+                " used), or record one with ARBITER_LLM_RECORD_DIR=DIR on a live run.",
             )
         path = replay_path(self.replay_dir, request)
         if not path.is_file():

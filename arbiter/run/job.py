@@ -56,9 +56,9 @@ class RunOptions:
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def settings(self) -> LLMSettings:
-        overrides = dict(self.llm)
-        overrides.setdefault("cache_dir", str(Path(self.out_dir) / "cache" / "llm"))
-        return LLMSettings.from_env(**overrides)
+        # the run's cache lives under its output folder unless ARBITER_LLM_CACHE_DIR names another
+        default_cache = Path(self.out_dir) / "cache" / "llm"
+        return LLMSettings.from_env(defaults={"cache_dir": default_cache}, **self.llm)
 
 
 def database_url(db: str | None, out_dir: Path) -> str:
