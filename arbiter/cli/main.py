@@ -457,7 +457,8 @@ def schema(
     ] = None,
 ) -> None:
     """Print a contract's JSON Schema (or list the contracts). `arbiter schema classification` is the
-    input format of --classifications and --classification; fixtures/demo/*.json are examples."""
+    input format of --classifications and --classification; `arbiter demo` writes examples to
+    OUT/demo/classifications/."""
     from arbiter.contracts.schemas import SCHEMAS, json_schema
 
     if name is None:
