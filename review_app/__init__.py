@@ -1,4 +1,4 @@
-"""The Streamlit review app (DESIGN §8): `arbiter review` calls launch(); app.py is the entry script."""
+"""The Streamlit review app (docs/design.md §8.3): `arbiter review` calls launch(); app.py is the entry script."""
 
 from review_app.launch import launch, streamlit_command
 

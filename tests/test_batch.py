@@ -81,7 +81,7 @@ def test_discover_usage_errors(tmp_path: Path, setup: str, message: str) -> None
 
 
 def test_every_document_gets_a_result_and_files(tmp_path: Path) -> None:
-    """A batch writes DESIGN §4's files for every document and a summary that adds up."""
+    """A batch writes docs/design.md §4's files for every document and a summary that adds up."""
     root = fixture_pdfs(tmp_path, 6)
     store = FileStore(tmp_path / "out")
     summary = BatchRunner(make_pipeline(root, store), store, workers=2).run(discover([root / "in"]))

@@ -1,4 +1,4 @@
-"""Ground-truth export (DESIGN §9): JSONL, CSV and Parquet round trips, as-of stability, manifest, CSV
+"""Ground-truth export (docs/design.md §9.2): JSONL, CSV and Parquet round trips, as-of stability, manifest, CSV
 flattening, odd classifications, the CLI (SQLite and PostgreSQL where a database is involved)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """No auto-fix hides a mislabel: for any classification, applying the fixes keeps every main type and
-every issue no fix may touch (DESIGN §6; issue "fixes never hide a mislabel")."""
+every issue no fix may touch (docs/design.md §6.2; issue "fixes never hide a mislabel")."""
 
 from __future__ import annotations
 

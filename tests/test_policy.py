@@ -72,7 +72,7 @@ DEFAULT_TABLE = [
 
 @pytest.mark.parametrize(("counts", "expected", "rule"), DEFAULT_TABLE)
 def test_default_rules(counts: dict, expected: Decision, rule: str) -> None:
-    """The medical profile's rules decide as seed 003 §7 and DESIGN §6 say, naming the rule that fired."""
+    """The medical profile's rules decide as docs/design.md §6.1 says, naming the rule that fired."""
     profile = load_profile()
     decision = decide(results_for(**counts), profile)
     assert (decision.decision, decision.rule) == (expected, rule)

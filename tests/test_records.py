@@ -97,7 +97,7 @@ def test_production_differs(production: str | None, primary: dict | None, expect
 
 
 def test_packet_only_for_escalations() -> None:
-    """An accepted outcome has no packet (seed 003 §9)."""
+    """An accepted outcome has no packet (docs/design.md §3.5)."""
     with pytest.raises(ValueError, match="accepted"):
         build_packet(
             outcome(FinalDecision.AUTO_ACCEPT, []),

@@ -1,4 +1,4 @@
-"""Issue text context (2 paragraphs before, 3 after, seed §10) and how passages are shown."""
+"""Issue text context (2 paragraphs before, 3 after, docs/design.md §8.3) and how passages are shown."""
 
 from __future__ import annotations
 

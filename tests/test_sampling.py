@@ -1,4 +1,4 @@
-"""Blind review samples (DESIGN §9): which documents are sampled, what a blind packet carries, how the
+"""Blind review samples (docs/design.md §9.1): which documents are sampled, what a blind packet carries, how the
 store queues it, and that no reviewer is handed both halves of a double review."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from arbiter.contracts.schemas import SCHEMAS, classification_validator, json_sc
 from arbiter.errors import ConfigError
 from tests.v12_helpers import make_classification
 
-# DESIGN §3.2's example, verbatim.
+# The specification's example of docs/design.md §3.2, in full.
 DESIGN_EXAMPLE: dict[str, Any] = {
     "doc_id": "packet-0007",
     "producer": {"name": "gemini-2.5-flash", "version": "2026-01"},
@@ -122,7 +122,7 @@ def test_classification_validator_is_cached() -> None:
 
 
 def test_design_example_fits_the_schema() -> None:
-    """DESIGN §3.2's example validates against the classification schema and loads as a model."""
+    """docs/design.md §3.2's example validates against the classification schema and loads as a model."""
     assert list(classification_validator().iter_errors(DESIGN_EXAMPLE)) == []
     subject = load_subject(json.dumps(DESIGN_EXAMPLE))
     assert subject.parse_error is None

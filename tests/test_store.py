@@ -330,7 +330,7 @@ def test_audit_has_no_rewrite_api_and_pages_events(store: Store) -> None:
 
 
 def test_export_mirrors_regenerates_packet_and_ground_truth_files(store: Store, tmp_path: object) -> None:
-    """The JSON mirrors of DESIGN §4 are rebuilt from the database and parse as the contracts."""
+    """The JSON mirrors of docs/design.md §4 are rebuilt from the database and parse as the contracts."""
     from pathlib import Path
 
     out = Path(str(tmp_path)) / "mirror"

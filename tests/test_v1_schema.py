@@ -378,7 +378,7 @@ def test_fix_round_trip(mutate: Mutation) -> None:
 
 
 def test_design_example_with_one_page_bundle() -> None:
-    """DESIGN §3.2's example fits the schema; V1 only notes its segment count (2 stated, 1 listed)."""
+    """docs/design.md §3.2's example fits the schema; V1 only notes its segment count (2 stated, 1 listed)."""
     result = run_v1(DESIGN_EXAMPLE, make_bundle(1, "packet-0007"))
     assert codes(result) == ["V1.SEGMENT_COUNT_MISMATCH"]
 

@@ -371,7 +371,7 @@ def test_score_formula() -> None:
 
 
 def test_design_example() -> None:
-    """DESIGN §3.2's example on a one-page bundle: its mixture and main type disagree with its only segment."""
+    """docs/design.md §3.2's example on a one-page bundle: its mixture and main type disagree with its only segment."""
     result = run_v2(DESIGN_EXAMPLE, make_bundle(1, "packet-0007"))
     by_code = {issue.code: issue for issue in result.issues}
     assert sorted(by_code) == ["V2.DOMINANT_TYPE_MISMATCH", "V2.MIXTURE_MISMATCH"]

@@ -1,4 +1,4 @@
-"""V1–V4: independent checks of a classification against its document (DESIGN §5)."""
+"""V1–V4: independent checks of a classification against its document (docs/design.md §5)."""
 
 from __future__ import annotations
 

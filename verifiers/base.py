@@ -1,4 +1,4 @@
-"""The verifier interface (DESIGN §5): a pure check that reports issues and never decides or mutates.
+"""The verifier interface (docs/design.md §5.1): a pure check that reports issues and never decides or mutates.
 
 A verifier receives the raw classification (the parsed model, or None when it did not pass the
 schema), the DocumentBundle, the profile and a context; it returns a VerifierResult. The runner
@@ -108,7 +108,7 @@ SEVERITY_PENALTY = {"BLOCKER": 0.4, "MAJOR": 0.2, "MINOR": 0.05}
 
 
 def penalty_score(issues: list[Issue], weights: dict[str, float] = SEVERITY_PENALTY, per: int = 1) -> float:
-    """1 - sum of severity weights / per, clamped to [0, 1] (seed 003 §4, §6)."""
+    """1 - sum of severity weights / per, clamped to [0, 1] (docs/design.md §5.1)."""
     total = sum(weights[str(issue.severity)] for issue in issues)
     return max(0.0, min(1.0, 1.0 - total / max(per, 1)))
 

@@ -21,7 +21,7 @@ class CodeSpec:
 B, M, m = Severity.BLOCKER, Severity.MAJOR, Severity.MINOR
 
 _SPECS = [
-    # V1 schema & completeness (seed 003 §3)
+    # V1 schema & completeness (docs/design.md §5.2)
     CodeSpec("V1.INVALID_JSON", B, False, "The classification is not valid JSON."),
     CodeSpec("V1.SCHEMA_VIOLATION", B, False, "A field is missing, has the wrong type, or is not allowed."),
     CodeSpec("V1.DOC_ID_MISMATCH", B, False, "The classification names a different document."),
@@ -38,7 +38,7 @@ _SPECS = [
     CodeSpec("V1.DUPLICATE_DOCUMENT_TYPE", B, False, "A segment or the mixture lists a document type twice."),
     CodeSpec("V1.EVIDENCE_MISSING", m, False, "A type is said to be present but no evidence is given."),
     CodeSpec("V1.VERIFIER_ERROR", B, False, "V1 crashed; the classification was not checked."),
-    # V2 internal consistency (seed 003 §4, plus ours)
+    # V2 internal consistency (docs/design.md §5.2, §5.3)
     CodeSpec("V2.SEGMENT_SHARES_SUM", M, True, "A segment's type shares do not add up to 1."),
     CodeSpec("V2.MIXTURE_SHARES_SUM", M, True, "The document mixture does not add up to 1."),
     CodeSpec("V2.PAGE_OVERLAP", B, False, "Two segments claim the same page."),
@@ -63,7 +63,7 @@ _SPECS = [
         "V2.LLM_ERROR", B, False, "The semantic consistency check could not run or gave no usable answer."
     ),
     CodeSpec("V2.VERIFIER_ERROR", B, False, "V2 crashed; consistency was not checked."),
-    # V3 traps (seed 003 §5, plus ours)
+    # V3 traps (docs/design.md §5.2)
     CodeSpec(
         "V3.ROUTINE_VENDOR_GENOMIC", B, False, "A routine lab vendor's report is classified as genomic."
     ),
@@ -74,7 +74,7 @@ _SPECS = [
     CodeSpec("V3.LLM_NOTE", m, False, "The language model noted a minor trap risk."),
     CodeSpec("V3.LLM_ERROR", B, False, "The contextual trap check could not run or gave no usable answer."),
     CodeSpec("V3.VERIFIER_ERROR", B, False, "V3 crashed; traps were not checked."),
-    # V4 evidence quality (seed 003 §6)
+    # V4 evidence quality (docs/design.md §5.2)
     CodeSpec("V4.SNIPPET_WRONG_PAGE", M, True, "A snippet is on another page of the same segment."),
     CodeSpec("V4.SNIPPET_OUTSIDE_SEGMENT", M, False, "A snippet appears only outside its segment."),
     CodeSpec("V4.SNIPPET_NOT_FOUND", M, False, "A snippet appears nowhere in the document."),

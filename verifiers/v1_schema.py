@@ -1,4 +1,4 @@
-"""V1 schema & completeness (seed 003 §3, DESIGN §5): does the classification fit the schema and the profile?
+"""V1 schema & completeness (docs/design.md §5.2): does the classification fit the schema and the profile?
 
 Pure rules, no LLM. It is the one verifier that explains a classification that failed to parse or fit.
 """

@@ -1,4 +1,4 @@
-"""V2 internal consistency (seed 003 §4, DESIGN §5): do the shares, page ranges and dominant types agree?
+"""V2 internal consistency (docs/design.md §5.2): do the shares, page ranges and dominant types agree?
 
 The rule phase is deterministic; the LLM phase (semantic consistency against each segment's text) runs
 only when the rules found no BLOCKER, and can only add issues.

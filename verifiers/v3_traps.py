@@ -1,4 +1,4 @@
-"""V3 trap detection (DESIGN §5, seed 003 §5): known ways a classification goes wrong, found by rules.
+"""V3 trap detection (docs/design.md §5.2): known ways a classification goes wrong, found by rules.
 
 Each segment is judged on its own pages; trap words come from the profile, matched on normalised text.
 The LLM phase (contextual analysis of each segment's opening text) always runs and can only add issues.

@@ -1,4 +1,4 @@
-"""V4 evidence quality (DESIGN §5, seed 003 §6): locate every evidence snippet in the document.
+"""V4 evidence quality (docs/design.md §5.2): locate every evidence snippet in the document.
 
 Deterministic: each snippet is searched after normalisation on its claimed page, then in its segment,
 then anywhere; where it was found (page, span, boxes) is kept for highlighting in the review app. A
@@ -69,7 +69,7 @@ NO_TEXT_WHY: dict[OcrStatus | None, str] = {
     OcrStatus.NO_TEXT: "; OCR found no readable text on it",
     OcrStatus.FAILED: " layer, and OCR failed on it",
 }
-# seed 003 §6: penalties per severity, normalised by the number of evidence items.
+# docs/design.md §5.1: penalties per severity, normalised by the number of evidence items.
 V4_PENALTY = {"BLOCKER": 0.3, "MAJOR": 0.15, "MINOR": 0.05}
 
 

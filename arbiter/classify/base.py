@@ -1,4 +1,4 @@
-"""The classifier interface (DESIGN §7): a DocumentBundle in, the classification's raw JSON text out."""
+"""The classifier interface (docs/design.md §7.2): a DocumentBundle in, the classification's raw JSON text out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The data contracts (DESIGN §3) as pydantic models with extra="forbid"."""
+"""The data contracts (docs/design.md §3) as pydantic models with extra="forbid"."""
 
 from arbiter.contracts.bundle import (
     BlockType,

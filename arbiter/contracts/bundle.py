@@ -1,4 +1,4 @@
-"""DocumentBundle (DESIGN §3.1): what ingestion produces and every verifier reads."""
+"""DocumentBundle (docs/design.md §3.1): what ingestion produces and every verifier reads."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ClassificationOutput (DESIGN §3.2): the primary model's answer that Arbiter verifies.
+"""ClassificationOutput (docs/design.md §3.2): the primary model's answer that Arbiter verifies.
 
 The schema is structural plus value ranges; taxonomy membership (which document types and presence
 levels exist) belongs to the profile and is checked by V1, so one schema serves every profile.

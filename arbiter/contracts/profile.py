@@ -168,7 +168,7 @@ class Retry(Strict):
 
 
 class Sampling(Strict):
-    """Blind review samples (DESIGN §9). Membership is a hash of (salt, kind, doc_id, pdf sha256) against the
+    """Blind review samples (docs/design.md §9.1). Membership is a hash of (salt, kind, doc_id, pdf sha256) against the
     share: reproducible, independent of run order, and unrelated to whether the answer was right."""
 
     audit_share: float = Field(

@@ -1,4 +1,4 @@
-"""SME packets, reviews and ground-truth records (DESIGN §3.5, seed 003 §9–10)."""
+"""SME packets, reviews and ground-truth records (docs/design.md §3.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issues, verifier results, arbiter decisions and the verification outcome (DESIGN §3.3–3.4)."""
+"""Issues, verifier results, arbiter decisions and the verification outcome (docs/design.md §3.3–3.4)."""
 
 from __future__ import annotations
 
@@ -187,7 +187,7 @@ class Attempt(Strict):
 
 
 class StopReason(StrEnum):
-    """Why the retry loop ended (DESIGN §6)."""
+    """Why the retry loop ended (docs/design.md §6.3)."""
 
     ACCEPTED = "accepted"
     ESCALATED_BY_POLICY = "escalated_by_policy"

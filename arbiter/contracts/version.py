@@ -1,4 +1,4 @@
-"""The version of the data contracts (DESIGN §3), named in one place.
+"""The version of the data contracts (docs/design.md §3), named in one place.
 
 Raise it when a contract changes shape: minor for an added optional field, major for anything a reader
 of an older export or an older schema would misread (a removed or renamed field, a changed type or

@@ -1,4 +1,4 @@
-"""The retry governor: verify, decide, auto-fix and verify again until accepted or escalated (DESIGN §6).
+"""The retry governor: verify, decide, auto-fix and verify again until accepted or escalated (docs/design.md §6.3).
 
 Every stop names its reason. attempts[0] is always the primary's own answer; fixed versions follow it.
 It never raises for a document: the worst outcome is an escalation.

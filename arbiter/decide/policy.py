@@ -1,4 +1,4 @@
-"""V5, the arbiter: counts issues and applies the profile's rules; the first match wins (DESIGN §6).
+"""V5, the arbiter: counts issues and applies the profile's rules; the first match wins (docs/design.md §6.1).
 
 A guard in code, independent of the profile, never lets a document be accepted or retried while a
 check crashed, a required check did not run or a critical problem stands.

@@ -1,4 +1,4 @@
-"""Ground-truth export (DESIGN §9): the version in force per document (the newest, or the one in force at
+"""Ground-truth export (docs/design.md §9.2): the version in force per document (the newest, or the one in force at
 a time) to JSONL, CSV and Parquet, with a manifest of counts, versions and file hashes.
 
     from arbiter.export import export_ground_truth, parse_as_of

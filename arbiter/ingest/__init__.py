@@ -1,4 +1,4 @@
-"""PDF ingestion: a file becomes a DocumentBundle (DESIGN §3.1), or an IngestFailure that says why not.
+"""PDF ingestion: a file becomes a DocumentBundle (docs/design.md §3.1), or an IngestFailure that says why not.
 
 - `reader`: pypdfium2 text extraction and the OCR fallback, in-process (`ingest_pdf`);
 - `textlayer`: whether a page's text layer is usable or the page must be OCR'd;

@@ -1,2 +1,2 @@
-"""Metrics of the ground truth (DESIGN §9): model scores, the arbiter's decisions and false-accept rate,
+"""Metrics of the ground truth (docs/design.md §9.3): model scores, the arbiter's decisions and false-accept rate,
 issue precision, reviewer throughput and agreement; `arbiter metrics` and the review app's Metrics page."""

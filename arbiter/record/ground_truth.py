@@ -1,4 +1,4 @@
-"""Ground-truth records (seed 003 §10): append-only versions; a new one supersedes, nothing is overwritten."""
+"""Ground-truth records (docs/design.md §3.5): append-only versions; a new one supersedes, nothing is overwritten."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Where results go (DESIGN §4). `ResultStore` is the seam: the file mirror below today, the database later.
+"""Where results go (docs/design.md §4). `ResultStore` is the seam: the file mirror below today, the database later.
 
 Every file is written atomically. A document's `index/{doc_id}.json` entry is written last: it is the
 commit marker a resumed run trusts, so a run killed mid-document simply redoes that document, and
@@ -50,7 +50,7 @@ class ResultStore(Protocol):
 
 
 class FileStore:
-    """The portable JSON files of DESIGN §4 under one output root."""
+    """The portable JSON files of docs/design.md §4 under one output root."""
 
     def __init__(self, root: Path) -> None:
         self.root = root

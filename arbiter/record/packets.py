@@ -1,4 +1,4 @@
-"""SME packets (seed 003 §9): what a reviewer needs to judge an escalated document."""
+"""SME packets (docs/design.md §3.5): what a reviewer needs to judge an escalated document."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def build_packet(
     run_id: str,
     now: datetime | None = None,
 ) -> SMEPacket:
-    """A PENDING packet for an escalated outcome; an accepted outcome has no packet (seed §9 ValueError)."""
+    """A PENDING packet for an escalated outcome; an accepted outcome has no packet (docs/design.md §3.5)."""
     if outcome.final_decision != FinalDecision.ESCALATE_TO_SME:
         raise ValueError(f"{outcome.doc_id} was accepted; only escalations become SME packets")
     stamp = now or datetime.now(UTC)

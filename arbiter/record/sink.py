@@ -1,5 +1,5 @@
 """A ResultStore that writes each document into the review database (the source of truth, one
-transaction) and keeps DESIGN §4's JSON files as mirrors through FileStore."""
+transaction) and keeps docs/design.md §4's JSON files as mirrors through FileStore."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Text context of an issue (seed 003 §10): the paragraph it is about, 2 before and 3 after, plus its segment.
+"""Text context of an issue (docs/design.md §8.3): the paragraph it is about, 2 before and 3 after, plus its segment.
 
 The passage is found from V4's highlight when the issue has one, else by locating the evidence snippet
 the issue points at, else the issue's page is shown from its top. Running headers and footers are left

@@ -237,7 +237,7 @@ def build_classification(
 
 
 def corrections_of(checked: Checked, draft: CorrectionDraft) -> Corrections:
-    """The review's corrections block (DESIGN §3.5) for a correction that passed its check."""
+    """The review's corrections block (docs/design.md §3.5) for a correction that passed its check."""
     if checked.classification is None:
         raise ValueError("only a checked correction can be saved")
     data = checked.classification

@@ -252,7 +252,7 @@ class Pipeline:
         primary: dict[str, Any] | None,
     ) -> tuple[SMEPacket, ...]:
         """The blind packets this document is sampled into: an audit of an auto-accept, or a second
-        review of an escalation that has a classification to judge (DESIGN §9)."""
+        review of an escalation that has a classification to judge (docs/design.md §9.1)."""
         cfg = self.profile.sampling
         if packet is None:
             kind, share, pair_of = PacketKind.AUDIT, cfg.audit_share, None

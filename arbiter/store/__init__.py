@@ -1,4 +1,4 @@
-"""Review store (DESIGN §8): SQLModel tables on SQLite or PostgreSQL, atomic claims, append-only ground truth."""
+"""Review store (docs/design.md §8.1): SQLModel tables on SQLite or PostgreSQL, atomic claims, append-only ground truth."""
 
 from arbiter.store.audit import AuditEvent
 from arbiter.store.db import DEFAULT_URL, make_engine, resolve_url

@@ -1,4 +1,4 @@
-"""Read queries of the ground-truth export (DESIGN §9): the version in force per document, streamed.
+"""Read queries of the ground-truth export (docs/design.md §9.2): the version in force per document, streamed.
 
 The version in force at a time T is, per document, the highest version created at or before T; without T
 it is the newest. One statement (a version is chosen when no later version exists, by T), read in batches

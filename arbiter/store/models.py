@@ -1,4 +1,4 @@
-"""SQLModel tables of the review store (DESIGN §8). Contract payloads live in JSON columns; what the
+"""SQLModel tables of the review store (docs/design.md §8.1). Contract payloads live in JSON columns; what the
 queue filters or orders by is copied into indexed columns, so nothing is filtered by loading JSON."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The review store: one object the batch run, the CLI and the review app share (DESIGN §8)."""
+"""The review store: one object the batch run, the CLI and the review app share (docs/design.md §8.1)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class Store(RecordsMixin, AuditMixin):
     """
 
     def export_mirrors(self, out_dir: Path | str) -> dict[str, int]:
-        """Regenerate DESIGN §4's packet and ground-truth JSON files from the database (atomic writes):
+        """Regenerate docs/design.md §4's packet and ground-truth JSON files from the database (atomic writes):
         sme_packets/sme_packet_{doc}.json (the document's newest escalation packet; blind samples stay in the
         database), ground_truth/gt_{doc}.json
         (newest version), ground_truth/history/{doc}/v{n:04d}.json (every version), and each document's

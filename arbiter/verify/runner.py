@@ -1,4 +1,4 @@
-"""Runs the verifiers V1–V4 concurrently and turns a crash into an ERRORED result (DESIGN §5).
+"""Runs the verifiers V1–V4 concurrently and turns a crash into an ERRORED result (docs/design.md §5.1).
 
 A crash message never repeats the exception's text: it may quote the document, i.e. patient data.
 PhaseDeferred (batch mode queued an LLM request) is not a crash: it propagates once every verifier ended.
