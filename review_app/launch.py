@@ -43,6 +43,8 @@ def streamlit_command(
         "none",  # an exception message could quote document text
         "--client.toolbarMode",
         "viewer",
+        "--runner.magicEnabled",
+        "false",  # the repository's .streamlit/config.toml says so too, but only in the checkout's folder
     ]
     if settings.auth == "proxy":
         args += ["--server.trustedUserHeaders", trusted_headers_option(settings.user_header)]

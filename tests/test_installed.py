@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,9 @@ import pytest
 from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.demo.corpus import write_demo_inputs
 from arbiter.llm.config import LLMSettings
+from arbiter.review.settings import AppSettings
 from arbiter.run.job import RunOptions
+from review_app.launch import streamlit_command
 from tests.conftest import FIXTURES, REPO
 
 SHIPPED = ("arbiter", "verifiers", "review_app")
@@ -146,6 +149,21 @@ def test_run_cache_follows_the_environment(tmp_path: Path, monkeypatch: pytest.M
     """ARBITER_LLM_CACHE_DIR moves a run's LLM cache, as the README says (it used to be ignored)."""
     monkeypatch.setenv("ARBITER_LLM_CACHE_DIR", str(tmp_path / "shared-cache"))
     assert RunOptions(out_dir=str(tmp_path / "out")).settings().cache_dir == tmp_path / "shared-cache"
+
+
+def test_review_launch_carries_the_repository_streamlit_config(tmp_path: Path) -> None:
+    """Every setting of the checked-in .streamlit/config.toml (read only when Streamlit starts in the
+    checkout) is also passed by `arbiter review`'s command, so an installed app behaves the same."""
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    args, _ = streamlit_command(AppSettings(docs_root=tmp_path))
+    flags = dict(zip(args[5::2], args[6::2], strict=True))
+    expected = {
+        f"--{section}.{key}": str(value).lower() if isinstance(value, bool) else str(value)
+        for section, values in config.items()
+        for key, value in values.items()
+    }
+    assert len(expected) >= 6
+    assert {flag: flags.get(flag) for flag in expected} == expected
 
 
 def _clean_env() -> dict[str, str]:
