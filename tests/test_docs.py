@@ -11,7 +11,7 @@ from tests.conftest import REPO
 README = (REPO / "README.md").read_text(encoding="utf-8")
 DESIGN = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
 SHIPPED = ("arbiter", "verifiers", "review_app")
-NOT_SOURCE = {"output", "build", "dist", "__pycache__"}
+NOT_SOURCE = {"output", "build", "dist", "venv", "__pycache__"}
 CITATION = re.compile(r"docs/design\.md §(\d+(?:\.\d+)?)")
 
 
@@ -27,13 +27,14 @@ def packages_and_folders(root: Path) -> list[str]:
         if (root / top).is_dir()
         for p in (root / top).rglob("__init__.py")
     }
-    found |= {
+    found |= {  # folders of source or docs; caches, virtualenvs and build output are not part of the design
         p.name
         for p in root.iterdir()
         if p.is_dir()
         and not p.name.startswith(".")
         and p.name not in NOT_SOURCE
         and not p.name.endswith(".egg-info")
+        and (any(p.rglob("*.py")) or any(p.rglob("*.md")))
     }
     return sorted(found)
 
@@ -59,6 +60,8 @@ def test_a_new_package_fails_the_architecture_check(tmp_path: Path) -> None:
     (tmp_path / "arbiter" / "newstage").mkdir()
     (tmp_path / "arbiter" / "newstage" / "__init__.py").write_text("")
     (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "run.py").write_text("")
+    (tmp_path / "htmlcov").mkdir()  # no source: not a folder of the design
     readme = (
         "# x\n\n## Architecture\n\n`arbiter/` `arbiter/ingest/`\n\n## Next\n\n`arbiter/newstage/` `tools/`\n"
     )
