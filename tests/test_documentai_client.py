@@ -31,7 +31,7 @@ from arbiter.ingest.documentai.factory import open_documentai
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.mapping import document_of
 from arbiter.ingest.documentai.settings import DocumentAISettings
-from arbiter.llm import network
+from arbiter.net import switch as network
 from arbiter.record.mirrors import FileStore
 from arbiter.run.batch import new_run_id
 from arbiter.run.document import Pipeline

@@ -370,7 +370,8 @@ def verify(
     from arbiter.ingest import IngestFailure
     from arbiter.ingest.extraction import open_ingestor
     from arbiter.llm.client import LLMClient
-    from arbiter.llm.config import LLMSettings, build_backend
+    from arbiter.llm.config import LLMSettings
+    from arbiter.llm.factory import build_backend
     from verifiers.base import VerifyContext
 
     try:

@@ -24,8 +24,8 @@ from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import parse_answer
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.gemini import completion_from_response, generation_config, make_genai_client, translate_error
-from arbiter.llm.network import require_network
-from arbiter.llm.port import LLMError, LLMRequest, RawCompletion
+from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, offline
+from arbiter.net.switch import require_network
 
 log = logging.getLogger(__name__)
 
@@ -384,7 +384,7 @@ def _usable(
 
 
 def _client(settings: LLMSettings, genai_client: Any) -> Any:
-    require_network("gemini batch")
+    require_network("the gemini batch backend", offline)
     return genai_client if genai_client is not None else make_genai_client(settings)
 
 

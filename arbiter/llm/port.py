@@ -46,6 +46,11 @@ class LLMError(Exception):
         self.retry_after_s = retry_after_s
 
 
+def offline(message: str) -> LLMError:
+    """The error a real backend raises when the network switch is off (arbiter.net.switch.require_network)."""
+    return LLMError("network_disabled", message)
+
+
 class BudgetExhausted(LLMError):
     def __init__(self, message: str) -> None:
         super().__init__("budget_exhausted", message)

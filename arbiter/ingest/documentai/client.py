@@ -27,10 +27,9 @@ from arbiter import atomic
 from arbiter.ingest.documentai.mapping import document_of
 from arbiter.ingest.documentai.proto import merge_shards
 from arbiter.ingest.documentai.settings import DocumentAISettings
-from arbiter.llm.limiter import RateLimiter
-from arbiter.llm.network import require_network
-from arbiter.llm.openai_compat import RetryPolicy
-from arbiter.llm.port import LLMError
+from arbiter.net.limiter import RateLimiter
+from arbiter.net.retry import RetryPolicy
+from arbiter.net.switch import NetworkDisabled, require_network
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +152,7 @@ class DocumentAIClient:
         """The ProcessResponse for one PDF; DocumentAIError when there is none after the retries."""
         try:
             require_network("Google Document AI")
-        except LLMError as exc:
+        except NetworkDisabled as exc:
             raise DocumentAIError("extractor_failed", exc.message) from None
         body = self.request_body(content)
         for attempt in range(1, self.retry.attempts + 1):

@@ -19,7 +19,7 @@ from arbiter.ingest.documentai.client import (
 )
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.settings import DocumentAISettings
-from arbiter.llm import network
+from arbiter.net import switch
 
 
 def open_documentai(
@@ -46,7 +46,7 @@ def open_documentai(
         source = ReplaySource(settings.replay_dir)
     else:
         auth = authorizer if authorizer is not None else GoogleAuthorizer()
-        if isinstance(auth, GoogleAuthorizer) and network.ALLOW_NETWORK:
+        if isinstance(auth, GoogleAuthorizer) and switch.ALLOW_NETWORK:
             try:
                 auth.load()
             except DocumentAIError as exc:
