@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from arbiter.errors import ConfigError
+from arbiter.ingest.documentai.mapping import MAPPING_VERSION
 
 ProcessorType = Literal["layout", "ocr"]
 
@@ -106,8 +107,6 @@ class DocumentAISettings:
     @property
     def version(self) -> str:
         """What the bundles' extractor version names: API version, processor (and version) or replay."""
-        from arbiter.ingest.documentai.mapping import MAPPING_VERSION
-
         match = _PROCESSOR.fullmatch(self.processor) if self.processor else None
         if match is None:
             source = "replay"
