@@ -97,7 +97,9 @@ def test_function_level_imports_count(tmp_path: Path) -> None:
     package = tmp_path / "arbiter"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "config.py").write_text("def build():\n    from arbiter.client import Client\n    return Client\n")
+    (package / "config.py").write_text(
+        "def build():\n    from arbiter.client import Client\n    return Client\n"
+    )
     (package / "client.py").write_text("from . import config\n\nclass Client: ...\n")
     graph = import_graph(tmp_path)
     assert graph["arbiter.config"] == {"arbiter.client"}

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from arbiter.contracts.bundle import DocumentBundle, Extractor, OcrStatus
 from arbiter.diagnostics import describe
+from arbiter.errors import ExtractionError
 from arbiter.ingest.layout import (
     RawPage,
     build_page,
@@ -81,7 +82,7 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-class _Failed(Exception):
+class _Failed(ExtractionError):
     def __init__(self, kind: FailureKind, message: str) -> None:
         super().__init__(message)
         self.kind = kind

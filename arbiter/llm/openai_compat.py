@@ -17,6 +17,7 @@ from typing import Any, Literal
 import httpx
 
 from arbiter.contracts import TokenUsage
+from arbiter.errors import ServiceError
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, offline
 from arbiter.net.retry import Retryable, RetryPolicy, call_with_retries, retry_after_s
@@ -29,7 +30,7 @@ RESPONSE_FORMAT_ENV = "ARBITER_OPENAI_RESPONSE_FORMAT"
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
-class _SchemaRefused(Exception):
+class _SchemaRefused(ServiceError):
     """A 400 to a json_schema request: the server may not support JSON Schema output (older llama.cpp)."""
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from arbiter.contracts import TokenUsage
+from arbiter.errors import ServiceError
 
 ErrorKind = Literal[
     "config",  # backend misconfigured (no key, unknown model)
@@ -32,7 +33,7 @@ ErrorKind = Literal[
 ]
 
 
-class LLMError(Exception):
+class LLMError(ServiceError):
     """A call that produced no usable answer. `message` is plain English and never quotes the prompt."""
 
     def __init__(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
-from arbiter.errors import ArbiterError
+from arbiter.errors import ServiceError
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class RetryPolicy:
         return self.rate_limit_attempts if failure.rate_limited else self.attempts
 
 
-class Retryable(ArbiterError):
+class Retryable(ServiceError):
     """One failed attempt that may succeed if tried again; carries the error to raise if it never does."""
 
     def __init__(

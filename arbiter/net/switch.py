@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from arbiter.errors import ArbiterError
+from arbiter.errors import ServiceError
 
 ALLOW_NETWORK: bool = True
 
 
-class NetworkDisabled(ArbiterError):
+class NetworkDisabled(ServiceError):
     """A real request was about to go out while the network is switched off (the whole test session)."""
 
     def __init__(self, message: str) -> None:

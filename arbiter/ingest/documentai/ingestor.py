@@ -24,6 +24,7 @@ import pypdfium2.raw as pdfium_c
 
 from arbiter.contracts.bundle import DocumentBundle, Extractor, Page
 from arbiter.diagnostics import describe
+from arbiter.errors import ExtractionError
 from arbiter.ingest import PDFIUM_LOCK, FailureKind, IngestFailure, IngestResult
 from arbiter.ingest.documentai.client import DocumentAIError, DocumentSource
 from arbiter.ingest.documentai.mapping import PageFacts, UnplacedTextError, map_document
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 EXTRACTOR_NAME = "documentai"
 
 
-class _Failed(Exception):
+class _Failed(ExtractionError):
     def __init__(self, kind: FailureKind, message: str) -> None:
         super().__init__(message)
         self.kind = kind

@@ -100,9 +100,14 @@ class DocumentAISettings:
             raise ConfigError("The Document AI timeout must be a positive number of seconds.")
 
     @property
+    def host(self) -> str:
+        """The processor's regional endpoint (Google's client is pointed there)."""
+        return f"{self.location}-documentai.googleapis.com"
+
+    @property
     def endpoint(self) -> str:
         """The processor's `:process` URL on its regional endpoint."""
-        return f"https://{self.location}-documentai.googleapis.com/v1/{self.processor}:process"
+        return f"https://{self.host}/v1/{self.processor}:process"
 
     @property
     def version(self) -> str:
