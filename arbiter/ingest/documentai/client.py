@@ -30,6 +30,7 @@ from typing import Any, Literal, Protocol
 import google.auth
 import requests
 from google.api_core import exceptions as api_exceptions
+from google.api_core import retry as retries
 from google.api_core.client_options import ClientOptions
 from google.api_core.timeout import ConstantTimeout
 from google.auth.exceptions import DefaultCredentialsError, GoogleAuthError
@@ -140,13 +141,14 @@ class DocumentAIClient:
         try:
             return self.service().process_document(
                 request=request,
-                retry=self._retrying(label),
-                timeout=ConstantTimeout(self.settings.timeout_s),  # each attempt's own, not a shared deadline
+                retry=PolicyRetry(self, label),
+                # each attempt's own timeout, not one deadline shared by all attempts (the library's default)
+                timeout=ConstantTimeout(self.settings.timeout_s),  # type: ignore[no-untyped-call]
             )
         except DocumentAIError:
             raise
         except Exception as exc:  # anything the library raised outside an attempt
-            failure = self._failure(exc)
+            failure = self.failure_of(exc)
             raise (failure.error if isinstance(failure, Retryable) else failure) from None
 
     def service(self) -> documentai.DocumentProcessorServiceClient:
@@ -159,41 +161,16 @@ class DocumentAIClient:
                 except DocumentAIError:
                     raise
                 except (GoogleAuthError, ValueError) as exc:
-                    raise self._failure(exc) from None
+                    raise self.failure_of(exc) from None
             return self._service
 
     def close(self) -> None:
         with self._lock:
             if self._service is not None:
-                self._service.transport.close()
+                self._service.transport.close()  # type: ignore[no-untyped-call]
                 self._service = None
 
-    def _retrying(self, label: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """The decorator the library applies around each attempt: arbiter.net.retry's policy, with the rate
-        limiter asked before every attempt."""
-
-        def decorate(attempt: Callable[..., Any]) -> Callable[..., Any]:
-            def once(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    return attempt(*args, **kwargs)
-                except Exception as exc:
-                    raise self._failure(exc) from None
-
-            def retried(*args: Any, **kwargs: Any) -> Any:
-                return call_with_retries(
-                    lambda: once(*args, **kwargs),
-                    self.retry,
-                    sleep=self.sleep,
-                    rng=self.rng,
-                    before_attempt=self.limiter.acquire if self.limiter is not None else None,
-                    label=f"documentai {label}",
-                )
-
-            return retried
-
-        return decorate
-
-    def _failure(self, exc: BaseException) -> DocumentAIError | Retryable:
+    def failure_of(self, exc: BaseException) -> DocumentAIError | Retryable:
         """What one attempt's exception means: a Retryable carrying the error, or the error itself."""
         attempts = self.retry.attempts
         if isinstance(exc, DocumentAIError | Retryable):
@@ -271,6 +248,40 @@ class DocumentAIClient:
         else:
             message = f"Google Document AI rejected the PDF (HTTP {status}{detail})."
         return DocumentAIError("extractor_failed", message)
+
+
+class PolicyRetry(retries.Retry):
+    """The library's retry slot filled with arbiter.net.retry's policy: each attempt (the library's own HTTP
+    call, under its timeout) is tried again on 429, 5xx, timeouts and connection errors, after the
+    server's delay when it gives one, with the run's rate limiter asked before every attempt."""
+
+    def __init__(self, client: DocumentAIClient, label: str) -> None:
+        super().__init__()
+        self._client = client
+        self._label = label
+
+    def __call__(
+        self, func: Callable[..., Any], on_error: Callable[..., Any] | None = None
+    ) -> Callable[..., Any]:
+        client = self._client
+
+        def once(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return func(*args, **kwargs)
+            except Exception as exc:
+                raise client.failure_of(exc) from None
+
+        def retried(*args: Any, **kwargs: Any) -> Any:
+            return call_with_retries(
+                lambda: once(*args, **kwargs),
+                client.retry,
+                sleep=client.sleep,
+                rng=client.rng,
+                before_attempt=client.limiter.acquire if client.limiter is not None else None,
+                label=f"documentai {self._label}",
+            )
+
+        return retried
 
 
 def _unparsable(message: str) -> str:
