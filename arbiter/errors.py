@@ -18,6 +18,7 @@ ArbiterError
  │    │    └── BudgetExhausted      a token budget ran out: the document escalates `budget_exhausted`
  │    └── DocumentAIError       ingest/documentai/client: no Document for a PDF; it becomes an IngestFailure
  ├── ExtractionError            a PDF could not be read into pages; caught in ingest, becomes an IngestFailure
+ │    ├── UnusableFile          ingest/reader: empty, not a PDF, damaged or locked (local and Document AI)
  │    ├── OcrError              ingest/ocr: Tesseract failed on a page
  │    ├── DocumentAIFormatError (also a ValueError) a response that is not a Document, naming the field
  │    │    └── UnplacedTextError    the response's text is (almost) nowhere on its pages
@@ -31,7 +32,7 @@ ArbiterError
  ├── PathRefused                review/paths: a path outside the folders the review app may read
  └── RenderError                review/render: a page image could not be drawn
 
-Private signals (`_Failed`, `_WorkerLost`, `_SchemaRefused`...) sit under the node of their stage. The
+Private signals (`_WorkerLost`, `_SchemaRefused`, `_NotPlainJSON`...) sit under the node of their stage. The
 CLI's `_Terminated` (SIGTERM) is a KeyboardInterrupt on purpose, outside the tree: `except Exception`
 must not catch it.
 """
