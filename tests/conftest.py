@@ -18,7 +18,7 @@ settings.load_profile("arbiter")
 
 
 def pytest_configure(config: object) -> None:
-    """No test reaches the network: real LLM backends refuse to call out for the whole session."""
+    """No test reaches the network: real LLM backends and Document AI refuse to call out for the whole session."""
     from arbiter.net import switch
 
     switch.ALLOW_NETWORK = False

@@ -57,7 +57,7 @@ def recorded(pdf: Path) -> dict[str, Any]:
     return json.loads((REPLAY / f"{sha}.json").read_text(encoding="utf-8"))
 
 
-class FakeCredentials(ga_credentials.Credentials):  # type: ignore[misc]
+class FakeCredentials(ga_credentials.Credentials):
     """A fixed bearer token; counts the requests it authorised and the refreshes asked of it."""
 
     def __init__(self) -> None:
@@ -82,7 +82,7 @@ def reply(status: int, body: Any = None, headers: dict[str, str] | None = None) 
     return (status, body, headers or {})
 
 
-class Server(BaseAdapter):  # type: ignore[misc]
+class Server(BaseAdapter):
     """A requests adapter mounted on Google's client's session: answers with the queued responses (the last
     one repeats) and keeps each request; nothing reaches a socket."""
 
@@ -119,6 +119,7 @@ def mounted(server: Server) -> Callable[[DocumentAISettings, Any], documentai.Do
 
     def make(settings: DocumentAISettings, credentials: Any) -> documentai.DocumentProcessorServiceClient:
         service = service_client(settings, credentials)
+        # the REST transport's google-auth session: credentials are applied, then the adapter answers
         service.transport._session.mount("https://", server)
         return service
 
