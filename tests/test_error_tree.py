@@ -7,7 +7,7 @@ import importlib
 import inspect
 
 import arbiter.errors
-from arbiter.errors import ArbiterError
+from arbiter.errors import ArbiterError, UserError
 from tests.test_import_graph import modules
 
 
@@ -66,3 +66,25 @@ def test_builtin_bases_are_kept_where_callers_catch_them() -> None:
 
     assert issubclass(DocumentAIFormatError, ValueError)
     assert issubclass(WorkerStartError, RuntimeError)
+
+
+def test_only_user_errors_become_one_line_at_the_cli() -> None:
+    """Joining the tree did not make internal errors "user mistakes": the CLI prints UserError, StoreError
+    and LLMError in one line, while e.g. a ClassificationError or PatchFailed escaping a command is a bug
+    and keeps its traceback (None)."""
+    from arbiter.classify.base import ClassificationError
+    from arbiter.cli.support import user_error_message
+    from arbiter.decide.autofix import PatchFailed
+    from arbiter.errors import ConfigError, InputError
+    from arbiter.llm.port import LLMError
+    from arbiter.run.lock import RunLocked
+    from arbiter.store.errors import DatabaseUnavailable, UnknownUser
+
+    assert user_error_message(ConfigError("bad profile")) == "bad profile"
+    assert user_error_message(InputError("no PDFs")) == "no PDFs"
+    assert user_error_message(UnknownUser("no such user")) == "no such user"
+    assert user_error_message(LLMError("config", "no key")) == "no key"
+    assert issubclass(RunLocked, UserError)
+    assert issubclass(DatabaseUnavailable, UserError)
+    assert user_error_message(ClassificationError("model said nothing")) is None
+    assert user_error_message(PatchFailed("i1", "V2.CODE", "/segments/0", "missing path")) is None
