@@ -667,7 +667,8 @@ class Chains:
         self.llm_calls = 0
         self.semantic: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         try:
-            from arbiter.llm.config import LLMSettings, build_client
+            from arbiter.llm.config import LLMSettings
+            from arbiter.llm.factory import build_client
             from fixtures.llm_samples import SampleModel
 
             settings = LLMSettings(

@@ -18,10 +18,10 @@ settings.load_profile("arbiter")
 
 
 def pytest_configure(config: object) -> None:
-    """No test reaches the network: real LLM backends refuse to call out for the whole session."""
-    from arbiter.llm import network
+    """No test reaches the network: real LLM backends and Document AI refuse to call out for the whole session."""
+    from arbiter.net import switch
 
-    network.ALLOW_NETWORK = False
+    switch.ALLOW_NETWORK = False
 
 
 def corpora_missing() -> bool:

@@ -1,5 +1,6 @@
-"""The Document AI client and ingestor: request shape, credentials, errors as input failures, the network
-switch, recording and replay, local pre-flight, page parts and the extractor-keyed bundle cache."""
+"""The Document AI client and ingestor: Google's client driven over a fake HTTP adapter (request shape,
+credentials, errors as input failures, retries), the network switch, recording and replay, local
+pre-flight, page parts and the extractor-keyed bundle cache."""
 
 from __future__ import annotations
 
@@ -12,13 +13,17 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pypdfium2
 import pytest
+import requests
+from google.auth import credentials as ga_credentials
 from google.auth.exceptions import DefaultCredentialsError
+from google.cloud import documentai
 from google.oauth2.credentials import Credentials
 from hypothesis import given
 from hypothesis import strategies as st
+from requests.adapters import BaseAdapter
+from requests.structures import CaseInsensitiveDict
 
 from arbiter.classify import get_classifier
 from arbiter.contracts import DocumentBundle, Extractor
@@ -26,12 +31,12 @@ from arbiter.contracts.profile import load_profile
 from arbiter.errors import ConfigError
 from arbiter.ingest import IngestFailure, IngestResult, ingest_pdf
 from arbiter.ingest.cache import BundleCache
-from arbiter.ingest.documentai.client import DocumentAIClient, GoogleAuthorizer, LiveSource, ReplaySource
+from arbiter.ingest.documentai.client import DocumentAIClient, LiveSource, ReplaySource, service_client
 from arbiter.ingest.documentai.factory import open_documentai
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.mapping import document_of
 from arbiter.ingest.documentai.settings import DocumentAISettings
-from arbiter.llm import network
+from arbiter.net import switch as network
 from arbiter.record.mirrors import FileStore
 from arbiter.run.batch import new_run_id
 from arbiter.run.document import Pipeline
@@ -52,51 +57,103 @@ def recorded(pdf: Path) -> dict[str, Any]:
     return json.loads((REPLAY / f"{sha}.json").read_text(encoding="utf-8"))
 
 
-class FakeAuth:
-    """Sets a fixed bearer token and counts the requests it authorised."""
+class FakeCredentials(ga_credentials.Credentials):
+    """A fixed bearer token; counts the requests it authorised and the refreshes asked of it."""
 
     def __init__(self) -> None:
+        super().__init__()
+        self.token = "test-token"
         self.calls = 0
+        self.refreshes = 0
 
-    def authorize(self, headers: dict[str, str], url: str) -> None:
+    def refresh(self, request: Any) -> None:
+        self.refreshes += 1
+
+    def before_request(self, request: Any, method: str, url: str, headers: Any) -> None:
         self.calls += 1
-        headers["authorization"] = "Bearer test-token"
+        super().before_request(request, method, url, headers)
 
 
-class Server:
-    """A MockTransport that answers with the queued responses (the last one repeats) and keeps each request."""
+Answer = tuple[int, Any, dict[str, str]] | Callable[[requests.PreparedRequest], Any]
 
-    def __init__(self, *answers: httpx.Response | Callable[[httpx.Request], httpx.Response]) -> None:
+
+def reply(status: int, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
+    """An HTTP answer: a JSON body (or text when `body` is a str) with these headers."""
+    return (status, body, headers or {})
+
+
+class Server(BaseAdapter):
+    """A requests adapter mounted on Google's client's session: answers with the queued responses (the last
+    one repeats) and keeps each request; nothing reaches a socket."""
+
+    def __init__(self, *answers: Answer) -> None:
+        super().__init__()
         self.answers = list(answers)
-        self.requests: list[httpx.Request] = []
+        self.requests: list[requests.PreparedRequest] = []
+        self.timeouts: list[Any] = []
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
         self.requests.append(request)
+        self.timeouts.append(kwargs.get("timeout"))
         answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
-        return answer(request) if callable(answer) else answer
+        if callable(answer):
+            answer(request)  # raises
+        status, body, headers = answer  # type: ignore[misc]
+        response = requests.Response()
+        response.status_code = status
+        response._content = (body if isinstance(body, str) else json.dumps(body)).encode()
+        response.headers = CaseInsensitiveDict(
+            {"content-type": "text/plain" if isinstance(body, str) else "application/json", **headers}
+        )
+        response.request = request
+        response.url = request.url or ""
+        response.encoding = "utf-8"
+        return response
+
+    def close(self) -> None:
+        return None
+
+
+def mounted(server: Server) -> Callable[[DocumentAISettings, Any], documentai.DocumentProcessorServiceClient]:
+    """Builds Google's real client (REST transport) with `server` under its authorised session."""
+
+    def make(settings: DocumentAISettings, credentials: Any) -> documentai.DocumentProcessorServiceClient:
+        service = service_client(settings, credentials)
+        # the REST transport's google-auth session: credentials are applied, then the adapter answers
+        service.transport._session.mount("https://", server)
+        return service
+
+    return make
+
+
+def client(
+    server: Server, config: DocumentAISettings, *, credentials: Any = None, sleeps: list[float] | None = None
+) -> DocumentAIClient:
+    return DocumentAIClient(
+        config,
+        credentials=credentials if credentials is not None else FakeCredentials(),
+        service=mounted(server),
+        sleep=(sleeps if sleeps is not None else []).append,
+        rng=random.Random(0),
+    )
 
 
 def ingestor(
     server: Server,
     *,
-    auth: Any = None,
+    credentials: Any = None,
     sleeps: list[float] | None = None,
     **settings: Any,
 ) -> DocumentAIIngestor:
     config = DocumentAISettings(**{"processor": PROCESSOR, "timeout_s": 5.0, **settings})
-    client = DocumentAIClient(
-        config,
-        authorizer=auth or FakeAuth(),
-        http_client=httpx.Client(transport=httpx.MockTransport(server)),
-        sleep=(sleeps if sleeps is not None else []).append,
-        rng=random.Random(0),
+    return DocumentAIIngestor(
+        config, LiveSource(client(server, config, credentials=credentials, sleeps=sleeps))
     )
-    return DocumentAIIngestor(config, LiveSource(client))
 
 
 @pytest.fixture
 def online(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lets the client past the network switch; the MockTransport still keeps every byte local."""
+    """Lets the client past the network switch; the fake adapter still keeps every byte local."""
     monkeypatch.setattr(network, "ALLOW_NETWORK", True)
 
 
@@ -107,32 +164,34 @@ def failure(result: IngestResult) -> IngestFailure:
 
 @pytest.mark.usefixtures("online")
 def test_request_shape_and_a_bundle_from_the_response() -> None:
-    """One POST to the regional :process URL with the PDF inline (base64), a bearer token and layout options."""
-    server = Server(httpx.Response(200, json=recorded(PDF)))
-    auth = FakeAuth()
-    with ingestor(server, auth=auth) as docai:
+    """One POST to the regional :process URL with the PDF inline (base64), a bearer token, layout options
+    and the per-attempt timeout, through Google's client."""
+    server = Server(reply(200, recorded(PDF)))
+    credentials = FakeCredentials()
+    with ingestor(server, credentials=credentials) as docai:
         bundle = docai.ingest(PDF)
     assert isinstance(bundle, DocumentBundle)
     assert [p.text for p in bundle.pages] == [p.text for p in ingest_pdf(PDF).pages]  # type: ignore[union-attr]
     (request,) = server.requests
-    assert (request.method, str(request.url)) == ("POST", URL)
+    assert (request.method, (request.url or "").split("?")[0]) == ("POST", URL)
     assert request.headers["authorization"] == "Bearer test-token"
     assert request.headers["content-type"] == "application/json"
-    body = json.loads(request.content)
+    body = json.loads(request.body or b"")
     assert base64.b64decode(body["rawDocument"]["content"]) == PDF.read_bytes()
     assert body["rawDocument"]["mimeType"] == "application/pdf"
     assert body["skipHumanReview"] is True
     assert body["processOptions"] == {"layoutConfig": {"returnBoundingBoxes": True}}
-    assert auth.calls == 1
+    assert credentials.calls == 1
+    assert server.timeouts == [5.0]
 
 
 @pytest.mark.usefixtures("online")
 def test_ocr_processors_get_no_layout_options() -> None:
     """With processor type ocr the request carries no layoutConfig, which other processors reject."""
-    server = Server(httpx.Response(200, json={"document": {}}))
+    server = Server(reply(200, {"document": {}}))
     with ingestor(server, processor_type="ocr") as docai:
         docai.ingest(PDF)
-    assert "processOptions" not in json.loads(server.requests[0].content)
+    assert "processOptions" not in json.loads(server.requests[0].body or b"")
 
 
 @pytest.mark.parametrize(
@@ -155,11 +214,21 @@ def test_endpoint_is_the_processors_regional_process_url(
 
 
 @pytest.mark.usefixtures("online")
+def test_a_regional_processor_is_called_on_its_regional_endpoint() -> None:
+    """Google's client is pointed at the processor's location: an eu processor is called on eu-documentai."""
+    server = Server(reply(200, {"document": {}}))
+    with ingestor(server, processor="projects/p/locations/eu/processors/x") as docai:
+        docai.ingest(PDF)
+    url = (server.requests[0].url or "").split("?")[0]
+    assert url == "https://eu-documentai.googleapis.com/v1/projects/p/locations/eu/processors/x:process"
+
+
+@pytest.mark.usefixtures("online")
 def test_google_credentials_set_the_bearer_token_and_quota_project() -> None:
-    """GoogleAuthorizer applies ADC-style credentials: the access token and the quota project header."""
-    server = Server(httpx.Response(200, json={"document": {}}))
-    auth = GoogleAuthorizer(Credentials(token="ya29.token", quota_project_id="billing-project"))
-    with ingestor(server, auth=auth) as docai:
+    """ADC-style credentials are applied by Google's client: the access token and the quota project header."""
+    server = Server(reply(200, {"document": {}}))
+    credentials = Credentials(token="ya29.token", quota_project_id="billing-project")
+    with ingestor(server, credentials=credentials) as docai:
         docai.ingest(PDF)
     headers = server.requests[0].headers
     assert headers["authorization"] == "Bearer ya29.token"
@@ -169,8 +238,8 @@ def test_google_credentials_set_the_bearer_token_and_quota_project() -> None:
 @pytest.mark.usefixtures("online")
 def test_credentials_that_cannot_be_refreshed_make_an_input_failure() -> None:
     """Expired credentials that cannot refresh fail the document in plain words; nothing is sent."""
-    server = Server(httpx.Response(200, json={"document": {}}))
-    with ingestor(server, auth=GoogleAuthorizer(Credentials(token=None))) as docai:
+    server = Server(reply(200, {"document": {}}))
+    with ingestor(server, credentials=Credentials(token=None)) as docai:
         result = failure(docai.ingest(PDF))
     assert result.kind == "extractor_failed"
     assert "credentials could not be used" in result.message
@@ -183,21 +252,22 @@ def _error(status: str, message: str) -> dict[str, Any]:
 
 @pytest.mark.usefixtures("online")
 @pytest.mark.parametrize(
-    ("response", "kind", "words", "attempts"),
+    ("response", "kind", "words", "sent", "slept"),
     [
-        (httpx.Response(400, json=_error("INVALID_ARGUMENT", "Unsupported input file format.")), "extractor_failed", "rejected the PDF (HTTP 400 INVALID_ARGUMENT: Unsupported input file format.)", 1),
-        (httpx.Response(401, json=_error("UNAUTHENTICATED", "Request had invalid credentials.")), "extractor_failed", "refused the credentials (HTTP 401 UNAUTHENTICATED", 1),
-        (httpx.Response(403, json=_error("PERMISSION_DENIED", "Permission denied.")), "extractor_failed", "Document AI API User role", 1),
-        (httpx.Response(404, text="Not Found"), "extractor_failed", f"has no processor {PROCESSOR} (HTTP 404)", 1),
-        (httpx.Response(500, json=_error("INTERNAL", "Internal error.")), "extractor_failed", "kept failing (HTTP 500 INTERNAL: Internal error.) after 4 attempts.", 4),
-        (httpx.Response(429, json=_error("RESOURCE_EXHAUSTED", "Quota exceeded.")), "extractor_failed", "lower ARBITER_DOCUMENTAI_RPM", 4),
-        (httpx.Response(200, text="<html>proxy</html>"), "extractor_failed", "not JSON", 1),
-        (httpx.Response(200, json=[1, 2]), "extractor_failed", "unexpected response shape", 1),
-        (httpx.Response(200, json={"document": {"documentLayout": {"blocks": "x"}}}), "extractor_failed", "cannot read (documentLayout.blocks is not a list)", 1),
+        (reply(400, _error("INVALID_ARGUMENT", "Unsupported input file format.")), "extractor_failed", "rejected the PDF (HTTP 400 INVALID_ARGUMENT: Unsupported input file format.)", 1, 0),
+        # google-auth's session refreshes the credentials on a 401 and sends again, twice at most
+        (reply(401, _error("UNAUTHENTICATED", "Request had invalid credentials.")), "extractor_failed", "refused the credentials (HTTP 401 UNAUTHENTICATED", 3, 0),
+        (reply(403, _error("PERMISSION_DENIED", "Permission denied.")), "extractor_failed", "Document AI API User role", 1, 0),
+        (reply(404, "Not Found"), "extractor_failed", f"has no processor {PROCESSOR} (HTTP 404)", 1, 0),
+        (reply(500, _error("INTERNAL", "Internal error.")), "extractor_failed", "kept failing (HTTP 500 INTERNAL: Internal error.) after 4 attempts.", 4, 3),
+        (reply(429, _error("RESOURCE_EXHAUSTED", "Quota exceeded.")), "extractor_failed", "lower ARBITER_DOCUMENTAI_RPM", 4, 3),
+        (reply(200, "<html>proxy</html>"), "extractor_failed", "not JSON", 1, 0),
+        (reply(200, [1, 2]), "extractor_failed", "unexpected response shape", 1, 0),
+        (reply(200, {"document": {"documentLayout": {"blocks": "x"}}}), "extractor_failed", "cannot read (documentLayout.blocks does not fit a Document)", 1, 0),
     ],
 )  # fmt: skip
 def test_http_failures_become_input_failures(
-    response: httpx.Response, kind: str, words: str, attempts: int
+    response: Answer, kind: str, words: str, sent: int, slept: int
 ) -> None:
     """Each refusal is a plain-English input failure; 429 and 5xx are retried with backoff first."""
     server = Server(response)
@@ -206,24 +276,54 @@ def test_http_failures_become_input_failures(
         result = failure(docai.ingest(PDF))
     assert result.kind == kind
     assert words in result.message
-    assert len(server.requests) == attempts
-    assert len(sleeps) == attempts - 1
+    assert len(server.requests) == sent
+    assert len(sleeps) == slept
 
 
 @pytest.mark.usefixtures("online")
 def test_retry_after_is_honoured_and_a_later_success_counts() -> None:
     """A 503 asking to wait 2 s is retried after exactly that pause, and the next answer is used."""
-    server = Server(
-        httpx.Response(503, headers={"Retry-After": "2"}), httpx.Response(200, json=recorded(PDF))
-    )
+    server = Server(reply(503, {}, {"Retry-After": "2"}), reply(200, recorded(PDF)))
     sleeps: list[float] = []
     with ingestor(server, sleeps=sleeps) as docai:
         assert isinstance(docai.ingest(PDF), DocumentBundle)
     assert sleeps == [2.0]
 
 
-def _raise(error: type[httpx.TransportError]) -> Callable[[httpx.Request], httpx.Response]:
-    def handler(request: httpx.Request) -> httpx.Response:
+@pytest.mark.usefixtures("online")
+def test_a_429_is_retried_after_its_retry_info_delay() -> None:
+    """A REST 429 (which the library's default retry would not retry) waits the RetryInfo delay, then succeeds."""
+    body = {
+        "error": {
+            "code": 429,
+            "status": "RESOURCE_EXHAUSTED",
+            "message": "Quota exceeded.",
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}],
+        }
+    }
+    server = Server(reply(429, body), reply(200, recorded(PDF)))
+    sleeps: list[float] = []
+    with ingestor(server, sleeps=sleeps) as docai:
+        assert isinstance(docai.ingest(PDF), DocumentBundle)
+    assert sleeps == [7.0]
+    assert len(server.requests) == 2
+
+
+@pytest.mark.usefixtures("online")
+def test_the_rate_limiter_is_asked_before_every_attempt() -> None:
+    """With ARBITER_DOCUMENTAI_RPM set, each attempt (retries included) books a slot of the run's limiter."""
+    server = Server(reply(500, _error("INTERNAL", "Internal error.")), reply(200, {"document": {}}))
+    config = DocumentAISettings(processor=PROCESSOR, rpm=60)
+    docai_client = client(server, config)
+    assert docai_client.limiter is not None
+    booked: list[int] = []
+    docai_client.limiter.acquire = lambda: booked.append(1)  # type: ignore[method-assign]
+    docai_client.process(PDF.read_bytes())
+    assert (len(booked), len(server.requests)) == (2, 2)
+
+
+def _raise(error: type[requests.RequestException]) -> Callable[[requests.PreparedRequest], Any]:
+    def handler(request: requests.PreparedRequest) -> Any:
         raise error("simulated", request=request)
 
     return handler
@@ -233,12 +333,13 @@ def _raise(error: type[httpx.TransportError]) -> Callable[[httpx.Request], httpx
 @pytest.mark.parametrize(
     ("error", "kind", "words"),
     [
-        (httpx.ReadTimeout, "timeout", "did not answer within 5 s, after 4 attempts"),
-        (httpx.ConnectError, "extractor_failed", "Could not reach Google Document AI at us-documentai.googleapis.com (ConnectError)"),
+        (requests.exceptions.ReadTimeout, "timeout", "did not answer within 5 s, after 4 attempts"),
+        (requests.exceptions.ConnectTimeout, "timeout", "did not answer within 5 s, after 4 attempts"),
+        (requests.exceptions.ConnectionError, "extractor_failed", "Could not reach Google Document AI at us-documentai.googleapis.com (ConnectionError)"),
     ],
 )  # fmt: skip
 def test_timeouts_and_connection_errors_are_retried_then_fail(
-    error: type[httpx.TransportError], kind: str, words: str
+    error: type[requests.RequestException], kind: str, words: str
 ) -> None:
     """Transport errors are retried; the failure says what happened without a traceback."""
     server = Server(_raise(error))
@@ -251,12 +352,12 @@ def test_timeouts_and_connection_errors_are_retried_then_fail(
 def test_network_switch_off_refuses_before_any_request() -> None:
     """With the test session's network switch off, a live ingestor fails the document and sends nothing."""
     assert network.ALLOW_NETWORK is False
-    server = Server(httpx.Response(200, json=recorded(PDF)))
-    auth = FakeAuth()
-    with ingestor(server, auth=auth) as docai:
+    server = Server(reply(200, recorded(PDF)))
+    credentials = FakeCredentials()
+    with ingestor(server, credentials=credentials) as docai:
         result = failure(docai.ingest(PDF))
     assert "switched off" in result.message
-    assert (server.requests, auth.calls) == ([], 0)
+    assert (server.requests, credentials.calls) == ([], 0)
 
 
 def test_a_live_run_with_the_network_off_does_not_look_for_credentials(
@@ -334,12 +435,9 @@ def test_extractor_version_names_the_processor(given: dict[str, Any], version: s
 @pytest.mark.usefixtures("online")
 def test_recorded_responses_replay_to_the_same_bundle(tmp_path: Path) -> None:
     """A live run with a record folder writes <sha256>.json; replaying it gives the same pages offline."""
-    server = Server(httpx.Response(200, json=recorded(PDF)))
+    server = Server(reply(200, recorded(PDF)))
     config = DocumentAISettings(processor=PROCESSOR)
-    client = DocumentAIClient(
-        config, authorizer=FakeAuth(), http_client=httpx.Client(transport=httpx.MockTransport(server))
-    )
-    with DocumentAIIngestor(config, LiveSource(client, record_dir=tmp_path)) as docai:
+    with DocumentAIIngestor(config, LiveSource(client(server, config), record_dir=tmp_path)) as docai:
         live = docai.ingest(PDF)
     sha = hashlib.sha256(PDF.read_bytes()).hexdigest()
     assert [p.name for p in tmp_path.iterdir()] == [f"{sha}.json"]

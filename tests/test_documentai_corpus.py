@@ -22,11 +22,12 @@ from rapidfuzz import fuzz
 from arbiter.contracts import DocumentBundle
 from arbiter.contracts.bundle import OcrStatus
 from arbiter.ingest import ingest_pdf
-from arbiter.ingest.documentai.client import ReplaySource
+from arbiter.ingest.documentai.client import LiveSource, ReplaySource
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.mapping import PageFacts, UnplacedTextError, map_document
 from arbiter.ingest.documentai.settings import DocumentAISettings
 from arbiter.ingest.documentai.shape import DocumentAIFormatError
+from arbiter.net import switch
 from verifiers.textmatch import PageIndex
 
 REPO = Path(__file__).resolve().parents[1]
@@ -385,3 +386,27 @@ def test_arbiter_run_replays_the_real_responses_end_to_end(tmp_path: Path) -> No
         bundle = DocumentBundle.model_validate_json((out / "bundles" / f"{name}.json").read_text())
         assert len(bundle.pages) == count
         assert all(page.text.strip() and page.lines for page in bundle.pages)
+
+
+@pytest.mark.parametrize("name", [name for name in RESPONSES if name != SHARDS])
+def test_each_response_through_googles_client_maps_as_its_recording_does(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Served over HTTP to Google's own client (its parser, either spelling), every real response gives the
+    same pages as replaying the file, or the same error."""
+    from tests.test_documentai_client import PROCESSOR, Server, client, reply
+
+    monkeypatch.setattr(switch, "ALLOW_NETWORK", True)  # the fake adapter keeps every byte local
+    payload = _load(name)
+    response = payload if "document" in payload else {"document": payload}
+    config = DocumentAISettings(processor=PROCESSOR)
+    live = LiveSource(client(Server(reply(200, response)), config))
+    replayed = _pages_or_error(lambda: map_document(ReplaySource(CORPUS).document(b"", name)))
+    assert _pages_or_error(lambda: map_document(live.document(b"%PDF", "key"))) == replayed
+
+
+def _pages_or_error(read: Any) -> Any:
+    try:
+        return read()
+    except DocumentAIFormatError as error:
+        return (type(error).__name__, str(error))

@@ -23,7 +23,6 @@ from gemini_fakes import (
 from google.genai import types
 from llm_fakes import FakeBackend
 
-from arbiter.llm import network
 from arbiter.llm.batch import (
     KEY_FIELD,
     BatchCollector,
@@ -40,6 +39,7 @@ from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import LLMClient
 from arbiter.llm.gemini import GeminiBackend, make_genai_client
 from arbiter.llm.port import LLMError, LLMRequest
+from arbiter.net import switch as network
 
 PROMPT_MARK = "PATIENT-TEXT-MARKER"
 

@@ -19,8 +19,8 @@ from arbiter.llm.budget import TokenBudget
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import LLMClient, estimate_tokens, parse_answer
 from arbiter.llm.config import LLMSettings
-from arbiter.llm.limiter import RateLimiter
 from arbiter.llm.port import BudgetExhausted, LLMError, LLMRequest, RawCompletion
+from arbiter.net.limiter import RateLimiter
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

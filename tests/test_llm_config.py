@@ -9,11 +9,12 @@ import pytest
 
 from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.errors import ConfigError
-from arbiter.llm import network
 from arbiter.llm.client import LLMClient
-from arbiter.llm.config import DEFAULT_MODEL, LLMSettings, build_backend, build_client
-from arbiter.llm.port import LLMError, LLMRequest
+from arbiter.llm.config import DEFAULT_MODEL, LLMSettings
+from arbiter.llm.factory import build_backend, build_client
+from arbiter.llm.port import LLMError, LLMRequest, offline
 from arbiter.llm.replay import ReplayBackend
+from arbiter.net import switch as network
 
 
 def test_defaults_without_environment() -> None:
@@ -196,7 +197,7 @@ def test_require_network_refuses_when_switched_off(monkeypatch: pytest.MonkeyPat
     """With ALLOW_NETWORK False, require_network raises network_disabled naming the backend."""
     monkeypatch.setattr(network, "ALLOW_NETWORK", False)
     with pytest.raises(LLMError) as caught:
-        network.require_network("gemini")
+        network.require_network("the gemini backend", offline)
     assert caught.value.kind == "network_disabled"
     assert "gemini" in caught.value.message
 

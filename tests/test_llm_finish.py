@@ -14,7 +14,6 @@ from gemini_fakes import answer_body
 from llm_fakes import FakeBackend, completion
 
 from arbiter.contracts import VerifierStatus
-from arbiter.llm import network
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
@@ -22,6 +21,7 @@ from arbiter.llm.gemini import completion_from_response
 from arbiter.llm.openai_compat import OpenAICompatBackend
 from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, check_finish
 from arbiter.llm.replay import ReplayBackend, write_replay
+from arbiter.net import switch as network
 from tests.phase_fakes import scenario_bundle, scenario_classification
 from tests.v34_helpers import PROFILE, subject
 from verifiers.base import VerifyContext

@@ -18,10 +18,11 @@ from gemini_fakes import (
     settings,
 )
 
-from arbiter.llm import network
 from arbiter.llm.client import LLMClient
-from arbiter.llm.gemini import GeminiBackend, json_schema_for_gemini, retry_delay_s
+from arbiter.llm.gemini import GeminiBackend, json_schema_for_gemini
 from arbiter.llm.port import LLMError
+from arbiter.net import switch as network
+from arbiter.net.google import retry_delay_s
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from gemini_fakes import FAKE_KEY, FAST_RETRY, SCHEMA, answer_body, error_body
 from typer.testing import CliRunner
 
 from arbiter.cli.main import app
-from arbiter.llm import network, preflight
+from arbiter.llm import preflight
 from arbiter.llm.batch import BatchCollector, inline_job_bytes, submit
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import (
@@ -34,6 +34,7 @@ from arbiter.llm.config import (
 from arbiter.llm.gemini import GeminiBackend, make_genai_client
 from arbiter.llm.openai_compat import OpenAICompatBackend
 from arbiter.llm.port import BudgetExhausted, LLMError, LLMRequest
+from arbiter.net import switch as network
 from tests.conftest import FIXTURES
 
 runner = CliRunner()
@@ -577,7 +578,7 @@ def test_check_request_is_small_and_holds_no_document() -> None:
 )
 def test_openai_check_names_what_to_change(reply: httpx.Response | Exception, words: str) -> None:
     """The OpenAI-compatible check fails with the server's address, model or key as the thing to change."""
-    from arbiter.llm.openai_compat import RetryPolicy
+    from arbiter.net.retry import RetryPolicy
 
     def answer(_: httpx.Request) -> httpx.Response:
         if isinstance(reply, Exception):

@@ -11,12 +11,13 @@ from typing import Any
 import httpx
 import pytest
 
-from arbiter.llm import network
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
-from arbiter.llm.openai_compat import OpenAICompatBackend, RetryPolicy
+from arbiter.llm.openai_compat import OpenAICompatBackend
 from arbiter.llm.port import LLMError, LLMRequest
+from arbiter.net import switch as network
+from arbiter.net.retry import RetryPolicy
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

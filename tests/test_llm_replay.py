@@ -12,7 +12,8 @@ from llm_fakes import FakeBackend, completion
 from arbiter.contracts import TokenUsage
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import LLMClient
-from arbiter.llm.config import LLMSettings, build_client
+from arbiter.llm.config import LLMSettings
+from arbiter.llm.factory import build_client
 from arbiter.llm.port import LLMError, LLMRequest, RawCompletion
 from arbiter.llm.replay import ReplayBackend, replay_path, write_replay
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arbiter.cli.main import app
-from arbiter.llm import network
+from arbiter.net import switch as network
 from arbiter.run.job import RunOptions, execute, resume
 from tests.conftest import FIXTURES
 from tests.gemini_fakes import FakeBatches, FakeGenaiClient

@@ -31,6 +31,7 @@ from arbiter.contracts import (
 )
 from arbiter.contracts.profile import Profile
 from arbiter.diagnostics import describe
+from arbiter.errors import Deferred
 from arbiter.llm.config import DEFAULT_MODEL as LLM_DEFAULT_MODEL
 from arbiter.llm.port import LLMError, LLMRequest, Purpose
 from verifiers.base import IssueList, Verifier, VerifyContext
@@ -65,7 +66,7 @@ def failure_reason(kind: str | None) -> str:
     return _REASONS.get(kind or "", _UNUSABLE)
 
 
-class PhaseDeferred(Exception):
+class PhaseDeferred(Deferred):
     """Batch mode queued the request; the document waits for the batch job instead of being decided.
 
     arbiter.verify.runner and arbiter.decide.governor let it through (they turn every other exception into ERRORED).

@@ -7,9 +7,10 @@ from typing import Protocol
 
 from arbiter.contracts import DocumentBundle
 from arbiter.contracts.profile import Profile
+from arbiter.errors import ArbiterError
 
 
-class ClassificationError(Exception):
+class ClassificationError(ArbiterError):
     """The classifier could not produce an answer for this document; the message is plain English.
 
     The pipeline turns it into the escalation "classification_failed"; it never stops a batch.

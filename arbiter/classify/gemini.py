@@ -14,6 +14,7 @@ from typing import Any
 from arbiter.classify.base import ClassificationError, ClassifierOutput
 from arbiter.contracts import ClassificationOutput, DocumentBundle
 from arbiter.contracts.profile import Profile
+from arbiter.errors import Deferred
 from arbiter.llm.port import LLM, LLMError, LLMRequest
 from verifiers.llm_phase import DEFAULT_MODEL, TextBudget, failure_reason, page_block, page_text, render
 
@@ -24,7 +25,7 @@ TOTAL_CHARS = 100_000  # ... and of all pages together (about 25k tokens)
 _DROPPED_KEYWORDS = {"title", "default", "$defs"}
 
 
-class ClassificationDeferred(Exception):
+class ClassificationDeferred(Deferred):
     """Batch mode queued the classification request; the document waits for the batch job."""
 
     def __init__(self, doc_id: str) -> None:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from arbiter.cli.support import ArbiterGroup
-from arbiter.errors import ArbiterError
+from arbiter.errors import UserError
 
 llm_app = typer.Typer(
     help="Check the language-model backend.",
@@ -48,7 +48,7 @@ def check(
 
     try:
         settings = LLMSettings.from_env(backend=llm, model=llm_model)
-    except ArbiterError as exc:
+    except UserError as exc:
         _console.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
     if settings.backend not in LIVE_BACKENDS:

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, print_error
-from arbiter.errors import ArbiterError
+from arbiter.errors import InputError, UserError
 from arbiter.llm.config import DEFAULT_MODEL
 
 app = typer.Typer(
@@ -209,7 +209,7 @@ def run(
                 raise _fail(f"Batch job {collected.job_name} failed: {collected.message}", code=1)
         else:
             if not inputs:
-                raise ArbiterError("Give the PDFs to verify (files or directories), or --resume-batch JOB.")
+                raise InputError("Give the PDFs to verify (files or directories), or --resume-batch JOB.")
             options = RunOptions(
                 inputs=[str(p) for p in inputs],
                 classifications=str(classifications) if classifications else None,
@@ -231,7 +231,7 @@ def run(
                 },
             )
         summary = execute(options, password=password, progress=None if quiet else _progress_factory)
-    except ArbiterError as exc:
+    except UserError as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt as exc:
         console.print(
@@ -367,7 +367,8 @@ def verify(
     from arbiter.ingest import IngestFailure
     from arbiter.ingest.extraction import open_ingestor
     from arbiter.llm.client import LLMClient
-    from arbiter.llm.config import LLMSettings, build_backend
+    from arbiter.llm.config import LLMSettings
+    from arbiter.llm.factory import build_backend
     from verifiers.base import VerifyContext
 
     try:
@@ -381,16 +382,16 @@ def verify(
             )
         prof = load_profile(profile)
         if not pdf.is_file():
-            raise ArbiterError(f"PDF {pdf} does not exist.")
+            raise InputError(f"PDF {pdf} does not exist.")
         if not classification.is_file():
-            raise ArbiterError(f"Classification {classification} does not exist.")
+            raise InputError(f"Classification {classification} does not exist.")
         raw = classification.read_bytes()
         ingestor, _ = open_ingestor(
             extractor,
             isolated=False,
             documentai=_documentai(documentai_processor, documentai_location, documentai_replay),
         )
-    except ArbiterError as exc:
+    except UserError as exc:
         raise _fail(str(exc)) from None
     with closing(ingestor):
         bundle = ingestor.ingest(pdf, password=password)
@@ -467,7 +468,7 @@ def schema(
         return
     try:
         sys.stdout.write(json.dumps(json_schema(name), indent=2) + "\n")
-    except ArbiterError as exc:
+    except UserError as exc:
         raise _fail(str(exc)) from None
 
 

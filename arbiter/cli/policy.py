@@ -16,7 +16,7 @@ from rich.text import Text
 
 from arbiter.cli.review import DbOpt, OutOpt, _fail
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup
-from arbiter.errors import ArbiterError
+from arbiter.errors import UserError
 
 out = Console()
 console = Console(stderr=True)
@@ -35,7 +35,7 @@ def _load(path: Path | None) -> object:
 
     try:
         return load_profile(path)
-    except ArbiterError as exc:
+    except UserError as exc:
         raise _fail(str(exc)) from None
 
 
@@ -98,7 +98,7 @@ def simulate(
     url = database_url(db, out_dir)
     try:
         require_database(url)
-    except ArbiterError as exc:
+    except UserError as exc:
         raise _fail(str(exc)) from None
 
     def progress(done: int, total: int) -> None:

@@ -45,11 +45,11 @@ def user_error_message(exc: BaseException) -> str | None:
     """The one line a user should see for an error they (or their setup) caused; None for a bug."""
     import sqlalchemy.exc as sa_exc
 
-    from arbiter.errors import ArbiterError
+    from arbiter.errors import UserError
     from arbiter.llm.port import LLMError
     from arbiter.store.errors import StoreError
 
-    if isinstance(exc, ArbiterError | StoreError):
+    if isinstance(exc, UserError | StoreError):
         return str(exc)
     if isinstance(exc, LLMError):
         return exc.message

@@ -17,6 +17,7 @@ import jsonpatch
 import jsonpointer
 
 from arbiter.contracts import FixRecord, Issue
+from arbiter.errors import ArbiterError
 
 _APPEND = "-"
 
@@ -70,7 +71,7 @@ class Conflict:
         )
 
 
-class PatchFailed(Exception):
+class PatchFailed(ArbiterError):
     """A planned fix could not be applied (a path that does not exist, a malformed operation, ...).
 
     The message names the issue, its code and the path only — never the document's values.
@@ -153,7 +154,7 @@ def apply_fixes(data: Any, plan: FixPlan) -> tuple[Any, list[FixRecord]]:
 _ATOMS = (str, int, float, bool, type(None))
 
 
-class _NotPlainJSON(Exception):
+class _NotPlainJSON(ArbiterError):
     pass
 
 

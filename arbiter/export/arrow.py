@@ -33,6 +33,7 @@ from pydantic import BaseModel
 
 from arbiter.contracts import ClassificationOutput, Corrections, GroundTruthRecord, MixtureEntry, Segment
 from arbiter.contracts.version import CONTRACT_VERSION
+from arbiter.errors import ArbiterError
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 JSON_SUFFIX = "_json"
@@ -46,7 +47,7 @@ SHAPES: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
 }
 
 
-class ExportError(Exception):
+class ExportError(ArbiterError):
     """An export that cannot be written; the message is meant for the user."""
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from arbiter.contracts.bundle import DocumentBundle
 from arbiter.diagnostics import describe
+from arbiter.errors import ExtractionError
 from arbiter.ingest import ocr_pass
 from arbiter.ingest.ocr import OcrConfig, set_budget_hook
 from arbiter.ingest.reader import FailureKind, IngestFailure, IngestResult, file_sha256, ingest_pdf
@@ -56,7 +57,7 @@ def _worker_main(conn: Connection, target: IngestTarget, memory_limit_mb: int | 
         return
 
 
-class _ParentGone(Exception):
+class _ParentGone(ExtractionError):
     """The parent process closed the pipe (it was killed): nobody is waiting for this document."""
 
 
@@ -86,11 +87,11 @@ def _serve(conn: Connection, target: IngestTarget) -> None:
         conn.send(result)
 
 
-class WorkerStartError(RuntimeError):
+class WorkerStartError(ExtractionError, RuntimeError):
     """A worker process died before it could take any document: the environment is at fault, not a PDF."""
 
 
-class _WorkerLost(Exception):
+class _WorkerLost(ExtractionError):
     """The worker process died or stopped answering."""
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
+from arbiter.errors import ExtractionError
 from arbiter.ingest.layout import Box, RawLine, RawPage, count_wide_gaps
 
 ENV_OCR = "ARBITER_OCR"
@@ -60,7 +61,7 @@ PSM = "3"
 _VERSION = re.compile(r"tesseract\s+v?(\d+(?:\.\d+)*)", re.IGNORECASE)
 
 
-class OcrError(Exception):
+class OcrError(ExtractionError):
     """Tesseract failed on one page (timeout, crash, unreadable answer); the message names no content."""
 
 

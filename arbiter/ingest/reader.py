@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from arbiter.contracts.bundle import DocumentBundle, Extractor, OcrStatus
 from arbiter.diagnostics import describe
+from arbiter.errors import ExtractionError
 from arbiter.ingest.layout import (
     RawPage,
     build_page,
@@ -81,7 +82,10 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-class _Failed(Exception):
+class UnusableFile(ExtractionError):
+    """The file cannot be ingested at all (empty, not a PDF, damaged, locked, unreadable): its `kind` and
+    plain `message` become the document's IngestFailure. Raised by local and Document AI ingestion alike."""
+
     def __init__(self, kind: FailureKind, message: str) -> None:
         super().__init__(message)
         self.kind = kind
@@ -90,7 +94,7 @@ class _Failed(Exception):
 
 def _open_document(source: Path | bytes, password: str | None, looks_like_pdf: bool) -> Any:
     """The raw FPDF_DOCUMENT of a file or of its bytes (which must outlive the document), trying the empty
-    password first, then `password`; _Failed otherwise."""
+    password first, then `password`; UnusableFile otherwise."""
     attempts: list[bytes | None] = [None]
     if password:
         attempts.append(password.encode("utf-8") + b"\0")
@@ -108,20 +112,22 @@ def _open_document(source: Path | bytes, password: str | None, looks_like_pdf: b
             break
     if err == pdfium_c.FPDF_ERR_PASSWORD:
         if password:
-            raise _Failed(
+            raise UnusableFile(
                 "encrypted", "The PDF is password-protected and the password given did not open it."
             )
-        raise _Failed(
+        raise UnusableFile(
             "encrypted",
             "The PDF is password-protected and does not open without a password (use --password).",
         )
     if err == pdfium_c.FPDF_ERR_SECURITY:
-        raise _Failed("encrypted", "The PDF is encrypted with a security scheme that cannot be opened.")
+        raise UnusableFile("encrypted", "The PDF is encrypted with a security scheme that cannot be opened.")
     if err == pdfium_c.FPDF_ERR_FILE:
-        raise _Failed("unreadable", "The file could not be opened for reading.")
+        raise UnusableFile("unreadable", "The file could not be opened for reading.")
     if not looks_like_pdf:
-        raise _Failed("not_pdf", "The file is not a PDF: it has no PDF header and could not be read as one.")
-    raise _Failed("broken", "The PDF is damaged: its internal structure could not be read.")
+        raise UnusableFile(
+            "not_pdf", "The file is not a PDF: it has no PDF header and could not be read as one."
+        )
+    raise UnusableFile("broken", "The PDF is damaged: its internal structure could not be read.")
 
 
 def _read_page(doc: Any, index: int) -> tuple[RawPage | None, OcrReason | None]:
@@ -147,12 +153,12 @@ def _read_page(doc: Any, index: int) -> tuple[RawPage | None, OcrReason | None]:
             pdfium_c.FPDF_ClosePage(page)
 
 
-def _unreadable(exc: OSError) -> _Failed:
+def _unreadable(exc: OSError) -> UnusableFile:
     if isinstance(exc, FileNotFoundError):
-        return _Failed("unreadable", "The file does not exist.")
+        return UnusableFile("unreadable", "The file does not exist.")
     if isinstance(exc, PermissionError):
-        return _Failed("unreadable", "The file could not be read: permission denied.")
-    return _Failed("unreadable", f"The file could not be read ({exc.strerror or 'input/output error'}).")
+        return UnusableFile("unreadable", "The file could not be read: permission denied.")
+    return UnusableFile("unreadable", f"The file could not be read ({exc.strerror or 'input/output error'}).")
 
 
 def _check_file(path: Path, max_bytes: int) -> tuple[int, bool]:
@@ -160,15 +166,15 @@ def _check_file(path: Path, max_bytes: int) -> tuple[int, bool]:
     try:
         size = path.stat().st_size
         if not path.is_file():
-            raise _Failed("unreadable", "The path is not a regular file.")
+            raise UnusableFile("unreadable", "The path is not a regular file.")
         with path.open("rb") as fh:
             head = fh.read(1024)
     except OSError as exc:
         raise _unreadable(exc) from None
     if size == 0:
-        raise _Failed("empty", "The file is empty (0 bytes).")
+        raise UnusableFile("empty", "The file is empty (0 bytes).")
     if size > max_bytes:
-        raise _Failed(
+        raise UnusableFile(
             "too_large", f"The file is {size / 1e6:,.0f} MB, more than the {max_bytes / 1e6:,.0f} MB limit."
         )
     return size, b"%PDF" in head
@@ -195,12 +201,12 @@ def _ingest(
                 encrypted = pdfium_c.FPDF_GetSecurityHandlerRevision(doc) != -1
             if encrypted:
                 # Decrypting with the wrong key leaves an empty page tree rather than an error.
-                raise _Failed(
+                raise UnusableFile(
                     "encrypted", "The PDF is encrypted and no pages could be read with the password given."
                 )
-            raise _Failed("empty", "The PDF has no pages.")
+            raise UnusableFile("empty", "The PDF has no pages.")
         if total > max_pages:
-            raise _Failed(
+            raise UnusableFile(
                 "too_large", f"The PDF has {total:,} pages, more than the {max_pages:,}-page limit."
             )
         raw_pages: list[RawPage] = []
@@ -208,7 +214,7 @@ def _ingest(
         unreadable = 0
         for index in range(total):
             if time.monotonic() - started > deadline_s:
-                raise _Failed(
+                raise UnusableFile(
                     "timeout",
                     f"Reading the PDF took longer than the {deadline_s:g}-second limit "
                     f"(stopped after {index} of {total} pages).",
@@ -221,7 +227,7 @@ def _ingest(
                 needs_ocr.append(index)
             raw_pages.append(page)
         if unreadable == total:
-            raise _Failed("broken", f"The PDF is damaged: none of its {total} pages could be read.")
+            raise UnusableFile("broken", f"The PDF is damaged: none of its {total} pages could be read.")
         # OCR has its own time budget (per page and per document), outside the text pass's deadline.
         states = ocr_pages(doc, raw_pages, needs_ocr, ocr, doc_id) if needs_ocr else {}
     finally:
@@ -295,7 +301,7 @@ def _ingest_pdf(
         else:
             sha = file_sha256(path)
         return _ingest(path, source, doc_id, sha, password, deadline_s, max_pages, head_ok, ocr)
-    except _Failed as failed:
+    except UnusableFile as failed:
         return IngestFailure(
             doc_id=doc_id, file_path=str(path), file_sha256=sha, kind=failed.kind, message=failed.message
         )

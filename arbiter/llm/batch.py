@@ -1,6 +1,7 @@
 """Batch mode for nightly runs, as a cache filler: DeferringBackend queues every request a run makes, submit()
 sends them as one Gemini Batch API job (half price), collect() stores the answers in the disk cache by request
-key, so re-running the pipeline answers from the cache with no online calls. Job records hold no prompt text.
+key, so re-running the pipeline answers from the cache with no online calls. Job records (batch_records.py) hold
+no prompt text.
 """
 
 from __future__ import annotations
@@ -8,36 +9,39 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import threading
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from google.genai import types
 
-from arbiter.atomic import write_json
 from arbiter.contracts import TokenUsage
+from arbiter.llm.batch_records import (
+    BatchJobRecord,
+    JobStatus,
+    job_state,
+    job_status,
+    load_record,
+    record_path,
+    refresh_record,
+    resolve_job_name,
+    save_record,
+    utc_now,
+)
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import parse_answer
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.gemini import completion_from_response, generation_config, make_genai_client, translate_error
-from arbiter.llm.network import require_network
-from arbiter.llm.port import LLMError, LLMRequest, RawCompletion
+from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, offline
+from arbiter.net.switch import require_network
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RECORDS_DIR = Path("output/llm_batches")
 KEY_FIELD = "arbiter_key"  # inlined request metadata: the answer comes back tagged with it
 MAX_INLINE_BYTES = 20_000_000  # the Batch API takes at most 20 MB of inline requests per job (UTF-8 bytes)
 _JOB_WRAPPING_BYTES = 1_000  # the job around the requests: display name, model, field names
-
-JobStatus = Literal["pending", "succeeded", "failed"]
-_SUCCEEDED = {"JOB_STATE_SUCCEEDED", "JOB_STATE_PARTIALLY_SUCCEEDED"}
-_FAILED = {"JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 class BatchCollector:
@@ -81,32 +85,6 @@ class DeferringBackend:
         )
 
 
-@dataclass
-class BatchJobRecord:
-    """output/llm_batches/<job id>.json: what was submitted (keys, purposes, documents, schemas), never prompts."""
-
-    name: str
-    model: str
-    state: str
-    created_at: str
-    updated_at: str
-    requests: list[dict[str, Any]] = field(default_factory=list)  # key, purpose, doc_id, schema (schema id)
-    schemas: dict[str, Any] = field(default_factory=dict)  # schema id -> response schema, to validate answers
-    counts: dict[str, int] = field(default_factory=dict)  # requests per purpose
-    documents: int = 0
-    error: str | None = None
-    collected: dict[str, Any] | None = None  # summary of the last collect()
-
-    @property
-    def status(self) -> JobStatus:
-        return job_status(self.state)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BatchJobRecord:
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-
 @dataclass(frozen=True)
 class ItemFailure:
     """One request the job did not answer usably; it is not cached, so it stays pending."""
@@ -128,40 +106,6 @@ class CollectResult:
     failures: list[ItemFailure] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # submitted keys with no answer in the results
     usage: TokenUsage = field(default_factory=TokenUsage)
-
-
-def job_status(state: str) -> JobStatus:
-    """pending for queued/running/paused/unknown states, succeeded (also partially), failed otherwise."""
-    if state in _SUCCEEDED:
-        return "succeeded"
-    if state in _FAILED:
-        return "failed"
-    return "pending"
-
-
-def record_path(job_name: str, records_dir: Path | None = None) -> Path:
-    """Where a job's record lives: the last part of its name ("batches/abc" -> abc.json)."""
-    job_id = _UNSAFE.sub("_", job_name.rstrip("/").rsplit("/", 1)[-1]).lstrip(".") or "job"
-    return (records_dir or DEFAULT_RECORDS_DIR) / f"{job_id}.json"
-
-
-def load_record(job_name: str, records_dir: Path | None = None) -> BatchJobRecord | None:
-    path = record_path(job_name, records_dir)
-    try:
-        return BatchJobRecord.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, TypeError) as exc:
-        log.warning("batch job record %s unreadable (%s)", path.name, type(exc).__name__)
-        return None
-
-
-def resolve_job_name(job: str, records_dir: Path | None = None) -> str:
-    """Accept a full job name ("batches/abc") or the id of a recorded job ("abc")."""
-    if "/" in job:
-        return job
-    record = load_record(job, records_dir)
-    return record.name if record is not None else f"batches/{job}"
 
 
 def inline_request_json(key: str, request: LLMRequest, thinking_level: str | None = None) -> dict[str, Any]:
@@ -230,7 +174,7 @@ def submit(
         )
         for key, request in items
     ]
-    now = _now()
+    now = utc_now()
     config = types.CreateBatchJobConfig(display_name=display_name or f"arbiter-{now[:19]}")
     try:
         job = client.batches.create(model=models[0], src=inlined, config=config)
@@ -249,7 +193,7 @@ def submit(
     record = BatchJobRecord(
         name=job.name,
         model=models[0],
-        state=_state(job),
+        state=job_state(job),
         created_at=now,
         updated_at=now,
         requests=entries,
@@ -257,7 +201,7 @@ def submit(
         counts=dict(sorted(Counter(request.purpose for _, request in items).items())),
         documents=len({request.doc_id for _, request in items if request.doc_id is not None}),
     )
-    _save(record, records_dir)
+    save_record(record, records_dir)
     log.info(
         "batch job submitted name=%s requests=%d documents=%d", record.name, len(entries), record.documents
     )
@@ -269,8 +213,8 @@ def poll(
 ) -> BatchJobRecord:
     """The job's current state, written to its record (a record is started for jobs submitted elsewhere)."""
     job = _get(job_name, settings, genai_client, records_dir)
-    record = _refresh(job_name, job, records_dir)
-    _save(record, records_dir)
+    record = refresh_record(job_name, job, records_dir)
+    save_record(record, records_dir)
     return record
 
 
@@ -284,10 +228,10 @@ def collect(
 ) -> CollectResult:
     """Store a finished job's usable answers in the cache by request key; report what could not be used."""
     job = _get(job_name, settings, genai_client, records_dir)
-    record = _refresh(job_name, job, records_dir)
+    record = refresh_record(job_name, job, records_dir)
     status = record.status
     if status == "pending":
-        _save(record, records_dir)
+        save_record(record, records_dir)
         return CollectResult(
             record.name,
             record.state,
@@ -295,7 +239,7 @@ def collect(
             f"The batch job is not finished yet ({record.state}); try again later.",
         )
     if status == "failed":
-        _save(record, records_dir)
+        save_record(record, records_dir)
         return CollectResult(
             record.name,
             record.state,
@@ -305,13 +249,13 @@ def collect(
         )
     result = _store_answers(record, job, cache)
     record.collected = {
-        "at": _now(),
+        "at": utc_now(),
         "stored": len(result.stored),
         "failed": len(result.failures),
         "missing": len(result.missing),
         "failures_by_kind": dict(sorted(Counter(f.kind for f in result.failures).items())),
     }
-    _save(record, records_dir)
+    save_record(record, records_dir)
     log.info(
         "batch job collected name=%s stored=%d failed=%d missing=%d",
         record.name,
@@ -384,7 +328,7 @@ def _usable(
 
 
 def _client(settings: LLMSettings, genai_client: Any) -> Any:
-    require_network("gemini batch")
+    require_network("the gemini batch backend", offline)
     return genai_client if genai_client is not None else make_genai_client(settings)
 
 
@@ -399,34 +343,24 @@ def _get(job_name: str, settings: LLMSettings, genai_client: Any, records_dir: P
         raise translate_error(exc, settings.model) from None
 
 
-def _refresh(job_name: str, job: Any, records_dir: Path | None) -> BatchJobRecord:
-    name = job.name or job_name
-    record = load_record(name, records_dir)
-    if record is None:
-        now = _now()
-        model = str(job.model or "").removeprefix("models/")
-        record = BatchJobRecord(name=name, model=model, state="", created_at=now, updated_at=now)
-    record.state = _state(job)
-    record.updated_at = _now()
-    error = getattr(job, "error", None)
-    record.error = f"code {error.code}" if error is not None and error.code is not None else None
-    return record
-
-
-def _save(record: BatchJobRecord, records_dir: Path | None) -> Path:
-    path = record_path(record.name, records_dir)
-    write_json(path, asdict(record))
-    return path
-
-
-def _state(job: Any) -> str:
-    state = getattr(job, "state", None)
-    return str(getattr(state, "value", state) or "JOB_STATE_UNSPECIFIED")
-
-
 def _schema_id(schema: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(schema, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+__all__ = [
+    "KEY_FIELD",
+    "BatchCollector",
+    "BatchJobRecord",
+    "CollectResult",
+    "DeferringBackend",
+    "ItemFailure",
+    "collect",
+    "inline_job_bytes",
+    "inline_request_json",
+    "job_status",
+    "load_record",
+    "poll",
+    "record_path",
+    "resolve_job_name",
+    "submit",
+]

@@ -24,7 +24,6 @@ from arbiter.contracts import TokenUsage
 from arbiter.llm.budget import Reservation, TokenBudget
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.config import LLMSettings
-from arbiter.llm.limiter import RateLimiter
 from arbiter.llm.port import (
     BudgetExhausted,
     LLMBackend,
@@ -35,6 +34,7 @@ from arbiter.llm.port import (
     check_finish,
 )
 from arbiter.llm.replay import write_replay
+from arbiter.net.limiter import RateLimiter
 
 log = logging.getLogger(__name__)
 

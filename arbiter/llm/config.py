@@ -1,6 +1,8 @@
-"""LLM settings from the environment (ARBITER_LLM=gemini|openai|replay|none) and the factory that builds them.
+"""LLM settings from the environment (ARBITER_LLM=gemini|openai|replay|none); arbiter/llm/factory.py builds
+the backend and client they name.
 
-Backends are chosen by configuration, never by code edits; a bad value is a one-line ConfigError.
+Backends are chosen by configuration, never by code edits; a bad value is a one-line ConfigError. This
+module imports nothing else of arbiter.llm, so every backend may import it.
 """
 
 from __future__ import annotations
@@ -10,14 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.errors import ConfigError
-
-if TYPE_CHECKING:
-    from arbiter.llm.client import LLMClient
-    from arbiter.llm.port import LLMBackend
 
 BackendName = Literal["gemini", "openai", "replay", "none"]
 Mode = Literal["online", "batch"]
@@ -293,31 +291,3 @@ _ENV: dict[str, tuple[tuple[str, ...], Callable[[str, str], Any]]] = {
     "thinking_level": (("ARBITER_LLM_THINKING_LEVEL",), _choice(THINKING_LEVELS)),
     "preflight": (("ARBITER_LLM_PREFLIGHT",), _bool),
 }
-
-
-def build_backend(settings: LLMSettings) -> LLMBackend | None:
-    """The backend the settings name, or None for "none" (LLM phases are then SKIPPED)."""
-    if settings.backend == "none":
-        return None
-    if settings.backend == "replay":
-        from arbiter.llm.replay import ReplayBackend
-
-        return ReplayBackend(settings.replay_dir)
-    if settings.backend == "gemini":
-        from arbiter.llm.gemini import GeminiBackend
-
-        return GeminiBackend(settings)
-    from arbiter.llm.openai_compat import OpenAICompatBackend
-
-    return OpenAICompatBackend(settings)
-
-
-def build_client(settings: LLMSettings, backend: LLMBackend | None = None) -> LLMClient | None:
-    """An LLMClient over the configured backend (or the one given) with the disk cache; None for "none"."""
-    from arbiter.llm.cache import DiskCache
-    from arbiter.llm.client import LLMClient
-
-    backend = backend if backend is not None else build_backend(settings)
-    if backend is None:
-        return None
-    return LLMClient(backend, settings, DiskCache(settings.cache_dir))

@@ -15,16 +15,15 @@ from google.genai import Client, errors, types
 
 from arbiter.contracts import TokenUsage
 from arbiter.llm.config import LLMSettings
-from arbiter.llm.network import require_network
-from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, check_finish
+from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, check_finish, offline
+from arbiter.net import google
+from arbiter.net.switch import require_network
 
 log = logging.getLogger(__name__)
 
 # 429 is deliberately absent: the SDK's backoff ignores the server's RetryInfo delay, so a 429 surfaces at
 # once as rate_limited with retry_after_s and the client's limiter pauses every caller for that long.
 TRANSPORT_RETRY_CODES = (408, 500, 502, 503, 504)
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 # google-genai 3.x sends through httpx2 (a fork of httpx under its own names) unless given an httpx client:
 # both packages' timeouts and connection errors must be recognised as such.
@@ -238,7 +237,7 @@ class GeminiBackend:
             return self._client
 
     def complete(self, request: LLMRequest) -> RawCompletion:
-        require_network(self.name)
+        require_network(f"the {self.name} backend", offline)
         client = self.client()
         try:
             response = client.models.generate_content(
@@ -317,13 +316,13 @@ def _api_error(exc: errors.APIError, model: str) -> LLMError:
             "rate_limited",
             f"Gemini's rate limit or quota was reached ({label}).",
             retryable=True,
-            retry_after_s=retry_delay_s(exc.details),
+            retry_after_s=google.retry_delay_s(exc.details),
         )
     if code == 408:
         return LLMError("timeout", f"Gemini timed out on the request ({label}).", retryable=True)
     if isinstance(exc, errors.ServerError) or code >= 500:
         return LLMError("transport", f"Gemini kept failing on its side ({label}).", retryable=True)
-    if code in (401, 403) or _api_key_invalid(exc.details):
+    if code in (401, 403) or google.api_key_invalid(exc.details):
         return LLMError(
             "config", f"Gemini refused the credentials ({label}): check the API key or Vertex AI access."
         )
@@ -341,29 +340,6 @@ def _api_error(exc: errors.APIError, model: str) -> LLMError:
             " or the API key may be invalid.",
         )
     return LLMError("config", f"Gemini rejected the request ({label}).")
-
-
-def _api_key_invalid(details: Any) -> bool:
-    """True when a Google API error says the API key itself was refused (a 400 with API_KEY_INVALID)."""
-    body = details.get("error", details) if isinstance(details, dict) else None
-    entries = body.get("details") if isinstance(body, dict) else None
-    return isinstance(entries, list) and any(
-        isinstance(entry, dict) and entry.get("reason") == "API_KEY_INVALID" for entry in entries
-    )
-
-
-def retry_delay_s(details: Any) -> float | None:
-    """The RetryInfo delay (e.g. "17s") in a Google API error body, in seconds; None when absent."""
-    body = details.get("error", details) if isinstance(details, dict) else None
-    entries = body.get("details") if isinstance(body, dict) else None
-    if not isinstance(entries, list):
-        return None
-    for entry in entries:
-        if isinstance(entry, dict) and str(entry.get("@type", "")).endswith("google.rpc.RetryInfo"):
-            match = _DURATION.match(str(entry.get("retryDelay", "")))
-            if match:
-                return float(match.group(1))
-    return None
 
 
 def _is_auth_error(exc: Exception) -> bool:

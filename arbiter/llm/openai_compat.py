@@ -12,16 +12,16 @@ import random
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
 import httpx
 
 from arbiter.contracts import TokenUsage
+from arbiter.errors import ServiceError
 from arbiter.llm.config import LLMSettings
-from arbiter.llm.network import require_network
-from arbiter.llm.port import LLMError, LLMRequest, RawCompletion
+from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, offline
+from arbiter.net.retry import Retryable, RetryPolicy, call_with_retries, retry_after_s
+from arbiter.net.switch import require_network
 
 log = logging.getLogger(__name__)
 
@@ -30,34 +30,7 @@ RESPONSE_FORMAT_ENV = "ARBITER_OPENAI_RESPONSE_FORMAT"
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Transport retries: exponential backoff with full jitter; a 429's Retry-After wins when given."""
-
-    attempts: int = 4  # the first try plus three retries (5xx, timeouts, connection errors)
-    # 429s get fewer: the client then pauses every caller for the server's delay (LLMClient._call),
-    # which beats each thread sleeping on its own.
-    rate_limit_attempts: int = 2
-    base_delay_s: float = 0.5
-    max_delay_s: float = 20.0
-    max_retry_after_s: float = 60.0  # a server asking for a longer pause ends the call (rate_limited)
-
-    def backoff(self, attempt: int, rng: random.Random) -> float:
-        """Delay before retry number `attempt` (1-based)."""
-        ceiling = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
-        return float(ceiling / 2 + rng.uniform(0, ceiling / 2))
-
-
-class _Retryable(Exception):
-    """One failed attempt that may succeed if tried again; carries the error to raise if it never does."""
-
-    def __init__(self, error: LLMError, retry_after_s: float | None = None) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.retry_after_s = retry_after_s
-
-
-class _SchemaRefused(Exception):
+class _SchemaRefused(ServiceError):
     """A 400 to a json_schema request: the server may not support JSON Schema output (older llama.cpp)."""
 
 
@@ -91,7 +64,7 @@ class OpenAICompatBackend:
     # -- public -----------------------------------------------------------------------------------
 
     def complete(self, request: LLMRequest) -> RawCompletion:
-        require_network(self.name)
+        require_network(f"the {self.name} backend", offline)
         if not self.base_url:
             raise LLMError(
                 "config",
@@ -100,68 +73,35 @@ class OpenAICompatBackend:
             )
         body = self.request_body(request)
         started = time.perf_counter()
-        for attempt in range(1, max(self.retry.attempts, self.retry.rate_limit_attempts) + 1):
-            try:
-                payload = self._post(body)
-            except _SchemaRefused:
-                # Older llama.cpp servers answer 400 to json_schema with strict: fall back to JSON mode
-                # (the schema goes into the instructions) once, say so, and keep to it for later calls.
-                if self.response_format != "json_schema":
-                    raise
-                log.warning(
-                    "openai: the server refused JSON Schema output (HTTP 400); falling back to JSON mode "
-                    "(%s=json_object) for this run, with the schema in the instructions",
-                    RESPONSE_FORMAT_ENV,
-                )
-                self.response_format = "json_object"
-                self.fell_back = True
-                body = self.request_body(request)
-                payload = self._post_json_mode(body)
-                completion = self._completion(payload, request)
-                return completion
-            except _Retryable as failure:
-                limit = (
-                    self.retry.rate_limit_attempts
-                    if failure.error.kind == "rate_limited"
-                    else self.retry.attempts
-                )
-                if attempt >= limit or (
-                    failure.retry_after_s is not None and failure.retry_after_s > self.retry.max_retry_after_s
-                ):
-                    log.warning(
-                        "openai: giving up doc_id=%s key=%s kind=%s attempts=%d",
-                        request.doc_id,
-                        request.key()[:12],
-                        failure.error.kind,
-                        attempt,
-                    )
-                    raise failure.error from None
-                delay = (
-                    failure.retry_after_s
-                    if failure.retry_after_s is not None
-                    else self.retry.backoff(attempt, self.rng)
-                )
-                log.info(
-                    "openai: retry doc_id=%s key=%s kind=%s attempt=%d delay_s=%.2f",
-                    request.doc_id,
-                    request.key()[:12],
-                    failure.error.kind,
-                    attempt,
-                    delay,
-                )
-                self.sleep(delay)
-                continue
-            completion = self._completion(payload, request)
-            log.info(
-                "openai: ok doc_id=%s key=%s latency_ms=%.0f tokens_in=%d tokens_out=%d",
-                request.doc_id,
-                request.key()[:12],
-                (time.perf_counter() - started) * 1000.0,
-                completion.usage.input_tokens,
-                completion.usage.output_tokens,
+        try:
+            payload = call_with_retries(
+                lambda: self._post(body),
+                self.retry,
+                sleep=self.sleep,
+                rng=self.rng,
+                label=f"openai doc_id={request.doc_id} key={request.key()[:12]}",
             )
-            return completion
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+        except _SchemaRefused:
+            # Older llama.cpp servers answer 400 to json_schema with strict: fall back to JSON mode (the
+            # schema goes into the instructions) once, say so, and keep to it for later calls.
+            log.warning(
+                "openai: the server refused JSON Schema output (HTTP 400); falling back to JSON mode "
+                "(%s=json_object) for this run, with the schema in the instructions",
+                RESPONSE_FORMAT_ENV,
+            )
+            self.response_format = "json_object"
+            self.fell_back = True
+            return self._completion(self._post_json_mode(self.request_body(request)), request)
+        completion = self._completion(payload, request)
+        log.info(
+            "openai: ok doc_id=%s key=%s latency_ms=%.0f tokens_in=%d tokens_out=%d",
+            request.doc_id,
+            request.key()[:12],
+            (time.perf_counter() - started) * 1000.0,
+            completion.usage.input_tokens,
+            completion.usage.output_tokens,
+        )
+        return completion
 
     def request_body(self, request: LLMRequest) -> dict[str, Any]:
         """The chat-completions body for one request (public so tests can read its shape)."""
@@ -226,7 +166,7 @@ class OpenAICompatBackend:
                 timeout=httpx.Timeout(self.timeout_s),
             )
         except httpx.TimeoutException:
-            raise _Retryable(
+            raise Retryable(
                 LLMError(
                     "timeout",
                     f"The model server did not answer within {self.timeout_s:g} s, after "
@@ -235,7 +175,7 @@ class OpenAICompatBackend:
                 )
             ) from None
         except httpx.TransportError as exc:
-            raise _Retryable(
+            raise Retryable(
                 LLMError(
                     "transport",
                     f"Could not reach the model server at {self.base_url} ({type(exc).__name__}), after "
@@ -245,17 +185,17 @@ class OpenAICompatBackend:
             ) from None
         status = response.status_code
         if status == 429:
-            wait = _retry_after(response)
-            raise _Retryable(_rate_limited(wait), wait)
+            wait = retry_after_s(response.headers.get("retry-after"))
+            raise Retryable(_rate_limited(wait), wait, rate_limited=True)
         if status >= 500:
-            raise _Retryable(
+            raise Retryable(
                 LLMError(
                     "transport",
                     f"The model server kept failing (HTTP {status}{_error_code(response)}) after "
                     f"{self.retry.attempts} attempts.",
                     retryable=True,
                 ),
-                _retry_after(response) if status == 503 else None,
+                retry_after_s(response.headers.get("retry-after")) if status == 503 else None,
             )
         if status in (401, 403):
             raise LLMError(
@@ -292,7 +232,7 @@ class OpenAICompatBackend:
         """The one json_object attempt after a fallback; its failures are reported as they are."""
         try:
             return self._post(body)
-        except _Retryable as failure:
+        except Retryable as failure:
             raise failure.error from None
 
     def _completion(self, payload: dict[str, Any], request: LLMRequest) -> RawCompletion:
@@ -341,22 +281,6 @@ def _schema_name(purpose: str) -> str:
     # OpenAI's rule for schema names: letters, digits, '_' and '-', at most 64.
     cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", purpose)[:64]
     return cleaned or "response"
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds the server asks us to wait (Retry-After: seconds or an HTTP date), or None."""
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _rate_limited(wait: float | None) -> LLMError:

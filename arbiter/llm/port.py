@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from arbiter.contracts import TokenUsage
+from arbiter.errors import ServiceError
 
 ErrorKind = Literal[
     "config",  # backend misconfigured (no key, unknown model)
@@ -32,7 +33,7 @@ ErrorKind = Literal[
 ]
 
 
-class LLMError(Exception):
+class LLMError(ServiceError):
     """A call that produced no usable answer. `message` is plain English and never quotes the prompt."""
 
     def __init__(
@@ -44,6 +45,11 @@ class LLMError(Exception):
         self.retryable = retryable
         # the server's own retry delay on a 429 (seconds): the client pauses every caller until then
         self.retry_after_s = retry_after_s
+
+
+def offline(message: str) -> LLMError:
+    """The error a real backend raises when the network switch is off (arbiter.net.switch.require_network)."""
+    return LLMError("network_disabled", message)
 
 
 class BudgetExhausted(LLMError):

@@ -12,7 +12,8 @@ from typing import Any
 
 from arbiter.errors import ConfigError
 from arbiter.llm.client import parse_answer
-from arbiter.llm.config import LLMSettings, build_backend
+from arbiter.llm.config import LLMSettings
+from arbiter.llm.factory import build_backend
 from arbiter.llm.port import LLMBackend, LLMError, LLMRequest, check_finish
 
 LIVE_BACKENDS = ("gemini", "openai")

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from arbiter.errors import ArbiterError
 
-class PathRefused(Exception):
+
+class PathRefused(ArbiterError):
     """The file is outside the allowed roots or cannot be found; the message is shown to the reviewer."""
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from arbiter.contracts import DocumentBundle, Issue
+from arbiter.errors import ArbiterError
 from arbiter.ingest import PDFIUM_LOCK
 from verifiers.textmatch import PageIndex
 
@@ -42,7 +43,7 @@ class Mark:
     label: str = ""
 
 
-class RenderError(Exception):
+class RenderError(ArbiterError):
     """The page could not be drawn; the message is plain English for the reviewer."""
 
 

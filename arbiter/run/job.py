@@ -89,7 +89,7 @@ def execute(
     from arbiter.ingest.extraction import open_ingestor
     from arbiter.llm.cache import DiskCache
     from arbiter.llm.client import LLMClient
-    from arbiter.llm.config import build_client
+    from arbiter.llm.factory import build_client
     from arbiter.record.sink import DatabaseResultStore
     from arbiter.run.batch import BatchRunner, default_workers, discover, new_run_id
     from arbiter.run.document import Pipeline

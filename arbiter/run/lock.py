@@ -30,7 +30,7 @@ from typing import IO, Any
 
 import sqlalchemy as sa
 
-from arbiter.errors import ArbiterError
+from arbiter.errors import UserError
 
 LOCK_NAME = ".arbiter-run.lock"
 PG_LOCK_KEY = 7420012  # pg_advisory_lock key of batch runs (7420011 is the migration lock)
@@ -39,7 +39,7 @@ ENV_WAIT = "ARBITER_RUN_LOCK_WAIT"
 POLL_S = 0.5
 
 
-class RunLocked(ArbiterError):
+class RunLocked(UserError):
     """Another run holds the output folder or the database; the message names it."""
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from arbiter.errors import ArbiterError
+from arbiter.errors import ArbiterError, UserError
 
 
-class StoreError(Exception):
+class StoreError(ArbiterError):
     """Base class for review-store errors."""
 
 
@@ -33,6 +33,6 @@ class DuplicateUser(StoreError):
     """A user with this name already exists."""
 
 
-class DatabaseUnavailable(StoreError, ArbiterError):
+class DatabaseUnavailable(StoreError, UserError):
     """The database did not answer (connection lost, server restarting, SQLite locked) for the whole retry
     budget; the message says which database, what it said, and what to do."""

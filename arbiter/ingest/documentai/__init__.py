@@ -2,7 +2,8 @@
 local ingestion makes, from a layout parser (or OCR) processor's response.
 
 - `mapping`: Document JSON into contract Pages (pure; `layout_blocks`, `ocr_pages`, `draft`, `shape`);
-- `client`: the REST call (`:process`), credentials, retries, and the live and replay sources;
+- `client`: the call through Google's client (`process_document`), credentials, retries, and the live and
+  replay sources;
 - `ingestor`: local pre-flight, page parts, the bundle or the IngestFailure;
 - `settings`, `factory`: ARBITER_DOCUMENTAI_* settings and the ingestor a run gets.
 

@@ -1,17 +1,23 @@
-"""Google Document AI over REST: a processor's `:process` method called with httpx, and recorded responses.
+"""Google Document AI through Google's own client (google-cloud-documentai), and recorded responses.
 
     DocumentAIError(kind, message)   every way getting a Document can fail; the document then becomes
                                      an input failure with this kind and plain-English message
 
-Requests carry the PDF inline (`rawDocument`, base64) and an OAuth token from Application Default
-Credentials (google.auth.default). Transport retries (429, 5xx, timeouts, connection errors) back off
-with jitter; other HTTP errors fail at once. Like every real backend, the client refuses to call out
-while the network switch (arbiter.llm.network) is off, as it is for the whole test session.
+`DocumentProcessorServiceClient` does the call: Application Default Credentials (found once, refreshed
+by google-auth), the regional endpoint `{location}-documentai.googleapis.com`, the request and response
+types, the per-attempt timeout. It uses the REST transport, the same JSON the REST reference documents
+and recordings hold, through an HTTP/1.1 proxy where gRPC may not pass. Arbiter plugs into the library's
+own `retry=` slot the shared policy of arbiter.net.retry instead of the library's default, because that
+default (measured on google-cloud-documentai 3.16.0 / google-api-core 2.44.0): retries only
+DeadlineExceeded, ResourceExhausted and ServiceUnavailable, so a REST 429 (TooManyRequests) and a 500
+are not retried; waits up to 90 s between attempts within a 300 s deadline, longer than a document's
+whole bound; ignores the server's Retry-After and RetryInfo delays; and has no hook for the run's rate
+limiter, which must be asked before every attempt. Like every real request, a call refuses to go out
+while the network switch (arbiter.net.switch) is off, as it is for the whole test session.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import random
@@ -21,16 +27,25 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-import httpx
+import google.auth
+import requests
+from google.api_core import exceptions as api_exceptions
+from google.api_core import retry as retries
+from google.api_core.client_options import ClientOptions
+from google.api_core.timeout import ConstantTimeout
+from google.auth.exceptions import DefaultCredentialsError, GoogleAuthError
+from google.cloud import documentai
+from google.protobuf import json_format
 
 from arbiter import atomic
+from arbiter.errors import ServiceError
 from arbiter.ingest.documentai.mapping import document_of
-from arbiter.ingest.documentai.proto import merge_shards
+from arbiter.ingest.documentai.proto import CanonicalDocument, canonical_of_message, error_path, merge_shards
 from arbiter.ingest.documentai.settings import DocumentAISettings
-from arbiter.llm.limiter import RateLimiter
-from arbiter.llm.network import require_network
-from arbiter.llm.openai_compat import RetryPolicy
-from arbiter.llm.port import LLMError
+from arbiter.net import google as google_errors
+from arbiter.net.limiter import RateLimiter
+from arbiter.net.retry import Retryable, RetryPolicy, call_with_retries, retry_after_s
+from arbiter.net.switch import require_network
 
 log = logging.getLogger(__name__)
 
@@ -40,85 +55,56 @@ ErrorKind = Literal[
 ]  # the IngestFailure kinds a request can end in
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
+ServiceFactory = Callable[[DocumentAISettings, Any], documentai.DocumentProcessorServiceClient]
 
-class DocumentAIError(Exception):
+
+class DocumentAIError(ServiceError):
     """No Document for this PDF. `message` is plain English about the service, never the document's text."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, retry_after_s: float | None = None) -> None:
+    def __init__(self, kind: ErrorKind, message: str) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
-        self.retry_after_s = retry_after_s
 
 
-class Authorizer(Protocol):
-    """Adds credentials to a request's headers (refreshing them first when needed)."""
-
-    def authorize(self, headers: dict[str, str], url: str) -> None: ...
+def _offline(message: str) -> DocumentAIError:
+    return DocumentAIError("extractor_failed", message)
 
 
-class GoogleAuthorizer:
+def load_credentials() -> Any:
     """Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file or the metadata
-    server, found once and refreshed when they expire (one thread at a time)."""
-
-    def __init__(self, credentials: Any = None) -> None:
-        self._credentials = credentials
-        self._request: Any = None
-        self._lock = threading.Lock()
-
-    def load(self) -> Any:
-        """The credentials, found on first use; DocumentAIError when there are none."""
-        with self._lock:
-            return self._load()
-
-    def _load(self) -> Any:
-        if self._credentials is None:
-            import google.auth
-            from google.auth.exceptions import DefaultCredentialsError
-
-            try:
-                self._credentials, _project = google.auth.default(scopes=SCOPES)
-            except DefaultCredentialsError:
-                raise DocumentAIError(
-                    "extractor_failed",
-                    "No Google credentials were found for Document AI: set GOOGLE_APPLICATION_CREDENTIALS to "
-                    "a service account key file, or run `gcloud auth application-default login`.",
-                ) from None
-        return self._credentials
-
-    def authorize(self, headers: dict[str, str], url: str) -> None:
-        from google.auth.exceptions import GoogleAuthError
-        from google.auth.transport.requests import Request
-
-        with self._lock:
-            credentials = self._load()
-            if self._request is None:
-                self._request = Request()
-            try:
-                credentials.before_request(self._request, "POST", url, headers)
-            except GoogleAuthError as exc:
-                raise DocumentAIError(
-                    "extractor_failed",
-                    f"The Google credentials could not be used for Document AI ({type(exc).__name__}); check "
-                    "GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login` again.",
-                ) from None
+    server; DocumentAIError when there are none."""
+    try:
+        credentials, _project = google.auth.default(scopes=SCOPES)
+    except DefaultCredentialsError:
+        raise DocumentAIError(
+            "extractor_failed",
+            "No Google credentials were found for Document AI: set GOOGLE_APPLICATION_CREDENTIALS to "
+            "a service account key file, or run `gcloud auth application-default login`.",
+        ) from None
+    return credentials
 
 
-class _Retryable(Exception):
-    def __init__(self, error: DocumentAIError) -> None:
-        super().__init__(error.message)
-        self.error = error
+def service_client(
+    settings: DocumentAISettings, credentials: Any
+) -> documentai.DocumentProcessorServiceClient:
+    """Google's client for the processor's regional endpoint, over REST, with these credentials."""
+    return documentai.DocumentProcessorServiceClient(
+        credentials=credentials,
+        transport="rest",
+        client_options=ClientOptions(api_endpoint=settings.host),
+    )
 
 
 class DocumentAIClient:
-    """POST {location}-documentai.googleapis.com/v1/{processor}:process; answers the ProcessResponse JSON."""
+    """One processor's `process_document`, answering the official ProcessResponse message."""
 
     def __init__(
         self,
         settings: DocumentAISettings,
         *,
-        authorizer: Authorizer | None = None,
-        http_client: httpx.Client | None = None,
+        credentials: Any = None,
+        service: ServiceFactory = service_client,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
@@ -126,153 +112,194 @@ class DocumentAIClient:
         if settings.processor is None:
             raise ValueError("a live Document AI client needs a processor")
         self.settings = settings
-        self.url = settings.endpoint
-        self.authorizer = authorizer or GoogleAuthorizer()
+        self.credentials = credentials
         self.retry = retry or RetryPolicy()
         self.sleep = sleep
         self.rng = rng or random.Random()
         self.limiter = RateLimiter(settings.rpm) if settings.rpm > 0 else None
-        self._client = http_client
-        self._owns_client = http_client is None
-        self._client_lock = threading.Lock()
+        self._make_service = service
+        self._service: documentai.DocumentProcessorServiceClient | None = None
+        self._lock = threading.Lock()
 
-    def request_body(self, content: bytes) -> dict[str, Any]:
+    def request(self, content: bytes) -> documentai.ProcessRequest:
         """The ProcessRequest for one PDF (public so tests can read its shape)."""
-        body: dict[str, Any] = {
-            "rawDocument": {
-                "content": base64.b64encode(content).decode("ascii"),
-                "mimeType": "application/pdf",
-            },
-            "skipHumanReview": True,
-        }
+        request = documentai.ProcessRequest(
+            name=self.settings.processor,
+            raw_document=documentai.RawDocument(content=content, mime_type="application/pdf"),
+            skip_human_review=True,
+        )
         if self.settings.processor_type == "layout":
-            body["processOptions"] = {"layoutConfig": {"returnBoundingBoxes": True}}
-        return body
+            request.process_options = documentai.ProcessOptions(
+                layout_config=documentai.ProcessOptions.LayoutConfig(return_bounding_boxes=True)
+            )
+        return request
 
-    def process(self, content: bytes, *, label: str = "") -> dict[str, Any]:
+    def process(self, content: bytes, *, label: str = "") -> documentai.ProcessResponse:
         """The ProcessResponse for one PDF; DocumentAIError when there is none after the retries."""
+        require_network("Google Document AI", _offline)
+        request = self.request(content)
         try:
-            require_network("Google Document AI")
-        except LLMError as exc:
-            raise DocumentAIError("extractor_failed", exc.message) from None
-        body = self.request_body(content)
-        for attempt in range(1, self.retry.attempts + 1):
-            if self.limiter is not None:
-                self.limiter.acquire()
-            try:
-                return self._post(body)
-            except _Retryable as failure:
-                wait = failure.error.retry_after_s
-                if attempt >= self.retry.attempts or (
-                    wait is not None and wait > self.retry.max_retry_after_s
-                ):
-                    log.warning("documentai: giving up on %s after %d attempt(s)", label, attempt)
-                    raise failure.error from None
-                delay = wait if wait is not None else self.retry.backoff(attempt, self.rng)
-                log.info("documentai: retry %s attempt=%d delay_s=%.2f", label, attempt, delay)
-                self.sleep(delay)
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+            return self.service().process_document(
+                request=request,
+                retry=PolicyRetry(self, label),
+                # each attempt's own timeout, not one deadline shared by all attempts (the library's default)
+                timeout=ConstantTimeout(self.settings.timeout_s),  # type: ignore[no-untyped-call]
+            )
+        except DocumentAIError:
+            raise
+        except Exception as exc:  # anything the library raised outside an attempt
+            failure = self.failure_of(exc)
+            raise (failure.error if isinstance(failure, Retryable) else failure) from None
+
+    def service(self) -> documentai.DocumentProcessorServiceClient:
+        """Google's client, built on first use (credentials are looked up then, never at import)."""
+        with self._lock:
+            if self._service is None:
+                try:
+                    credentials = self.credentials if self.credentials is not None else load_credentials()
+                    self._service = self._make_service(self.settings, credentials)
+                except DocumentAIError:
+                    raise
+                except (GoogleAuthError, ValueError) as exc:
+                    raise self.failure_of(exc) from None
+            return self._service
 
     def close(self) -> None:
-        if self._owns_client and self._client is not None:
-            self._client.close()
-            self._client = None
+        with self._lock:
+            if self._service is not None:
+                self._service.transport.close()  # type: ignore[no-untyped-call]
+                self._service = None
 
-    def _http(self) -> httpx.Client:
-        with self._client_lock:
-            if self._client is None:
-                self._client = httpx.Client(timeout=httpx.Timeout(self.settings.timeout_s))
-            return self._client
-
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        self.authorizer.authorize(headers, self.url)
-        timeout = self.settings.timeout_s
-        try:
-            response = self._http().post(self.url, json=body, headers=headers, timeout=httpx.Timeout(timeout))
-        except httpx.TimeoutException:
-            raise _Retryable(
+    def failure_of(self, exc: BaseException) -> DocumentAIError | Retryable:
+        """What one attempt's exception means: a Retryable carrying the error, or the error itself."""
+        attempts = self.retry.attempts
+        if isinstance(exc, DocumentAIError | Retryable):
+            return exc
+        if isinstance(exc, requests.Timeout):
+            return Retryable(
                 DocumentAIError(
                     "timeout",
-                    f"Google Document AI did not answer within {timeout:g} s, after {self.retry.attempts} attempts.",
-                )
-            ) from None
-        except httpx.TransportError as exc:
-            raise _Retryable(
-                DocumentAIError(
-                    "extractor_failed",
-                    f"Could not reach Google Document AI at {httpx.URL(self.url).host} ({type(exc).__name__}), "
-                    f"after {self.retry.attempts} attempts.",
-                )
-            ) from None
-        status = response.status_code
-        if status in _RETRY_STATUSES:
-            wait = _retry_after(response)
-            raise _Retryable(
-                DocumentAIError(
-                    "extractor_failed",
-                    f"Google Document AI kept failing (HTTP {status}{_google_error(response)}) after "
-                    f"{self.retry.attempts} attempts"
-                    + ("; lower ARBITER_DOCUMENTAI_RPM or try again later." if status == 429 else "."),
-                    retry_after_s=wait,
+                    f"Google Document AI did not answer within {self.settings.timeout_s:g} s, after "
+                    f"{attempts} attempts.",
                 )
             )
-        if status >= 400:
-            raise DocumentAIError("extractor_failed", self._refusal(status, response))
-        try:
-            payload = response.json()
-        except ValueError:
-            raise DocumentAIError(
-                "extractor_failed", "Google Document AI answered with something that is not JSON."
-            ) from None
-        if not isinstance(payload, dict):
-            raise DocumentAIError(
-                "extractor_failed", "Google Document AI answered with an unexpected response shape."
+        if isinstance(exc, requests.ConnectionError):
+            return Retryable(
+                DocumentAIError(
+                    "extractor_failed",
+                    f"Could not reach Google Document AI at {self.settings.host} ({type(exc).__name__}), "
+                    f"after {attempts} attempts.",
+                )
             )
-        return payload
+        if isinstance(exc, GoogleAuthError):
+            return DocumentAIError(
+                "extractor_failed",
+                f"The Google credentials could not be used for Document AI ({type(exc).__name__}); check "
+                "GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login` again.",
+            )
+        if isinstance(exc, api_exceptions.GoogleAPICallError):
+            return self._refusal(exc)
+        if isinstance(exc, json_format.ParseError):
+            return DocumentAIError("extractor_failed", _unparsable(str(exc)))
+        return DocumentAIError(
+            "extractor_failed",
+            f"The call to Google Document AI failed unexpectedly ({type(exc).__name__}).",
+        )
 
-    def _refusal(self, status: int, response: httpx.Response) -> str:
-        detail = _google_error(response)
+    def _refusal(self, exc: api_exceptions.GoogleAPICallError) -> DocumentAIError | Retryable:
+        status = exc.code if isinstance(exc.code, int) else 0
+        response = exc.response
+        body: Any = None
+        if isinstance(response, requests.Response):
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+        detail = google_errors.body_summary(body)
+        if status in _RETRY_STATUSES:
+            headers = response.headers if isinstance(response, requests.Response) else {}
+            wait = retry_after_s(headers.get("retry-after"))
+            if wait is None:
+                wait = google_errors.retry_delay_s(body)
+            return Retryable(
+                DocumentAIError(
+                    "extractor_failed",
+                    f"Google Document AI kept failing (HTTP {status}{detail}) after {self.retry.attempts} "
+                    "attempts"
+                    + ("; lower ARBITER_DOCUMENTAI_RPM or try again later." if status == 429 else "."),
+                ),
+                wait,
+            )
         if status == 401:
-            return (
+            message = (
                 f"Google Document AI refused the credentials (HTTP 401{detail}); check "
                 "GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login` again."
             )
-        if status == 403:
-            return (
+        elif status == 403:
+            message = (
                 f"Google Document AI denied access (HTTP 403{detail}); the account needs the Document AI API "
                 "User role on the processor's project, and the Document AI API must be enabled there."
             )
-        if status == 404:
-            return (
+        elif status == 404:
+            message = (
                 f"Google Document AI has no processor {self.settings.processor} (HTTP 404{detail}); check "
                 "ARBITER_DOCUMENTAI_PROCESSOR and its location."
             )
-        return f"Google Document AI rejected the PDF (HTTP {status}{detail})."
+        else:
+            message = f"Google Document AI rejected the PDF (HTTP {status}{detail})."
+        return DocumentAIError("extractor_failed", message)
 
 
-def _google_error(response: httpx.Response) -> str:
-    """ " STATUS: message" from a Google error body ({"error": {"status", "message"}}), shortened; or ""."""
-    try:
-        error = response.json().get("error")
-    except (ValueError, AttributeError):
-        return ""
-    if not isinstance(error, dict):
-        return ""
-    status = error.get("status") if isinstance(error.get("status"), str) else ""
-    message = " ".join(str(error.get("message") or "").split())
-    if len(message) > 200:
-        message = message[:199] + "…"
-    found = ": ".join(part for part in (status, message) if part)
-    return f" {found}" if found else ""
+class PolicyRetry(retries.Retry):
+    """The library's retry slot filled with arbiter.net.retry's policy: each attempt (the library's own HTTP
+    call, under its timeout) is tried again on 429, 5xx, timeouts and connection errors, after the
+    server's delay when it gives one, with the run's rate limiter asked before every attempt."""
+
+    def __init__(self, client: DocumentAIClient, label: str) -> None:
+        super().__init__()
+        self._client = client
+        self._label = label
+
+    def __call__(
+        self, func: Callable[..., Any], on_error: Callable[..., Any] | None = None
+    ) -> Callable[..., Any]:
+        client = self._client
+
+        def once(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return func(*args, **kwargs)
+            except Exception as exc:
+                raise client.failure_of(exc) from None
+
+        def retried(*args: Any, **kwargs: Any) -> Any:
+            return call_with_retries(
+                lambda: once(*args, **kwargs),
+                client.retry,
+                sleep=client.sleep,
+                rng=client.rng,
+                before_attempt=client.limiter.acquire if client.limiter is not None else None,
+                label=f"documentai {self._label}",
+            )
+
+        return retried
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after", "").strip()
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
+def _unparsable(message: str) -> str:
+    """Why the library could not parse an answer, from protobuf's ParseError: the field's path, never a value."""
+    if message.startswith("Failed to load JSON"):
+        return "Google Document AI answered with something that is not JSON."
+    path = error_path(message)
+    if path == "document" or path.startswith("document."):
+        where = path.removeprefix("document").removeprefix(".") or "document"
+        return (
+            f"Google Document AI returned a response Arbiter cannot read ({where} does not fit a Document)."
+        )
+    return "Google Document AI answered with an unexpected response shape (not a ProcessResponse)."
+
+
+def response_json(response: documentai.ProcessResponse) -> dict[str, Any]:
+    """A ProcessResponse as the REST API writes it (lowerCamelCase JSON), for recordings."""
+    return dict(json_format.MessageToDict(documentai.ProcessResponse.pb(response)))
 
 
 class DocumentSource(Protocol):
@@ -290,11 +317,11 @@ class LiveSource:
         self.client = client
         self.record_dir = record_dir
 
-    def document(self, content: bytes, key: str) -> Mapping[str, Any]:
-        payload = self.client.process(content, label=key[:12])
+    def document(self, content: bytes, key: str) -> CanonicalDocument:
+        response = self.client.process(content, label=key[:12])
         if self.record_dir is not None:
-            atomic.write_json(self.record_dir / f"{key}.json", payload)
-        return document_of(payload)
+            atomic.write_json(self.record_dir / f"{key}.json", response_json(response))
+        return canonical_of_message(documentai.Document.pb(response.document))
 
     def close(self) -> None:
         self.client.close()

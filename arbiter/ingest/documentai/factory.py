@@ -5,29 +5,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
 from arbiter.errors import ConfigError
 from arbiter.ingest.documentai.client import (
-    Authorizer,
     DocumentAIClient,
     DocumentAIError,
     DocumentSource,
-    GoogleAuthorizer,
     LiveSource,
     ReplaySource,
+    load_credentials,
 )
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.settings import DocumentAISettings
-from arbiter.llm import network
+from arbiter.net import switch
 
 
 def open_documentai(
     overrides: Mapping[str, Any],
     *,
     timeout_s: float = 120.0,
-    authorizer: Authorizer | None = None,
-    http_client: httpx.Client | None = None,
+    credentials: Any = None,
 ) -> DocumentAIIngestor:
     """The ingestor for these settings (environment plus `overrides`); ConfigError for a user mistake.
 
@@ -45,13 +41,10 @@ def open_documentai(
             raise ConfigError(f"The Document AI replay folder {settings.replay_dir} does not exist.")
         source = ReplaySource(settings.replay_dir)
     else:
-        auth = authorizer if authorizer is not None else GoogleAuthorizer()
-        if isinstance(auth, GoogleAuthorizer) and network.ALLOW_NETWORK:
+        if credentials is None and switch.ALLOW_NETWORK:
             try:
-                auth.load()
+                credentials = load_credentials()
             except DocumentAIError as exc:
                 raise ConfigError(exc.message) from None
-        source = LiveSource(
-            DocumentAIClient(settings, authorizer=auth, http_client=http_client), settings.record_dir
-        )
+        source = LiveSource(DocumentAIClient(settings, credentials=credentials), settings.record_dir)
     return DocumentAIIngestor(settings, source)

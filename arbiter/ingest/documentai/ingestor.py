@@ -24,23 +24,17 @@ import pypdfium2.raw as pdfium_c
 
 from arbiter.contracts.bundle import DocumentBundle, Extractor, Page
 from arbiter.diagnostics import describe
-from arbiter.ingest import PDFIUM_LOCK, FailureKind, IngestFailure, IngestResult
+from arbiter.ingest import PDFIUM_LOCK, IngestFailure, IngestResult
 from arbiter.ingest.documentai.client import DocumentAIError, DocumentSource
 from arbiter.ingest.documentai.mapping import PageFacts, UnplacedTextError, map_document
 from arbiter.ingest.documentai.settings import DocumentAISettings
 from arbiter.ingest.documentai.shape import DocumentAIFormatError
+from arbiter.ingest.reader import UnusableFile
 from arbiter.ingest.textlayer import image_share, ocr_reason
 
 log = logging.getLogger(__name__)
 
 EXTRACTOR_NAME = "documentai"
-
-
-class _Failed(Exception):
-    def __init__(self, kind: FailureKind, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -100,7 +94,7 @@ class DocumentAIIngestor:
                 extractor=self.extractor,
                 processing_timestamp=datetime.now(UTC),
             )
-        except _Failed as failed:
+        except UnusableFile as failed:
             kind, message = failed.kind, failed.message
         except DocumentAIError as error:
             kind, message = error.kind, error.message
@@ -143,15 +137,15 @@ class DocumentAIIngestor:
         return [page.model_copy(update={"page_num": page.page_num + part.first - 1}) for page in pages]
 
     def _prepare(self, data: bytes, sha: str, password: str | None) -> tuple[list[PageFacts], list[Part]]:
-        """The PDF's page facts and the parts to send, or _Failed for a file the service need not see."""
+        """The PDF's page facts and the parts to send, or UnusableFile for a file the service need not see."""
         with PDFIUM_LOCK:
             pdf, unlocked = _open(data, password)
             try:
                 total = len(pdf)
                 if total <= 0:
-                    raise _Failed("empty", "The PDF has no pages.")
+                    raise UnusableFile("empty", "The PDF has no pages.")
                 if total > self.max_pages:
-                    raise _Failed(
+                    raise UnusableFile(
                         "too_large",
                         f"The PDF has {total:,} pages, more than the {self.max_pages:,}-page limit.",
                     )
@@ -178,7 +172,7 @@ class DocumentAIIngestor:
         for part in parts:
             if len(part.content) > self.settings.max_request_bytes and not recorded:
                 span = f"pages {part.first}-{part.last}" if len(parts) > 1 else "the PDF"
-                raise _Failed(
+                raise UnusableFile(
                     "too_large",
                     f"Document AI accepts at most {self.settings.max_request_bytes / 2**20:g} MB per request; "
                     f"{span} take {len(part.content) / 2**20:.1f} MB (lower ARBITER_DOCUMENTAI_PAGES_PER_REQUEST).",
@@ -189,23 +183,23 @@ class DocumentAIIngestor:
 def _read(path: Path, max_bytes: int) -> bytes:
     try:
         if not path.is_file():
-            raise _Failed(
+            raise UnusableFile(
                 "unreadable",
                 "The file does not exist." if not path.exists() else "The path is not a regular file.",
             )
         size = path.stat().st_size
         if size == 0:
-            raise _Failed("empty", "The file is empty (0 bytes).")
+            raise UnusableFile("empty", "The file is empty (0 bytes).")
         if size > max_bytes:
-            raise _Failed(
+            raise UnusableFile(
                 "too_large",
                 f"The file is {size / 1e6:,.0f} MB, more than the {max_bytes / 1e6:,.0f} MB limit.",
             )
         return path.read_bytes()
     except PermissionError:
-        raise _Failed("unreadable", "The file could not be read: permission denied.") from None
+        raise UnusableFile("unreadable", "The file could not be read: permission denied.") from None
     except OSError as exc:
-        raise _Failed(
+        raise UnusableFile(
             "unreadable", f"The file could not be read ({exc.strerror or 'input/output error'})."
         ) from None
 
@@ -220,23 +214,25 @@ def _open(data: bytes, password: str | None) -> tuple[pypdfium2.PdfDocument, boo
             try:
                 return pypdfium2.PdfDocument(data, password=password), True
             except pypdfium2.PdfiumError:
-                raise _Failed(
+                raise UnusableFile(
                     "encrypted", "The PDF is password-protected and the password given did not open it."
                 ) from None
         if code == pdfium_c.FPDF_ERR_PASSWORD:
-            raise _Failed(
+            raise UnusableFile(
                 "encrypted",
                 "The PDF is password-protected and does not open without a password (use --password).",
             ) from None
         if code == pdfium_c.FPDF_ERR_SECURITY:
-            raise _Failed(
+            raise UnusableFile(
                 "encrypted", "The PDF is encrypted with a security scheme that cannot be opened."
             ) from None
         if b"%PDF" not in data[:1024]:
-            raise _Failed(
+            raise UnusableFile(
                 "not_pdf", "The file is not a PDF: it has no PDF header and could not be read as one."
             ) from None
-        raise _Failed("broken", "The PDF is damaged: its internal structure could not be read.") from None
+        raise UnusableFile(
+            "broken", "The PDF is damaged: its internal structure could not be read."
+        ) from None
 
 
 def _facts(pdf: pypdfium2.PdfDocument, index: int) -> PageFacts:

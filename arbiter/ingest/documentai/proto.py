@@ -53,14 +53,25 @@ def canonical(document: Any) -> CanonicalDocument:
         json_format.ParseDict(_without_unread(document), message, ignore_unknown_fields=True)
     except json_format.ParseError as exc:
         if "too deep" in str(exc):
-            where = _path(str(exc)).split(".")[0]
+            where = error_path(str(exc)).split(".")[0]
             raise DocumentAIFormatError(where, "nests fields more than 100 levels deep") from None
         found = _locate(_without_unread(document), message.DESCRIPTOR, "")
-        where, problem = found or (_path(str(exc)), "does not fit a Document AI Document")
+        where, problem = found or (error_path(str(exc)), "does not fit a Document AI Document")
         raise DocumentAIFormatError(where, problem) from None
     except (RecursionError, ValueError, TypeError, AttributeError):
         raise DocumentAIFormatError("", "is not a Document AI Document (it cannot be parsed)") from None
     return CanonicalDocument(json_format.MessageToDict(message))
+
+
+def canonical_of_message(document: Any) -> CanonicalDocument:
+    """A `google.cloud.documentai_v1.Document` protobuf message (as Google's client returns it) as canonical
+    JSON, without the fields the mapping never reads. The message is changed in place (they are cleared)."""
+    for name in _UNREAD_FIELDS:
+        document.ClearField(name)
+    for page in document.pages:
+        for name in _UNREAD_PAGE_FIELDS:
+            page.ClearField(name)
+    return CanonicalDocument(json_format.MessageToDict(document))
 
 
 # What the mapping never reads, left out before parsing (in both spellings): parsing costs time per field.
@@ -79,6 +90,16 @@ _UNREAD = frozenset(
 _UNREAD_ON_PAGES = frozenset(
     {"image", "transforms", "detectedLanguages", "detected_languages", "symbols", "provenance"}
     | {"imageQualityScores", "image_quality_scores", "detectedBarcodes", "detected_barcodes"}
+)
+
+
+_UNREAD_FIELDS = tuple(
+    name for name in sorted(_UNREAD) if name in documentai.Document.pb().DESCRIPTOR.fields_by_name
+)
+_UNREAD_PAGE_FIELDS = tuple(
+    name
+    for name in sorted(_UNREAD_ON_PAGES)
+    if name in documentai.Document.Page.pb().DESCRIPTOR.fields_by_name
 )
 
 
@@ -152,7 +173,7 @@ _EXPECTED = {
 }
 
 
-def _path(message: str) -> str:
+def error_path(message: str) -> str:
     """The failing field's path from a ParseError's message: the full path when protobuf gives it, else the
     chain of field names it failed in."""
     found = _AT.search(message)

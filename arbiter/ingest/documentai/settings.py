@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from arbiter.errors import ConfigError
+from arbiter.ingest.documentai.mapping import MAPPING_VERSION
 
 ProcessorType = Literal["layout", "ocr"]
 
@@ -99,15 +100,18 @@ class DocumentAISettings:
             raise ConfigError("The Document AI timeout must be a positive number of seconds.")
 
     @property
+    def host(self) -> str:
+        """The processor's regional endpoint (Google's client is pointed there)."""
+        return f"{self.location}-documentai.googleapis.com"
+
+    @property
     def endpoint(self) -> str:
         """The processor's `:process` URL on its regional endpoint."""
-        return f"https://{self.location}-documentai.googleapis.com/v1/{self.processor}:process"
+        return f"https://{self.host}/v1/{self.processor}:process"
 
     @property
     def version(self) -> str:
         """What the bundles' extractor version names: API version, processor (and version) or replay."""
-        from arbiter.ingest.documentai.mapping import MAPPING_VERSION
-
         match = _PROCESSOR.fullmatch(self.processor) if self.processor else None
         if match is None:
             source = "replay"

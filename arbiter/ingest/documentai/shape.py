@@ -11,12 +11,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from arbiter.errors import ExtractionError
+
 # Deeper nesting than this is not a layout a processor produces; stopping keeps recursion bounded.
 MAX_DEPTH = 64
 _INT64 = 2**63
 
 
-class DocumentAIFormatError(ValueError):
+class DocumentAIFormatError(ExtractionError, ValueError):
     """The JSON is not shaped like a Document AI v1 Document; `path` says where."""
 
     def __init__(self, path: str, problem: str) -> None:

@@ -1,4 +1,4 @@
-"""Requests-per-minute limiter shared by every caller of one client, with a pause for the server's 429 delay.
+"""Requests-per-minute limiter shared by every caller of one service, with a pause for the server's 429 delay.
 
 Each acquire() books the next free slot (GCRA, a token bucket in time form), so callers are served in
 order without a thundering herd; penalise() moves every slot to after the server's retry delay.
