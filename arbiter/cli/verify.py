@@ -1,0 +1,143 @@
+"""`arbiter verify`: one document's classification checked and the decision printed; nothing written."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import closing
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from arbiter.cli.options import (
+    DocAILocationOpt,
+    DocAIProcessorOpt,
+    DocAIReplayOpt,
+    ExtractorOpt,
+    LlmModelOpt,
+    LlmOpt,
+    PasswordOpt,
+    ProfileOpt,
+    documentai_overrides,
+)
+from arbiter.cli.support import fail
+from arbiter.errors import ArbiterError
+
+console = Console(stderr=True)
+out = Console()
+
+
+def verify(
+    pdf: Annotated[Path, typer.Option("--pdf", metavar="FILE", help="The PDF.")],
+    classification: Annotated[
+        Path,
+        typer.Option(
+            "--classification",
+            metavar="FILE",
+            help="The classification JSON to verify (format: `arbiter schema classification`).",
+        ),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the VerificationOutcome as JSON.")] = False,
+    profile: ProfileOpt = None,
+    password: PasswordOpt = None,
+    llm: LlmOpt = None,
+    llm_model: LlmModelOpt = None,
+    extractor: ExtractorOpt = None,
+    documentai_processor: DocAIProcessorOpt = None,
+    documentai_location: DocAILocationOpt = None,
+    documentai_replay: DocAIReplayOpt = None,
+) -> None:
+    """Verify one document's classification and print the decision; nothing is written to disk."""
+    from arbiter.contracts import FinalDecision, StopReason, VerificationOutcome
+    from arbiter.contracts.profile import load_profile
+    from arbiter.decide.governor import verify_with_retries
+    from arbiter.ingest import IngestFailure
+    from arbiter.ingest.extraction import open_ingestor
+    from arbiter.llm.client import LLMClient
+    from arbiter.llm.config import LLMSettings, build_backend
+    from verifiers.base import VerifyContext
+
+    try:
+        settings = LLMSettings.from_env(backend=llm, model=llm_model)
+        backend = build_backend(settings)
+        # No disk cache: one document's answers are not worth files under ./output (a run caches them).
+        client = LLMClient(backend, settings, None) if backend is not None else None
+        if client is not None and settings.record_dir is not None:
+            console.print(
+                f"Fresh model answers are also recorded in {settings.record_dir} (ARBITER_LLM_RECORD_DIR)."
+            )
+        prof = load_profile(profile)
+        if not pdf.is_file():
+            raise ArbiterError(f"PDF {pdf} does not exist.")
+        if not classification.is_file():
+            raise ArbiterError(f"Classification {classification} does not exist.")
+        raw = classification.read_bytes()
+        ingestor, _ = open_ingestor(
+            extractor,
+            isolated=False,
+            documentai=documentai_overrides(documentai_processor, documentai_location, documentai_replay),
+        )
+    except ArbiterError as exc:
+        raise fail(str(exc)) from None
+    with closing(ingestor):
+        bundle = ingestor.ingest(pdf, password=password)
+    if isinstance(bundle, IngestFailure):
+        outcome = VerificationOutcome(
+            doc_id=bundle.doc_id,
+            final_decision=FinalDecision.ESCALATE_TO_SME,
+            escalation_reason=f"pdf_{bundle.kind}",
+            escalation_message=bundle.message,
+            stop_reason=StopReason.INPUT_FAILED,
+            policy_version=prof.arbiter.policy_version,
+        )
+    else:
+        doc_llm = client.for_document(bundle.doc_id) if client is not None else None
+        outcome = verify_with_retries(raw, bundle, prof, context=VerifyContext(llm=doc_llm))
+        if doc_llm is not None:
+            calls, tokens, cost = doc_llm.usage()
+            outcome = outcome.model_copy(
+                update={"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": _round_cost(cost)}
+            )
+    if as_json:
+        sys.stdout.write(outcome.model_dump_json(indent=2) + "\n")
+        return
+    _print_outcome(outcome)
+
+
+def _print_outcome(outcome: Any) -> None:
+    from arbiter.record.packets import semantic_checks_text
+
+    colour = "green" if outcome.final_decision == "AUTO_ACCEPT" else "yellow"
+    out.print(f"[bold {colour}]{outcome.final_decision}[/] {outcome.doc_id}")
+    if outcome.escalation_reason:
+        out.print(f"reason: {outcome.escalation_reason} — {outcome.escalation_message}")
+    out.print(semantic_checks_text(outcome.semantic_checks))
+    for attempt in outcome.attempts:
+        d = attempt.decision
+        fixes = f", {len(attempt.fixes_applied)} fix(es) applied" if attempt.fixes_applied else ""
+        out.print(
+            f"attempt {attempt.attempt}: {d.decision} by rule {d.rule} (policy {d.policy_version}){fixes}"
+        )
+    if outcome.final_issues:
+        table = Table(show_lines=False)
+        for col in ("severity", "code", "where", "message"):
+            table.add_column(col)
+        for issue in outcome.final_issues:
+            loc = issue.location
+            where = " ".join(
+                x
+                for x in (
+                    f"seg {loc.segment_index}" if loc.segment_index else "",
+                    f"p.{loc.page}" if loc.page else "",
+                    loc.path,
+                )
+                if x
+            )
+            table.add_row(str(issue.severity), issue.code, where, issue.message)
+        out.print(table)
+
+
+def _round_cost(cost: float | None) -> float | None:
+    return round(cost, 6) if cost is not None else None
