@@ -95,6 +95,10 @@ class GeminiClassifier:
         self.llm = llm
         self.model = model
 
+    def for_document(self, llm: LLM) -> GeminiClassifier:
+        """The same classifier asking through `llm` (one document's LLM: its calls count against it)."""
+        return GeminiClassifier(llm, self.model)
+
     def request(self, bundle: DocumentBundle, profile: Profile) -> LLMRequest:
         """The request for one document (public so batch mode can build it without sending it)."""
         return LLMRequest(

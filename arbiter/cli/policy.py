@@ -82,7 +82,7 @@ def simulate(
     from arbiter.cli.metrics import parse_time
     from arbiter.cli.support import require_database
     from arbiter.contracts.profile import Profile
-    from arbiter.run.job import database_url
+    from arbiter.run.compose import database_url
     from arbiter.whatif.diff import diff_profiles
     from arbiter.whatif.history import reading
     from arbiter.whatif.report import figure_rows, flip_rows, headline, render_html, strata_rows

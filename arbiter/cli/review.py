@@ -13,7 +13,7 @@ from rich.table import Table
 
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, print_error, require_database
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
-from arbiter.run.job import database_url
+from arbiter.run.compose import database_url, open_store
 from arbiter.store import Store
 from arbiter.store.errors import PermissionDenied, UnknownUser
 
@@ -49,13 +49,7 @@ def _store(db: str | None, out_dir: Path, *, create: bool = False) -> Store:
         out_dir.mkdir(parents=True, exist_ok=True)
     else:
         require_database(url)
-    store = Store(url)
-    try:
-        store.migrate()
-    except BaseException:
-        store.dispose()
-        raise
-    return store
+    return open_store(url)
 
 
 @users_app.command("add", cls=ArbiterCommand)

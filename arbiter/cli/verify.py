@@ -50,31 +50,24 @@ def verify(
     documentai_replay: DocAIReplayOpt = None,
 ) -> None:
     """Verify one document's classification and print the decision; nothing is written to disk."""
-    from arbiter.contracts import FinalDecision, StopReason, VerificationOutcome
-    from arbiter.contracts.profile import load_profile
-    from arbiter.decide.governor import verify_with_retries
-    from arbiter.ingest import IngestFailure
-    from arbiter.ingest.extraction import open_ingestor
-    from arbiter.llm.client import LLMClient
-    from arbiter.llm.config import LLMSettings, build_backend
-    from verifiers.base import VerifyContext
+    from arbiter.llm.config import LLMSettings
+    from arbiter.run.compose import build_engine, open_extraction
+    from arbiter.run.document import verify_one
 
     try:
         settings = LLMSettings.from_env(backend=llm, model=llm_model)
-        backend = build_backend(settings)
         # No disk cache: one document's answers are not worth files under ./output (a run caches them).
-        client = LLMClient(backend, settings, None) if backend is not None else None
-        if client is not None and settings.record_dir is not None:
+        engine = build_engine(settings, profile=profile, disk_cache=False, with_classifier=False)
+        if engine.llm is not None and settings.record_dir is not None:
             console.print(
                 f"Fresh model answers are also recorded in {settings.record_dir} (ARBITER_LLM_RECORD_DIR)."
             )
-        prof = load_profile(profile)
         if not pdf.is_file():
             raise ArbiterError(f"PDF {pdf} does not exist.")
         if not classification.is_file():
             raise ArbiterError(f"Classification {classification} does not exist.")
         raw = classification.read_bytes()
-        ingestor, _ = open_ingestor(
+        ingestor, _ = open_extraction(
             extractor,
             isolated=False,
             documentai=documentai_overrides(documentai_processor, documentai_location, documentai_replay),
@@ -83,23 +76,7 @@ def verify(
         raise fail(str(exc)) from None
     with closing(ingestor):
         bundle = ingestor.ingest(pdf, password=password)
-    if isinstance(bundle, IngestFailure):
-        outcome = VerificationOutcome(
-            doc_id=bundle.doc_id,
-            final_decision=FinalDecision.ESCALATE_TO_SME,
-            escalation_reason=f"pdf_{bundle.kind}",
-            escalation_message=bundle.message,
-            stop_reason=StopReason.INPUT_FAILED,
-            policy_version=prof.arbiter.policy_version,
-        )
-    else:
-        doc_llm = client.for_document(bundle.doc_id) if client is not None else None
-        outcome = verify_with_retries(raw, bundle, prof, context=VerifyContext(llm=doc_llm))
-        if doc_llm is not None:
-            calls, tokens, cost = doc_llm.usage()
-            outcome = outcome.model_copy(
-                update={"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": _round_cost(cost)}
-            )
+    outcome = verify_one(bundle, raw, profile=engine.profile, llm=engine.llm)
     if as_json:
         sys.stdout.write(outcome.model_dump_json(indent=2) + "\n")
         return
@@ -137,7 +114,3 @@ def _print_outcome(outcome: Any) -> None:
             )
             table.add_row(str(issue.severity), issue.code, where, issue.message)
         out.print(table)
-
-
-def _round_cost(cost: float | None) -> float | None:
-    return round(cost, 6) if cost is not None else None
