@@ -34,6 +34,7 @@ from arbiter.diagnostics import describe
 from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
 from arbiter.ingest.cache import BundleCache
 from arbiter.llm.client import DocumentLLM, LLMClient
+from arbiter.llm.port import LLM
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.mirrors import DocumentRecord, ResultStore
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
@@ -133,7 +134,7 @@ def llm_usage(doc_llm: DocumentLLM | None) -> dict[str, Any]:
     return {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": cost_usd}
 
 
-def for_document(classifier: Classifier, doc_llm: DocumentLLM | None) -> Classifier:
+def for_document(classifier: Classifier, doc_llm: LLM | None) -> Classifier:
     """The classifier whose model calls count against this document (itself when it asks no model)."""
     if doc_llm is not None and isinstance(classifier, UsesDocumentLLM):
         return classifier.for_document(doc_llm)
