@@ -32,7 +32,7 @@ from typing import Any
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-from arbiter.ingest.layout import Box, RawLine, RawPage, count_wide_gaps
+from arbiter.ingest.textpage import Box, RawLine, RawPage, count_wide_gaps
 
 ENV_OCR = "ARBITER_OCR"
 ENV_TESSERACT = "ARBITER_TESSERACT_CMD"
