@@ -21,8 +21,8 @@ from arbiter.ingest.ocr import (
     is_blank,
     render_gray,
     run_tesseract,
-    to_raw_page,
 )
+from arbiter.ingest.ocr_lines import to_raw_page
 from arbiter.ingest.textlayer import readable
 from arbiter.ingest.textpage import RawPage
 
