@@ -15,7 +15,8 @@ from arbiter.classify.base import ClassificationError, ClassifierOutput
 from arbiter.contracts import ClassificationOutput, DocumentBundle
 from arbiter.contracts.profile import Profile
 from arbiter.llm.port import LLM, LLMError, LLMRequest
-from verifiers.llm_phase import DEFAULT_MODEL, TextBudget, failure_reason, page_block, page_text, render
+from verifiers.llm_phase import DEFAULT_MODEL, failure_reason
+from verifiers.llm_prompt import TextBudget, page_block, page_text, render
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
 MAX_OUTPUT_TOKENS = 32_768  # a long packet's classification with evidence for every segment
