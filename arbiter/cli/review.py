@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from arbiter.cli.support import ArbiterCommand, ArbiterGroup, print_error, require_database
+from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail, require_database
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
 from arbiter.run.compose import database_url, open_store
 from arbiter.store import Store
@@ -34,11 +34,6 @@ DbOpt = Annotated[
     str | None,
     typer.Option("--db", metavar="URL", help="Database URL (default: $DATABASE_URL, else OUT/arbiter.db)."),
 ]
-
-
-def _fail(message: str) -> typer.Exit:
-    print_error(message)
-    return typer.Exit(2)
 
 
 def _store(db: str | None, out_dir: Path, *, create: bool = False) -> Store:
@@ -70,18 +65,18 @@ def users_add(
 ) -> None:
     """Create a reviewer or admin account (passwords are stored as argon2 hashes)."""
     if role not in ("reviewer", "admin"):
-        raise _fail("--role must be reviewer or admin.")
+        raise fail("--role must be reviewer or admin.")
     if not no_password and password is None:
         password = getpass.getpass(f"Password for {name}: ")
         if password != getpass.getpass("Again: "):
-            raise _fail("The two passwords differ.")
+            raise fail("The two passwords differ.")
     if not no_password and not password:
-        raise _fail("An empty password is not allowed (use --no-password for proxy sign-in accounts).")
+        raise fail("An empty password is not allowed (use --no-password for proxy sign-in accounts).")
     store = _store(db, out_dir, create=True)
     try:
         store.add_user(name, role, None if no_password else password, actor="cli")
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     finally:
         store.dispose()
     out.print(f"Added {role} {name}.")
@@ -114,7 +109,7 @@ def users_unlock(
     try:
         store.unlock_user(name, actor=by)
     except (PermissionDenied, UnknownUser) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     finally:
         store.dispose()
     out.print(f"Unlocked {name}.")
@@ -147,13 +142,13 @@ def review(
     from review_app.launch import launch
 
     if auth not in ("local", "proxy"):
-        raise _fail("--auth must be local or proxy.")
+        raise fail("--auth must be local or proxy.")
     docs_root = docs or Path.cwd()
     if not docs_root.is_dir():
-        raise _fail(f"--docs {docs_root} is not a folder.")
+        raise fail(f"--docs {docs_root} is not a folder.")
     problem = port_problem(address, port)
     if problem:
-        raise _fail(problem)
+        raise fail(problem)
     store = _store(db, out_dir)
     try:
         if not store.list_users():
@@ -230,16 +225,16 @@ def export(
     from arbiter.export.writer import default_dir, describe, export_ground_truth, refuse_future
 
     if fmt is None and (as_of is not None or to is not None):
-        raise _fail("--as-of and --to go with --format.")
+        raise fail("--as-of and --to go with --format.")
     if not mirrors and fmt is None:
-        raise _fail("Say what to export: --format jsonl|csv|parquet (ground truth) or --mirrors.")
+        raise fail("Say what to export: --format jsonl|csv|parquet (ground truth) or --mirrors.")
     now = datetime.now(UTC)
     try:
         formats = parse_formats(fmt) if fmt is not None else ()
         when = parse_as_of(as_of) if as_of is not None else None
         refuse_future(when, now)  # said before the database is opened, as every usage error is
     except ExportError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     store = _store(db, out_dir)
     try:
         if mirrors:
@@ -252,6 +247,6 @@ def export(
             manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
             out.print(describe(manifest, target), soft_wrap=True)
     except ExportError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     finally:
         store.dispose()
