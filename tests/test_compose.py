@@ -3,6 +3,8 @@ single-document path that shares the run's outcomes."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from arbiter.llm.config import LLMSettings
 from arbiter.record.mirrors import DocumentRecord, FileStore
 from arbiter.run.compose import PipelineParts, build_engine, llm_client, pipeline
 from arbiter.run.document import DocResult, for_document, verify_one
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 from tests.llm_fakes import FakeLLM
 from tests.phase_fakes import answer
 
@@ -119,3 +121,14 @@ def test_doc_result_is_built_by_keyword() -> None:
     assert skipped.skipped
     assert skipped.final_decision == "SKIPPED"
     assert skipped.error is None
+
+
+def test_the_cli_loads_no_pdf_library_until_a_command_needs_it() -> None:
+    """Importing the CLI (`arbiter --help`, `arbiter users ...`) loads neither the composition root nor
+    the PDF and image libraries it wires in."""
+    probe = (
+        "import sys, arbiter.cli.main; "
+        "print(sorted(m for m in ('arbiter.run.compose', 'pypdfium2', 'PIL') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -13,7 +13,6 @@ from rich.table import Table
 
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail, require_database
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
-from arbiter.run.compose import database_url, open_store
 from arbiter.store import Store
 from arbiter.store.errors import PermissionDenied, UnknownUser
 
@@ -39,6 +38,10 @@ DbOpt = Annotated[
 def _store(db: str | None, out_dir: Path, *, create: bool = False) -> Store:
     """The store at --db / $DATABASE_URL / OUT/arbiter.db, migrated; a command that only reads (create
     False) refuses a database that does not exist instead of making an empty one."""
+    # The composition root is imported when a command runs: it loads the PDF and model libraries, which
+    # `arbiter --help` and the user commands never need.
+    from arbiter.run.compose import database_url, open_store
+
     url = database_url(db, out_dir)
     if create:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -139,6 +142,7 @@ def review(
     ] = 30,
 ) -> None:
     """Start the review app in the browser (sign-in required; add accounts with `arbiter users add`)."""
+    from arbiter.run.compose import database_url
     from review_app.launch import launch
 
     if auth not in ("local", "proxy"):
