@@ -26,6 +26,7 @@ from arbiter.run.batch import BatchRunner, default_workers, discover, new_run_id
 from arbiter.run.compose import (
     PipelineParts,
     build_engine,
+    classifier_name,
     database_url,
     open_extraction,
     open_store,
@@ -91,13 +92,15 @@ def execute(
 ) -> dict[str, Any]:
     """Run the batch the options describe; in batch mode, submit what is still unanswered as a job."""
     out_dir = Path(options.out_dir)
+    classifications = Path(options.classifications) if options.classifications else None
+    classifier_name(options.classifier, classifications)  # a usage mistake is named before the LLM settings
     settings = options.settings()
     engine = build_engine(
         settings,
         profile=options.profile,
         sampling=options.sampling,
         classifier=options.classifier,
-        classifications=Path(options.classifications) if options.classifications else None,
+        classifications=classifications,
         check_llm=True,  # a live backend that cannot answer stops the run here (exit 2)
         genai_client=genai_client,
     )
