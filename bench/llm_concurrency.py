@@ -31,9 +31,9 @@ if __package__ in (None, ""):
 from arbiter.contracts import TokenUsage
 from arbiter.contracts.profile import Profile, load_profile
 from arbiter.decide.governor import verify_with_retries
-from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
+from arbiter.run.compose import llm_client
 from bench import llm_fake
 from bench.verify_throughput import InlineExecutor
 from verifiers import default_verifiers
@@ -133,7 +133,8 @@ def one_by_one(
     serial: bool,
 ) -> list[DocRun]:
     """Each document alone (no other document competing for the model): the per-document latency."""
-    client = LLMClient(backend, settings, DiskCache(settings.cache_dir))
+    client, _ = llm_client(settings, backend=backend)
+    assert client is not None
     return [run_document(d, client, profile, verifiers, classify, serial=serial) for d in docs]
 
 
@@ -148,7 +149,8 @@ def batch(
     doc_workers: int,
 ) -> tuple[float, list[DocRun]]:
     """Documents concurrently (more in flight than model slots, so the client's bounds are what limits)."""
-    client = LLMClient(backend, settings, DiskCache(settings.cache_dir))
+    client, _ = llm_client(settings, backend=backend)
+    assert client is not None
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=doc_workers, thread_name_prefix="doc") as pool:
         runs = list(pool.map(lambda d: run_document(d, client, profile, verifiers, classify), docs))

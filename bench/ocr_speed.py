@@ -130,12 +130,9 @@ def speed_and_cer(cases: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
 
 def acceptance(cases: list[dict[str, Any]]) -> dict[str, Any]:
     """Decisions of the whole pipeline on each scanned case with OCR off and on, against expected.json."""
-    from arbiter.classify import get_classifier
-    from arbiter.contracts.profile import load_profile
     from arbiter.record.mirrors import FileStore
-    from arbiter.run.document import Pipeline
+    from arbiter.run.compose import PipelineParts, build_engine, pipeline
 
-    profile = load_profile()
     out: dict[str, Any] = {}
     for mode, cfg, key in (
         ("ocr_off", OcrConfig(enabled=False), "without_ocr"),
@@ -151,14 +148,15 @@ def acceptance(cases: list[dict[str, Any]]) -> dict[str, Any]:
                 (folder / f"{case['doc_id']}.json").write_bytes(
                     (FIXTURES / case["classification"]).read_bytes()
                 )
-                pipeline = Pipeline(
-                    profile=profile,
-                    classifier=get_classifier("file", classifications_dir=folder),
-                    store=FileStore(Path(tmp) / mode / case["case"]),
-                    run_id=f"bench-ocr-{mode}",
-                    ingest=lambda path, doc_id, cfg=cfg: ingest_pdf(path, doc_id=doc_id, ocr=cfg),
+                chain = pipeline(
+                    build_engine(classifier="file", classifications=folder),
+                    PipelineParts(
+                        store=FileStore(Path(tmp) / mode / case["case"]),
+                        ingest=lambda path, doc_id, cfg=cfg: ingest_pdf(path, doc_id=doc_id, ocr=cfg),
+                        run_id=f"bench-ocr-{mode}",
+                    ),
                 )
-                result = pipeline.process(FIXTURES / case["pdf"], case["doc_id"], force=True)
+                result = chain.process(FIXTURES / case["pdf"], case["doc_id"], force=True)
                 decisions[case["case"]] = result.final_decision
                 matches += result.final_decision == case[key]["expected_decision"]
         correct = [c["case"] for c in cases if c["case"].endswith("__correct")]

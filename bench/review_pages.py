@@ -174,25 +174,24 @@ class _Capture(FileStore):
 
 def run_fixtures(out_dir: Path, limit: int | None = None) -> list[DocumentRecord]:
     """Run the real pipeline over fixtures/pdfs with the demo classifications (bundles under out_dir)."""
-    from arbiter.classify import get_classifier
     from arbiter.classify.production import load_production
-    from arbiter.contracts.profile import load_profile
     from arbiter.ingest import ingest_pdf
-    from arbiter.run.document import Pipeline
+    from arbiter.run.compose import PipelineParts, build_engine, pipeline
 
     capture = _Capture(out_dir)
-    pipeline = Pipeline(
-        profile=load_profile(),
-        classifier=get_classifier("file", classifications_dir=FIXTURES / "demo", llm=None),
-        store=capture,
-        run_id="bench-review",
-        ingest=lambda path, doc_id: ingest_pdf(path, doc_id=doc_id),
-        production=load_production(FIXTURES / "production.csv"),
+    chain = pipeline(
+        build_engine(classifier="file", classifications=FIXTURES / "demo"),
+        PipelineParts(
+            store=capture,
+            ingest=lambda path, doc_id: ingest_pdf(path, doc_id=doc_id),
+            run_id="bench-review",
+            production=load_production(FIXTURES / "production.csv"),
+        ),
     )
     pdfs = sorted(p for p in PDFS.glob("*.pdf") if (FIXTURES / "demo" / f"{p.stem}.json").exists())
     escalated = 0
     for pdf in pdfs:
-        pipeline.process(pdf, pdf.stem, force=True)
+        chain.process(pdf, pdf.stem, force=True)
         escalated += capture.records[-1].packet is not None
         if limit is not None and escalated >= limit:
             break

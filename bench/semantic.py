@@ -668,13 +668,13 @@ class Chains:
         self.semantic: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         try:
             from arbiter.llm.config import LLMSettings
-            from arbiter.llm.factory import build_client
+            from arbiter.run.compose import llm_client
             from fixtures.llm_samples import SampleModel
 
             settings = LLMSettings(
                 backend="replay", cache_dir=tmp / "llm-cache", use_cache=False, rpm=0, run_token_budget=0
             )
-            self.client = build_client(settings, backend=SampleModel())
+            self.client, _ = llm_client(settings, backend=SampleModel())
             self.llm_note = (
                 "fixtures/llm_samples.SampleModel (the scripted model `--llm replay` replays) behind "
                 "arbiter.llm.LLMClient; VerifyContext(llm=client.for_document(doc_id)) per answer, as the pipeline"

@@ -67,7 +67,7 @@ def launch(
 
     The database is migrated first, so the app starts on an up-to-date schema.
     """
-    from arbiter.store import Store
+    from arbiter.run.compose import open_store
 
     if auth not in ("local", "proxy"):
         raise ValueError(f"auth must be local or proxy, not {auth!r}.")
@@ -80,8 +80,6 @@ def launch(
     )
     if user_header:
         settings = replace(settings, user_header=user_header)
-    store = Store(db_url)
-    store.migrate()
-    store.dispose()
+    open_store(db_url).dispose()
     args, env = streamlit_command(settings, port=port, address=address)
     return subprocess.call(args, env=env)

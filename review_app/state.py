@@ -12,11 +12,12 @@ from typing import Any
 
 import streamlit as st
 
-from arbiter.contracts.profile import Profile, load_profile
+from arbiter.contracts.profile import Profile
 from arbiter.review.auth import PROXY_PASSWORD_REFUSED, ClientThrottle, SignedIn, from_proxy, proxy_name
 from arbiter.review.desk import AdminDesk, Desk
 from arbiter.review.packet_view import escape
 from arbiter.review.settings import PROXY_USER_KEY, AppSettings
+from arbiter.run.compose import open_store, run_profile
 from arbiter.store import Store
 
 USER = "arbiter_signed_in"
@@ -33,14 +34,12 @@ def settings() -> AppSettings:
 @st.cache_resource(show_spinner=False)
 def store(url: str | None) -> Store:
     # A short retry budget: a reviewer hears within seconds that the database is away, draft kept.
-    db = Store(url, retry_s=settings().db_retry_s)
-    db.migrate()
-    return db
+    return open_store(url, retry_s=settings().db_retry_s)
 
 
 @st.cache_resource(show_spinner=False)
 def profile() -> Profile:
-    return load_profile()
+    return run_profile()
 
 
 @st.cache_resource(show_spinner=False)

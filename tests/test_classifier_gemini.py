@@ -21,7 +21,7 @@ from tests.phase_fakes import BREAKOUT, ERROR_KINDS, INJECTION, answer, faulty_l
 from tests.test_e2e_fixtures import CASES, bundle_for
 from tests.v34_helpers import make_bundle, make_page
 from verifiers.base import VerifyContext
-from verifiers.llm_phase import neutralise
+from verifiers.llm_prompt import neutralise
 
 PROFILE = load_profile()
 CORRECT = [c for c in CASES if c["classification"].startswith("classifications/")]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import arbiter.cli.main as cli
+import arbiter.cli.demo as demo_command
 from arbiter.cli.main import app
 from arbiter.contracts.bundle import OcrStatus
 from arbiter.ingest.ocr import probe
@@ -109,7 +109,7 @@ def test_proxy_refusal_suggests_a_proxy_account(empty_app: Any, monkeypatch: pyt
 def test_demo_says_it_adds_to_an_existing_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`arbiter demo` into a folder that already has a database says it adds to it and how to start over."""
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(cli, "run", lambda **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(demo_command, "run", lambda **kwargs: seen.update(kwargs))
     out = tmp_path / "out"
     first = runner.invoke(app, ["demo", "--out", str(out)])
     assert first.exit_code == 0, first.output

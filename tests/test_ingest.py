@@ -43,16 +43,8 @@ from arbiter.ingest import (
 )
 from arbiter.ingest import reader as ingest_reader
 from arbiter.ingest.cache import BundleCache
-from arbiter.ingest.layout import (
-    _BULLET,
-    RawLine,
-    RawPage,
-    classify_line,
-    count_wide_gaps,
-    has_text_layer,
-    repeated_margin_lines,
-    round_box,
-)
+from arbiter.ingest.layout import _BULLET, classify_line, repeated_margin_lines
+from arbiter.ingest.textpage import RawLine, RawPage, count_wide_gaps, has_text_layer, round_box
 
 FIXTURE_PDF = Path(__file__).resolve().parents[1] / "fixtures" / "pdfs" / "packet-01.pdf"
 

@@ -33,15 +33,8 @@ from tests.phase_fakes import (
 from tests.test_e2e_fixtures import CASES, bundle_for
 from tests.v34_helpers import PROFILE, classification, make_bundle, make_page, segment, subject
 from verifiers.base import Verifier, VerifyContext
-from verifiers.llm_phase import (
-    MAX_LLM_ISSUES,
-    MODEL_NOTE,
-    PhaseDeferred,
-    TextBudget,
-    load_prompt,
-    neutralise,
-    render,
-)
+from verifiers.llm_phase import MAX_LLM_ISSUES, MODEL_NOTE, PhaseDeferred
+from verifiers.llm_prompt import TextBudget, load_prompt, neutralise, render
 from verifiers.v2_consistency import BLOCKER_NOTE, V2Consistency
 from verifiers.v3_traps import V3Traps
 from verifiers.v4_evidence import NOTHING_TO_JUDGE_NOTE, V4Evidence

@@ -16,7 +16,8 @@ from arbiter.contracts import DocumentBundle, OcrStatus
 from arbiter.contracts.profile import load_profile
 from arbiter.decide.governor import verify_with_retries
 from arbiter.ingest import PDFIUM_LOCK, IsolatedIngestor, OcrConfig, extractor_version, ingest_pdf, ocr_pass
-from arbiter.ingest.ocr import parse_tsv, rows, to_raw_page
+from arbiter.ingest.ocr import parse_tsv
+from arbiter.ingest.ocr_lines import rows, to_raw_page
 from arbiter.ingest.textlayer import (
     MIN_WORDS_OVER_SCAN,
     OcrReason,

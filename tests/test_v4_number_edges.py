@@ -14,7 +14,8 @@ from arbiter.contracts import Severity
 from arbiter.contracts.profile import load_profile
 from arbiter.decide.governor import verify_with_retries
 from tests.v34_helpers import PROFILE, classification, codes, make_bundle, make_page, run, segment
-from verifiers.textmatch import PageIndex, cuts_number
+from verifiers.number_edges import cuts_number
+from verifiers.textmatch import PageIndex
 from verifiers.v4_evidence import V4Evidence
 
 THRESHOLD = PROFILE.tolerances.fuzzy_match_threshold

@@ -17,7 +17,9 @@ from operator import attrgetter
 from rapidfuzz import fuzz
 
 from arbiter.contracts import DocumentBundle, LineBox, Page
-from verifiers.ocr_numbers import NumberCheck, check_numbers, has_sign, numbers
+from verifiers.number_edges import cuts_number, numeric_edges, signs_differ, whole_numbers
+from verifiers.ocr_numbers import NumberCheck, check_numbers
+from verifiers.span_boxes import Box, boxes_for_span, clip_line
 from verifiers.textnorm import Normalized, normalize, normalize_plain
 
 __all__ = [
@@ -31,8 +33,6 @@ __all__ = [
     "normalize",
     "normalize_plain",
 ]
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -92,76 +92,6 @@ class _CompactCursor:
                 seen += 1
         self._at, self._kept = at, seen
         return at
-
-
-def _numeric_edges(query: str) -> tuple[bool, bool]:
-    """Whether a (normalised, non-empty) query begins and ends with a number the page could continue: a
-    digit, or a "." or "," against a digit ("5." may be the start of "5.5")."""
-    lead = query[0].isdecimal() or (query[0] in ".," and query[1:2].isdecimal())
-    tail = query[-1].isdecimal() or (query[-1] in ".," and query[-2:-1].isdecimal())
-    return lead, tail
-
-
-def cuts_number(text: str, first: int, stop: int, lead: bool, tail: bool, *, signed: bool = False) -> bool:
-    """Does the span [first, stop) of a normalised text start or end inside a number? At the start (when
-    the query begins with a number, `lead`): a digit before it, or a digit and "."/"," before a digit (it
-    starts after a number's decimal separator), or before a digit a minus sign (ocr_numbers.has_sign: it
-    drops the sign of "-2.1"), unless the query's first number is `signed` itself (a compact query lost
-    it); at the end (`tail`): a digit after it, or "."/"," and a digit after a digit. A hyphen, a space or a
-    letter ends a number ("12-15", "Ki-67")."""
-    if lead and first > 0:
-        before = text[first - 1]
-        if before.isdecimal():
-            return True
-        if not signed and text[first : first + 1].isdecimal() and has_sign(text, first):
-            return True
-        if (
-            before in ".,"
-            and first >= 2
-            and text[first - 2].isdecimal()
-            and text[first : first + 1].isdecimal()
-        ):
-            return True
-    if tail and stop < len(text):
-        after = text[stop]
-        if after.isdecimal():
-            return True
-        if after in ".," and text[stop - 1].isdecimal() and text[stop + 1 : stop + 2].isdecimal():
-            return True
-    return False
-
-
-def _signs_differ(query: str, text: str, first: int, stop: int) -> bool:
-    """Does a match ignoring spaces and hyphens drop or add a minus sign: are the snippet's signed numbers
-    not those of the page text [first, stop) (a sign just before it read as the first number's)?"""
-    if "-" not in query and "-" not in text[max(first - 1, 0) : stop]:
-        return False
-    low = max(first - 2, 0)
-    theirs = [n.key for n in numbers(text[low:stop]) if n.key[0] and n.end + low > first]
-    return [n.key for n in numbers(query) if n.key[0]] != theirs
-
-
-def _whole_numbers(text: str, first: int, stop: int) -> tuple[int, int]:
-    """[first, stop) grown over the digits (and "."/"," between digits) of numbers cut by its edges, and
-    over the minus sign of the first one."""
-    while first > 0 and (
-        text[first - 1].isdecimal()
-        or (
-            text[first - 1] in ".,"
-            and first >= 2
-            and text[first - 2].isdecimal()
-            and text[first : first + 1].isdecimal()
-        )
-    ):
-        first -= 1
-    if text[first : first + 1].isdecimal() and has_sign(text, first):
-        first -= 1
-    while stop < len(text) and (
-        text[stop].isdecimal()
-        or (text[stop] in ".," and text[stop - 1].isdecimal() and text[stop + 1 : stop + 2].isdecimal())
-    ):
-        stop += 1
-    return first, stop
 
 
 _SharedKey = tuple[int, float]
@@ -272,7 +202,7 @@ class PageIndex:
         at = text.find(query)
         # A match may not start or end inside a number ("Hemoglobin 1" is not in "Hemoglobin 13.2"); this
         # is checked only for a query beginning or ending with a digit (most snippets are words).
-        lead, tail = _numeric_edges(query)
+        lead, tail = numeric_edges(query)
         if at >= 0 and (lead or tail):
             while at >= 0 and cuts_number(text, at, at + len(query), lead, tail):
                 self._cut.setdefault((query, page), (at, at + len(query), 100.0))
@@ -284,14 +214,14 @@ class PageIndex:
         if compact_query:
             compact = self._compact_of(page)
             at = compact.find(compact_query)
-            lead, tail = _numeric_edges(compact_query)
+            lead, tail = numeric_edges(compact_query)
             signed = query.startswith("-")
             starts, ends = _CompactCursor(text), _CompactCursor(text)
             while at >= 0:
                 first = starts.position(at)
                 stop = ends.position(at + len(compact_query) - 1) + 1
                 if ((lead or tail) and cuts_number(text, first, stop, lead, tail, signed=signed)) or (
-                    _signs_differ(query, text, first, stop)
+                    signs_differ(query, text, first, stop)
                 ):
                     self._cut.setdefault((query, page), (first, stop, COMPACT_SCORE))
                 elif not source.ocr_applied or check_numbers(query, text, first, stop).agree:
@@ -341,7 +271,7 @@ class PageIndex:
         cut = self._cut.get((query, page))
         if cut is not None:
             first, stop, score = cut
-            whole = _whole_numbers(norm.text, first, stop)
+            whole = whole_numbers(norm.text, first, stop)
             numbers = check_numbers(query, norm.text, first, stop)
             return NearMiss(self._match(source, norm, *whole, score), numbers, cut_number=True)
         cached = self._fuzzy.get((query, page)) if source.ocr_applied else None
@@ -378,7 +308,7 @@ class PageIndex:
         for line in islice(lines, bisect_right(max_ends, start), None):
             if line.start >= end:
                 break
-            box = _clip(line, start, end)
+            box = clip_line(line, start, end)
             if box is not None:
                 boxes.append(box)
         return tuple(boxes)
@@ -386,35 +316,3 @@ class PageIndex:
 
 _START = attrgetter("start")
 _END = attrgetter("end")
-
-
-def _clip(line: LineBox, start: int, end: int) -> Box | None:
-    """The part of a line's box covering [start, end), or None: from the boxes of the words covered when
-    the line has them (OCR), else in proportion to the line's characters."""
-    length = line.end - line.start
-    if length <= 0 or line.end <= start or line.start >= end:
-        return None
-    if line.words:
-        covered = [w for w in line.words if w.end > start and w.start < end and w.end > w.start]
-        if covered:
-            first, last = covered[0], covered[-1]
-            lo = (max(start, first.start) - first.start) / (first.end - first.start)
-            hi = (min(end, last.end) - last.start) / (last.end - last.start)
-            return (
-                round(first.box[0] + (first.box[2] - first.box[0]) * lo, 2),
-                min(w.box[1] for w in covered),
-                round(last.box[0] + (last.box[2] - last.box[0]) * hi, 2),
-                max(w.box[3] for w in covered),
-            )
-    left, bottom, right, top = line.box
-    width = right - left
-    lo = (max(start, line.start) - line.start) / length
-    hi = (min(end, line.end) - line.start) / length
-    return (round(left + width * lo, 2), bottom, round(left + width * hi, 2), top)
-
-
-def boxes_for_span(page: Page, start: int, end: int) -> tuple[Box, ...]:
-    """Boxes of the lines overlapping [start, end), each clipped in proportion to the characters covered."""
-    if end <= start:
-        return ()
-    return tuple(box for line in page.lines if (box := _clip(line, start, end)) is not None)

@@ -19,17 +19,14 @@ from arbiter.contracts import (
 )
 from arbiter.contracts.profile import Profile
 from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, result, skipped
-from verifiers.llm_phase import (
-    PhaseSpec,
+from verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase
+from verifiers.llm_prompt import (
     TextBudget,
     classification_block,
     content_block,
-    finish,
     page_block,
     page_text,
-    render_prompt,
     segment_heading,
-    semantic_phase,
 )
 from verifiers.shares import (
     arg_max,

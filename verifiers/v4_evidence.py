@@ -26,18 +26,8 @@ from arbiter.contracts import (
 )
 from arbiter.contracts.profile import Profile
 from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
-from verifiers.llm_phase import (
-    PhaseSpec,
-    TextBudget,
-    content_block,
-    finish,
-    page_block,
-    page_text,
-    render_prompt,
-    semantic_phase,
-    skipped_phase,
-    untrusted,
-)
+from verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase, skipped_phase
+from verifiers.llm_prompt import TextBudget, content_block, page_block, page_text, untrusted
 from verifiers.ocr_numbers import Number
 from verifiers.textmatch import Match, PageIndex
 from verifiers.v4_content import check_evidence_content

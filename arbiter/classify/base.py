@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from arbiter.contracts import DocumentBundle
 from arbiter.contracts.profile import Profile
 from arbiter.errors import ArbiterError
+from arbiter.llm.port import LLM
 
 
 class ClassificationError(ArbiterError):
@@ -29,3 +30,11 @@ class Classifier(Protocol):
     name: str
 
     def classify(self, bundle: DocumentBundle, profile: Profile) -> ClassifierOutput: ...
+
+
+@runtime_checkable
+class UsesDocumentLLM(Protocol):
+    """A classifier that asks a language model: `for_document` gives the copy whose calls go through one
+    document's LLM, so they count against that document's budget and usage."""
+
+    def for_document(self, llm: LLM) -> Classifier: ...

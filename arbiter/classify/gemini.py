@@ -16,7 +16,8 @@ from arbiter.contracts import ClassificationOutput, DocumentBundle
 from arbiter.contracts.profile import Profile
 from arbiter.errors import Deferred
 from arbiter.llm.port import LLM, LLMError, LLMRequest
-from verifiers.llm_phase import DEFAULT_MODEL, TextBudget, failure_reason, page_block, page_text, render
+from verifiers.llm_phase import DEFAULT_MODEL, failure_reason
+from verifiers.llm_prompt import TextBudget, page_block, page_text, render
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
 MAX_OUTPUT_TOKENS = 32_768  # a long packet's classification with evidence for every segment
@@ -95,6 +96,10 @@ class GeminiClassifier:
     def __init__(self, llm: LLM, model: str = DEFAULT_MODEL) -> None:
         self.llm = llm
         self.model = model
+
+    def for_document(self, llm: LLM) -> GeminiClassifier:
+        """The same classifier asking through `llm` (one document's LLM: its calls count against it)."""
+        return GeminiClassifier(llm, self.model)
 
     def request(self, bundle: DocumentBundle, profile: Profile) -> LLMRequest:
         """The request for one document (public so batch mode can build it without sending it)."""

@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from arbiter.cli.review import DbOpt, OutOpt, _fail, _store
+from arbiter.cli.review import DbOpt, OutOpt, _store
+from arbiter.cli.support import fail
 
 out = Console()
 console = Console(stderr=True)
@@ -88,7 +89,7 @@ def metrics(
     try:
         when = parse_time(as_of) if as_of else None
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     store = _store(db, out_dir)
     try:
         report = compute_metrics(store, when, load_profile().taxonomy.document_types)
@@ -98,7 +99,7 @@ def metrics(
         try:
             write_html(report, html)
         except OSError as exc:
-            raise _fail(f"Could not write {html}: {exc.strerror or exc}.") from None
+            raise fail(f"Could not write {html}: {exc.strerror or exc}.") from None
         console.print(f"Wrote {html}")
     if json_out:
         sys.stdout.write(report.to_json() + "\n")

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from arbiter.cli.review import DbOpt, OutOpt, _fail
-from arbiter.cli.support import ArbiterCommand, ArbiterGroup
+from arbiter.cli.review import DbOpt, OutOpt
+from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail
 from arbiter.errors import UserError
 
 out = Console()
@@ -36,7 +36,7 @@ def _load(path: Path | None) -> object:
     try:
         return load_profile(path)
     except UserError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _plain_table(head: tuple[str, ...], rows: Sequence[Sequence[str]], title: str | None = None) -> Table:
@@ -82,7 +82,7 @@ def simulate(
     from arbiter.cli.metrics import parse_time
     from arbiter.cli.support import require_database
     from arbiter.contracts.profile import Profile
-    from arbiter.run.job import database_url
+    from arbiter.run.compose import database_url
     from arbiter.whatif.diff import diff_profiles
     from arbiter.whatif.history import reading
     from arbiter.whatif.report import figure_rows, flip_rows, headline, render_html, strata_rows
@@ -94,12 +94,12 @@ def simulate(
     try:
         when = parse_time(as_of) if as_of else None
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     url = database_url(db, out_dir)
     try:
         require_database(url)
     except UserError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
     def progress(done: int, total: int) -> None:
         if done % 10_000 == 0:
@@ -113,7 +113,7 @@ def simulate(
         try:
             html.write_text(render_html(report, changes), encoding="utf-8")
         except OSError as exc:
-            raise _fail(f"Could not write {html}: {exc.strerror or exc}.") from None
+            raise fail(f"Could not write {html}: {exc.strerror or exc}.") from None
         console.print(f"Wrote {html}", highlight=False, markup=False)
     if json_out:
         sys.stdout.write(json.dumps(report, indent=1, ensure_ascii=False) + "\n")

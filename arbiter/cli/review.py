@@ -11,9 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from arbiter.cli.support import ArbiterCommand, ArbiterGroup, print_error, require_database
+from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail, require_database
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
-from arbiter.run.job import database_url
 from arbiter.store import Store
 from arbiter.store.errors import PermissionDenied, UnknownUser
 
@@ -36,26 +35,19 @@ DbOpt = Annotated[
 ]
 
 
-def _fail(message: str) -> typer.Exit:
-    print_error(message)
-    return typer.Exit(2)
-
-
 def _store(db: str | None, out_dir: Path, *, create: bool = False) -> Store:
     """The store at --db / $DATABASE_URL / OUT/arbiter.db, migrated; a command that only reads (create
     False) refuses a database that does not exist instead of making an empty one."""
+    # The composition root is imported when a command runs: it loads the PDF and model libraries, which
+    # `arbiter --help` and the user commands never need.
+    from arbiter.run.compose import database_url, open_store
+
     url = database_url(db, out_dir)
     if create:
         out_dir.mkdir(parents=True, exist_ok=True)
     else:
         require_database(url)
-    store = Store(url)
-    try:
-        store.migrate()
-    except BaseException:
-        store.dispose()
-        raise
-    return store
+    return open_store(url)
 
 
 @users_app.command("add", cls=ArbiterCommand)
@@ -76,18 +68,18 @@ def users_add(
 ) -> None:
     """Create a reviewer or admin account (passwords are stored as argon2 hashes)."""
     if role not in ("reviewer", "admin"):
-        raise _fail("--role must be reviewer or admin.")
+        raise fail("--role must be reviewer or admin.")
     if not no_password and password is None:
         password = getpass.getpass(f"Password for {name}: ")
         if password != getpass.getpass("Again: "):
-            raise _fail("The two passwords differ.")
+            raise fail("The two passwords differ.")
     if not no_password and not password:
-        raise _fail("An empty password is not allowed (use --no-password for proxy sign-in accounts).")
+        raise fail("An empty password is not allowed (use --no-password for proxy sign-in accounts).")
     store = _store(db, out_dir, create=True)
     try:
         store.add_user(name, role, None if no_password else password, actor="cli")
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     finally:
         store.dispose()
     out.print(f"Added {role} {name}.")
@@ -120,7 +112,7 @@ def users_unlock(
     try:
         store.unlock_user(name, actor=by)
     except (PermissionDenied, UnknownUser) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     finally:
         store.dispose()
     out.print(f"Unlocked {name}.")
@@ -150,16 +142,17 @@ def review(
     ] = 30,
 ) -> None:
     """Start the review app in the browser (sign-in required; add accounts with `arbiter users add`)."""
+    from arbiter.run.compose import database_url
     from review_app.launch import launch
 
     if auth not in ("local", "proxy"):
-        raise _fail("--auth must be local or proxy.")
+        raise fail("--auth must be local or proxy.")
     docs_root = docs or Path.cwd()
     if not docs_root.is_dir():
-        raise _fail(f"--docs {docs_root} is not a folder.")
+        raise fail(f"--docs {docs_root} is not a folder.")
     problem = port_problem(address, port)
     if problem:
-        raise _fail(problem)
+        raise fail(problem)
     store = _store(db, out_dir)
     try:
         if not store.list_users():
@@ -236,16 +229,16 @@ def export(
     from arbiter.export.writer import default_dir, describe, export_ground_truth, refuse_future
 
     if fmt is None and (as_of is not None or to is not None):
-        raise _fail("--as-of and --to go with --format.")
+        raise fail("--as-of and --to go with --format.")
     if not mirrors and fmt is None:
-        raise _fail("Say what to export: --format jsonl|csv|parquet (ground truth) or --mirrors.")
+        raise fail("Say what to export: --format jsonl|csv|parquet (ground truth) or --mirrors.")
     now = datetime.now(UTC)
     try:
         formats = parse_formats(fmt) if fmt is not None else ()
         when = parse_as_of(as_of) if as_of is not None else None
         refuse_future(when, now)  # said before the database is opened, as every usage error is
     except ExportError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     store = _store(db, out_dir)
     try:
         if mirrors:
@@ -258,6 +251,6 @@ def export(
             manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
             out.print(describe(manifest, target), soft_wrap=True)
     except ExportError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     finally:
         store.dispose()

@@ -136,3 +136,9 @@ def require_database(url: str) -> None:
         db.dispose()
     if revision is None:
         raise ConfigError(NO_DATABASE.format(where=hide_password(url)))
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print `error: MESSAGE` and return the Exit to raise (exit 2 unless told)."""
+    print_error(message)
+    return typer.Exit(code)

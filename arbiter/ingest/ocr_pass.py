@@ -11,7 +11,6 @@ from typing import Any
 import pypdfium2.raw as pdfium_c
 
 from arbiter.contracts.bundle import DocumentBundle, OcrStatus
-from arbiter.ingest.layout import RawPage
 from arbiter.ingest.lock import PDFIUM_LOCK
 from arbiter.ingest.ocr import (
     RENDER_ALLOWANCE_S,
@@ -22,9 +21,10 @@ from arbiter.ingest.ocr import (
     is_blank,
     render_gray,
     run_tesseract,
-    to_raw_page,
 )
+from arbiter.ingest.ocr_lines import to_raw_page
 from arbiter.ingest.textlayer import readable
+from arbiter.ingest.textpage import RawPage
 
 log = logging.getLogger(__name__)
 

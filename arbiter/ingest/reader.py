@@ -22,16 +22,12 @@ from pydantic import BaseModel, ConfigDict
 from arbiter.contracts.bundle import DocumentBundle, Extractor, OcrStatus
 from arbiter.diagnostics import describe
 from arbiter.errors import ExtractionError
-from arbiter.ingest.layout import (
-    RawPage,
-    build_page,
-    read_text_page,
-    repeated_margin_lines,
-)
+from arbiter.ingest.layout import build_page, repeated_margin_lines
 from arbiter.ingest.lock import PDFIUM_LOCK
 from arbiter.ingest.ocr import OcrConfig, engine_probe
 from arbiter.ingest.ocr_pass import ocr_pages, report_ocr_gaps
 from arbiter.ingest.textlayer import OcrReason, image_share, ocr_reason
+from arbiter.ingest.textpage import RawPage, read_text_page
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pypdfium2.raw as pdfium_c
 
-# Fewer non-space characters than this is no text layer at all (the same bound as layout.has_text_layer).
+# Fewer non-space characters than this is no text layer at all (the same bound as textpage.has_text_layer).
 MIN_TEXT_CHARS = 3
 # Below this share of letters and digits among the non-space characters the layer is glyph garbage
 # (unmapped font codes, box-drawing, dots). Real pages measured 0.80–0.97, tables of numbers included.

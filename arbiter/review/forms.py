@@ -3,26 +3,32 @@
 A correction is rebuilt from the edited rows (pages, dominant type, one share per taxonomy type), keeps
 the machine's evidence that falls inside each new segment, and is run through the V1 and V2 rules
 against the document. BLOCKER and MAJOR findings stop the save; MINOR ones are shown as notes.
+Reading the table's cells and making one row a segment is rows.py's part.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from arbiter.contracts import Corrections, DocumentBundle, Severity
 from arbiter.contracts.profile import Profile
 from arbiter.contracts.schemas import load_subject
+from arbiter.review.rows import (
+    DOMINANT_COLUMN,
+    blank_row,
+    cell_number,
+    row_segment,
+    vendor_signals,
+    whole_number,
+)
 from verifiers.base import VerifyContext
 from verifiers.shares import arg_max, canonical_mixture
 from verifiers.v1_schema import V1Schema
 from verifiers.v2_consistency import V2Consistency
 from verifiers.v2_content import JUDGEMENT_CODES
 
-PAGE_COLUMNS = ("start_page", "end_page")
-DOMINANT_COLUMN = "dominant_type"
 PRODUCER = {"name": "sme-review", "version": "1"}
 # Why a reviewer corrected the machine; the packet's own issue codes are offered beside these.
 CORRECTION_REASONS = (
@@ -88,11 +94,11 @@ def segment_rows(classification: Any, profile: Profile) -> list[dict[str, Any]]:
         shares = dict.fromkeys(types, 0.0)
         for entry in seg.get("types") or []:
             if isinstance(entry, dict) and entry.get("document_type") in shares:
-                shares[entry["document_type"]] = _number(entry.get("share")) or 0.0
+                shares[entry["document_type"]] = cell_number(entry.get("share")) or 0.0
         rows.append(
             {
-                "start_page": _whole(seg.get("start_page")),
-                "end_page": _whole(seg.get("end_page")),
+                "start_page": whole_number(seg.get("start_page")),
+                "end_page": whole_number(seg.get("end_page")),
                 DOMINANT_COLUMN: seg.get("dominant_type") if seg.get("dominant_type") in types else None,
                 **shares,
             }
@@ -106,7 +112,7 @@ def mixture_rows(classification: Any, profile: Profile) -> list[dict[str, Any]]:
     mixture = classification.get("document_mixture") if isinstance(classification, dict) else None
     for entry in mixture if isinstance(mixture, list) else []:
         if isinstance(entry, dict) and entry.get("document_type") in shares:
-            shares[entry["document_type"]] = _number(entry.get("share")) or 0.0
+            shares[entry["document_type"]] = cell_number(entry.get("share")) or 0.0
     return [{"document_type": name, "share": share} for name, share in shares.items()]
 
 
@@ -177,17 +183,17 @@ def build_classification(
     types = profile.taxonomy.document_types
     problems: list[Problem] = []
     parsed: list[tuple[int, int, str | None, dict[str, float]]] = []
-    rows = [row for row in draft.segments if not _blank(row, types)]
+    rows = [row for row in draft.segments if not blank_row(row, types)]
     if not rows:
         return None, [Problem("The segment table is empty; the document needs at least one segment.", True)]
     for number, row in enumerate(rows, start=1):
-        start, end = _whole(row.get("start_page")), _whole(row.get("end_page"))
+        start, end = whole_number(row.get("start_page")), whole_number(row.get("end_page"))
         for name, value in (("start page", start), ("end page", end)):
             if value is None:
                 problems.append(Problem(f"Row {number}: the {name} must be a whole page number.", True))
         shares: dict[str, float] = {}
         for name in types:
-            share = _number(row.get(name), blank=0.0)
+            share = cell_number(row.get(name), blank=0.0)
             if share is None:
                 problems.append(Problem(f"Row {number}: the {name} share must be a number.", True))
             shares[name] = share if share is not None else 0.0
@@ -199,7 +205,7 @@ def build_classification(
         return None, problems
     parsed.sort(key=lambda item: (item[0], item[1]))
     segments = [
-        _segment(position, start, end, dominant, shares, base, profile)
+        row_segment(position, start, end, dominant, shares, base, profile)
         for position, (start, end, dominant, shares) in enumerate(parsed, start=1)
     ]
     candidate: dict[str, Any] = {
@@ -207,14 +213,14 @@ def build_classification(
         "producer": dict(PRODUCER),
         "number_of_segments": len(segments),
         "dominant_type": "",
-        "vendor_signals": _vendor_signals(base),
+        "vendor_signals": vendor_signals(base),
         "segments": segments,
         "document_mixture": None,
     }
     if draft.mixture is not None:
         mixture: list[dict[str, Any]] = []
         for entry in draft.mixture:
-            share = _number(entry.get("share"), blank=0.0)
+            share = cell_number(entry.get("share"), blank=0.0)
             if share is None:
                 problems.append(
                     Problem(f"The mixture share of {entry.get('document_type')} must be a number.", True)
@@ -249,106 +255,6 @@ def corrections_of(checked: Checked, draft: CorrectionDraft) -> Corrections:
     )
 
 
-def _segment(
-    position: int,
-    start: int,
-    end: int,
-    dominant: str | None,
-    shares: dict[str, float],
-    base: Any,
-    profile: Profile,
-) -> dict[str, Any]:
-    taxonomy = profile.taxonomy
-    types = taxonomy.document_types
-    if dominant is None:
-        dominant = arg_max(shares, types)
-    origin = _overlapping(base, start, end)
-    top = taxonomy.presence_levels[0]
-    secondary = next((lvl for lvl in taxonomy.presence_levels[1:] if lvl != taxonomy.no_evidence_level), top)
-    entries = []
-    for name in types:
-        share = shares[name]
-        evidence = _evidence_in(base, name, start, end) if share > 0 else []
-        if share <= 0:
-            level = taxonomy.no_evidence_level
-        elif name == dominant:
-            level = top
-        else:
-            before = origin.get(name)
-            level = before if before not in (None, top, taxonomy.no_evidence_level) else secondary
-        entries.append(
-            {
-                "document_type": name,
-                "presence_level": level,
-                "share": share,
-                "confidence": 1.0,  # the reviewer asserts it
-                "evidence": evidence,
-            }
-        )
-    reasoning = origin.get("", "")
-    return {
-        "segment_index": position,
-        "start_page": start,
-        "end_page": end,
-        "segment_page_count": max(end - start + 1, 0),
-        "dominant_type": dominant,
-        "classification_reasoning": reasoning,
-        "types": entries,
-    }
-
-
-def _base_segments(base: Any) -> list[dict[str, Any]]:
-    segments = base.get("segments") if isinstance(base, dict) else None
-    return [s for s in segments if isinstance(s, dict)] if isinstance(segments, list) else []
-
-
-def _overlapping(base: Any, start: int, end: int) -> dict[str, Any]:
-    """Presence levels by type (and reasoning under "") of the machine segment overlapping the most."""
-    best: dict[str, Any] | None = None
-    best_overlap = 0
-    for seg in _base_segments(base):
-        s, e = _whole(seg.get("start_page")), _whole(seg.get("end_page"))
-        if s is None or e is None:
-            continue
-        overlap = min(e, end) - max(s, start) + 1
-        if overlap > best_overlap:
-            best, best_overlap = seg, overlap
-    if best is None:
-        return {}
-    found: dict[str, Any] = {
-        e["document_type"]: e.get("presence_level")
-        for e in best.get("types") or []
-        if isinstance(e, dict) and isinstance(e.get("document_type"), str)
-    }
-    reasoning = best.get("classification_reasoning")
-    found[""] = reasoning if isinstance(reasoning, str) else ""
-    return found
-
-
-def _evidence_in(base: Any, name: str, start: int, end: int) -> list[dict[str, Any]]:
-    """The machine's evidence for `name` on pages start..end, from whichever segment cited it."""
-    kept: list[dict[str, Any]] = []
-    for seg in _base_segments(base):
-        for entry in seg.get("types") or []:
-            if not isinstance(entry, dict) or entry.get("document_type") != name:
-                continue
-            for item in entry.get("evidence") or []:
-                if (
-                    isinstance(item, dict)
-                    and isinstance(item.get("page"), int)
-                    and start <= item["page"] <= end
-                    and isinstance(item.get("snippet"), str)
-                    and item not in kept
-                ):
-                    kept.append({k: item[k] for k in ("page", "snippet", "anchor") if k in item})
-    return kept
-
-
-def _vendor_signals(base: Any) -> list[str]:
-    signals = base.get("vendor_signals") if isinstance(base, dict) else None
-    return [s for s in signals if isinstance(s, str)] if isinstance(signals, list) else []
-
-
 def _same_answer(candidate: dict[str, Any], base: Any) -> bool:
     if not isinstance(base, dict):
         return False
@@ -369,42 +275,3 @@ def _same_answer(candidate: dict[str, Any], base: Any) -> bool:
         return data.get("dominant_type"), rows
 
     return bool(shape(candidate) == shape(base))
-
-
-def _blank(row: dict[str, Any], types: list[str]) -> bool:
-    keys = [*PAGE_COLUMNS, DOMINANT_COLUMN, *types]
-    return all(_missing(row.get(key)) for key in keys)
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
-
-
-def _whole(value: Any) -> int | None:
-    """A page number from a table cell (int, float with no fraction, or digits), else None."""
-    if isinstance(value, bool) or _missing(value):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if math.isfinite(value) and value.is_integer() else None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    try:  # numpy integers and the like
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return int(number) if math.isfinite(number) and number.is_integer() else None
-
-
-def _number(value: Any, blank: float | None = None) -> float | None:
-    """A finite number from a table cell; `blank` for an empty cell; None when it is not a number."""
-    if isinstance(value, bool):
-        return None
-    if _missing(value):
-        return blank
-    try:
-        number = float(value.strip() if isinstance(value, str) else value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None

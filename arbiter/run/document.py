@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from arbiter import __version__
-from arbiter.classify.base import ClassificationError, Classifier
-from arbiter.classify.gemini import ClassificationDeferred, GeminiClassifier
+from arbiter.classify.base import ClassificationError, Classifier, UsesDocumentLLM
+from arbiter.classify.gemini import ClassificationDeferred
 from arbiter.contracts import (
     DocumentBundle,
     Extractor,
@@ -33,7 +33,8 @@ from arbiter.decide.governor import verify_with_retries
 from arbiter.diagnostics import describe
 from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
 from arbiter.ingest.cache import BundleCache
-from arbiter.llm.client import LLMClient
+from arbiter.llm.client import DocumentLLM, LLMClient
+from arbiter.llm.port import LLM
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.mirrors import DocumentRecord, ResultStore
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
@@ -47,23 +48,110 @@ IngestFn = Callable[[Path, str], IngestResult]
 PENDING = "PENDING_LLM_BATCH"  # batch mode: waiting for the batch job's answers
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DocResult:
-    """The line a batch keeps per document (small: a 5,000-document run holds only these)."""
+    """The line a batch keeps per document (small: a 5,000-document run holds only these).
+
+    Built by keyword, or by one of the constructors below for the four ways a document ends."""
 
     doc_id: str
     pdf_path: str
     final_decision: str
-    escalation_reason: str | None
-    accepted_after_fixes: bool
-    error: str | None
-    skipped: bool
+    escalation_reason: str | None = None
+    accepted_after_fixes: bool = False
+    error: str | None = None
+    skipped: bool = False
     duration_ms: float
     attempts: int = 0
     llm_calls: int = 0
     llm_cost_usd: float | None = 0.0  # None: the model's price is unknown
     samples: tuple[str, ...] = ()  # kinds of the blind packets this document was sampled into
     semantic_checks: str = "rules_only"  # SemanticChecks: whether a language model took part in the decision
+
+    @classmethod
+    def skipped_unchanged(cls, doc_id: str, pdf: Path, duration_ms: float) -> DocResult:
+        """Nothing changed since the run that decided it: not redone."""
+        return cls(
+            doc_id=doc_id, pdf_path=str(pdf), final_decision="SKIPPED", skipped=True, duration_ms=duration_ms
+        )
+
+    @classmethod
+    def pending(cls, doc_id: str, pdf: Path, duration_ms: float) -> DocResult:
+        """Batch mode: waiting for its LLM answers; nothing written."""
+        return cls(doc_id=doc_id, pdf_path=str(pdf), final_decision=PENDING, duration_ms=duration_ms)
+
+    @classmethod
+    def failed(cls, outcome: VerificationOutcome, pdf: Path, reason: str, duration_ms: float) -> DocResult:
+        """Could not be verified at all: escalated with `reason`."""
+        return cls(
+            doc_id=outcome.doc_id,
+            pdf_path=str(pdf),
+            final_decision=str(outcome.final_decision),
+            escalation_reason=reason,
+            error=reason,
+            duration_ms=duration_ms,
+        )
+
+    @classmethod
+    def decided(
+        cls, outcome: VerificationOutcome, pdf: Path, duration_ms: float, samples: tuple[SMEPacket, ...]
+    ) -> DocResult:
+        """Verified: accepted or escalated, with its attempts, LLM use and blind samples."""
+        return cls(
+            doc_id=outcome.doc_id,
+            pdf_path=str(pdf),
+            final_decision=str(outcome.final_decision),
+            escalation_reason=outcome.escalation_reason,
+            accepted_after_fixes=outcome.accepted_after_fixes,
+            duration_ms=duration_ms,
+            attempts=len(outcome.attempts),
+            llm_calls=outcome.llm_calls,
+            llm_cost_usd=outcome.llm_cost_usd,
+            samples=tuple(p.packet_kind.value for p in samples),
+            semantic_checks=outcome.semantic_checks.value,
+        )
+
+
+def failure_outcome(doc_id: str, reason: str, message: str, profile: Profile) -> VerificationOutcome:
+    """The outcome of a document that could not be verified at all: an escalation whose reason says why."""
+    return VerificationOutcome(
+        doc_id=doc_id,
+        final_decision=FinalDecision.ESCALATE_TO_SME,
+        escalation_reason=reason,
+        escalation_message=message,
+        stop_reason=StopReason.INPUT_FAILED,
+        policy_version=profile.arbiter.policy_version,
+    )
+
+
+def llm_usage(doc_llm: DocumentLLM | None) -> dict[str, Any]:
+    """The outcome fields for one document's LLM use (classifier and verifiers, cache hits excluded);
+    empty without a model."""
+    if doc_llm is None:
+        return {}
+    calls, tokens, cost = doc_llm.usage()
+    cost_usd = round(cost, 6) if cost is not None else None  # None: the model's price is unknown
+    return {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": cost_usd}
+
+
+def for_document(classifier: Classifier, doc_llm: LLM | None) -> Classifier:
+    """The classifier whose model calls count against this document (itself when it asks no model)."""
+    if doc_llm is not None and isinstance(classifier, UsesDocumentLLM):
+        return classifier.for_document(doc_llm)
+    return classifier
+
+
+def verify_one(
+    bundle: IngestResult, raw: str | bytes, *, profile: Profile, llm: LLMClient | None = None
+) -> VerificationOutcome:
+    """One document's given classification verified, nothing written (`arbiter verify`): the same outcome
+    as a run's for an unreadable PDF, and the same LLM usage on it."""
+    if isinstance(bundle, IngestFailure):
+        return failure_outcome(bundle.doc_id, f"pdf_{bundle.kind}", bundle.message, profile)
+    doc_llm = llm.for_document(bundle.doc_id) if llm is not None else None
+    outcome = verify_with_retries(raw, bundle, profile, context=VerifyContext(llm=doc_llm))
+    usage = llm_usage(doc_llm)
+    return outcome.model_copy(update=usage) if usage else outcome
 
 
 @dataclass
@@ -120,12 +208,12 @@ class Pipeline:
             )
         key = self.skip_key(doc_id, pdf_sha)
         if not force and self.store.completed_key(doc_id) == key:
-            return DocResult(doc_id, str(pdf), "SKIPPED", None, False, None, True, _ms(started))
+            return DocResult.skipped_unchanged(doc_id, pdf, _ms(started))
         try:
             return self._run(pdf, doc_id, pdf_sha, key, started, force=force)
         except (PhaseDeferred, ClassificationDeferred):
             # Batch mode: the document waits for its LLM answers; nothing is written, the next run decides it.
-            return DocResult(doc_id, str(pdf), PENDING, None, False, None, False, _ms(started))
+            return DocResult.pending(doc_id, pdf, _ms(started))
         except (KeyboardInterrupt, DatabaseUnavailable):
             raise  # the run is being interrupted, or its database is away: the batch stops with its summary
         except BaseException as exc:  # one document must never stop the batch (SystemExit included)
@@ -167,11 +255,8 @@ class Pipeline:
         context = (
             self.context if doc_llm is None else VerifyContext(llm=doc_llm, notes=dict(self.context.notes))
         )
-        classifier = self.classifier
-        if isinstance(classifier, GeminiClassifier) and doc_llm is not None:
-            classifier = GeminiClassifier(doc_llm, classifier.model)  # its calls count against this document
         try:
-            produced = classifier.classify(bundle, self.profile)
+            produced = for_document(self.classifier, doc_llm).classify(bundle, self.profile)
         except ClassificationError as exc:
             return self._failed(
                 pdf, doc_id, pdf_sha, "classification_failed", str(exc), started, key=key, bundle=bundle
@@ -183,10 +268,7 @@ class Pipeline:
         update: dict[str, Any] = {
             "timings": {**outcome.timings, "ingest_ms": ingest_ms, "classify_ms": classify_ms}
         }
-        if doc_llm is not None:
-            calls, tokens, cost = doc_llm.usage()  # classifier and verifiers, cache hits excluded
-            cost_usd = round(cost, 6) if cost is not None else None  # None: the model's price is unknown
-            update |= {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": cost_usd}
+        update |= llm_usage(doc_llm)
         outcome = outcome.model_copy(update=update)
         primary = _primary_data(produced.raw)
         production = self.production.get(doc_id)
@@ -226,21 +308,7 @@ class Pipeline:
                 samples=samples,
             )
         )
-        return DocResult(
-            doc_id,
-            str(pdf),
-            str(outcome.final_decision),
-            outcome.escalation_reason,
-            outcome.accepted_after_fixes,
-            None,
-            False,
-            _ms(started),
-            attempts=len(outcome.attempts),
-            llm_calls=outcome.llm_calls,
-            llm_cost_usd=outcome.llm_cost_usd,
-            samples=tuple(p.packet_kind.value for p in samples),
-            semantic_checks=outcome.semantic_checks.value,
-        )
+        return DocResult.decided(outcome, pdf, _ms(started), samples)
 
     def _samples(
         self,
@@ -288,14 +356,7 @@ class Pipeline:
         bundle: DocumentBundle | None = None,
     ) -> DocResult:
         """Escalate a document that could not be verified at all; the reason says why in plain English."""
-        outcome = VerificationOutcome(
-            doc_id=doc_id,
-            final_decision=FinalDecision.ESCALATE_TO_SME,
-            escalation_reason=reason,
-            escalation_message=message,
-            stop_reason=StopReason.INPUT_FAILED,
-            policy_version=self.profile.arbiter.policy_version,
-        )
+        outcome = failure_outcome(doc_id, reason, message, self.profile)
         packet = build_packet(
             outcome,
             pdf_path=str(pdf),
@@ -323,9 +384,7 @@ class Pipeline:
             )
         except OSError as exc:
             log.error("could not write results for document %s: %s", doc_id, describe(exc))
-        return DocResult(
-            doc_id, str(pdf), str(outcome.final_decision), reason, False, reason, False, _ms(started)
-        )
+        return DocResult.failed(outcome, pdf, reason, _ms(started))
 
 
 def _primary_data(raw: str) -> dict[str, Any] | None:

@@ -10,7 +10,6 @@ stage's requests (a classification's verification) as a new job.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, fields
@@ -18,8 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from arbiter import atomic
+from arbiter.classify.production import load_production
 from arbiter.errors import ConfigError
+from arbiter.ingest.cache import BundleCache
 from arbiter.llm.config import LLMSettings
+from arbiter.record.sink import DatabaseResultStore
+from arbiter.run.batch import BatchRunner, default_workers, discover, new_run_id
+from arbiter.run.compose import (
+    PipelineParts,
+    build_engine,
+    classifier_name,
+    database_url,
+    open_extraction,
+    open_store,
+    pipeline,
+    preflight,
+)
+from arbiter.run.lock import run_lock
 
 ProgressFactory = Callable[[int], Callable[[Any], None] | None]
 
@@ -61,11 +75,6 @@ class RunOptions:
         return LLMSettings.from_env(defaults={"cache_dir": default_cache}, **self.llm)
 
 
-def database_url(db: str | None, out_dir: Path) -> str:
-    """--db, else DATABASE_URL, else the SQLite file beside the run's other outputs."""
-    return db or os.environ.get("DATABASE_URL") or f"sqlite:///{(out_dir / 'arbiter.db').resolve()}"
-
-
 def records_dir(out_dir: Path) -> Path:
     return out_dir / "llm_batches"
 
@@ -82,83 +91,47 @@ def execute(
     genai_client: Any = None,
 ) -> dict[str, Any]:
     """Run the batch the options describe; in batch mode, submit what is still unanswered as a job."""
-    from arbiter.classify import get_classifier
-    from arbiter.classify.production import load_production
-    from arbiter.contracts.profile import load_profile
-    from arbiter.ingest.cache import BundleCache
-    from arbiter.ingest.extraction import open_ingestor
-    from arbiter.llm.cache import DiskCache
-    from arbiter.llm.client import LLMClient
-    from arbiter.llm.factory import build_client
-    from arbiter.record.sink import DatabaseResultStore
-    from arbiter.run.batch import BatchRunner, default_workers, discover, new_run_id
-    from arbiter.run.document import Pipeline
-    from arbiter.run.lock import run_lock
-    from arbiter.store import Store
-
-    classifications = Path(options.classifications) if options.classifications else None
-    classifier_name = options.classifier
-    if classifications is not None:
-        if classifier_name not in (None, "file"):
-            raise ConfigError("--classifications implies --classifier file; drop one of them.")
-        if not classifications.is_dir():
-            raise ConfigError(f"--classifications {classifications} is not a directory.")
-        classifier_name = "file"
-    classifier_name = classifier_name or "baseline"
-    if classifier_name == "file" and classifications is None:
-        raise ConfigError("--classifier file needs --classifications DIR.")
     out_dir = Path(options.out_dir)
+    classifications = Path(options.classifications) if options.classifications else None
+    classifier_name(options.classifier, classifications)  # a usage mistake is named before the LLM settings
     settings = options.settings()
-    _preflight(settings, genai_client)  # a live backend that cannot answer stops the run here (exit 2)
-    collector = None
-    if settings.mode == "batch":
-        from arbiter.llm.batch import BatchCollector, DeferringBackend
-
-        if settings.backend != "gemini":
-            raise ConfigError("--llm-mode batch needs --llm gemini (the Gemini Batch API).")
-        collector = BatchCollector()
-        client: LLMClient | None = LLMClient(
-            DeferringBackend(collector), settings, DiskCache(settings.cache_dir)
-        )
-    else:
-        client = build_client(settings)
-    if classifier_name == "gemini" and client is None:
-        raise ConfigError("--classifier gemini needs an LLM backend: --llm gemini (or replay, or openai).")
-    prof = load_profile(Path(options.profile) if options.profile else None)
-    if options.sampling:
-        prof = prof.model_copy(update={"sampling": prof.sampling.model_copy(update=options.sampling)})
-    clf = get_classifier(classifier_name, classifications_dir=classifications, llm=client)
+    engine = build_engine(
+        settings,
+        profile=options.profile,
+        sampling=options.sampling,
+        classifier=options.classifier,
+        classifications=classifications,
+        check_llm=True,  # a live backend that cannot answer stops the run here (exit 2)
+        genai_client=genai_client,
+    )
     production = load_production(Path(options.production)) if options.production else {}
     docs = discover([Path(p) for p in options.inputs])
     n = options.workers or default_workers()
     url = database_url(options.db, out_dir)
     # One run at a time per output folder and per database (RunLocked names the holder otherwise).
     with run_lock(out_dir, url):
-        ingestor, extractor = open_ingestor(
+        ingestor, extractor = open_extraction(
             options.extractor, workers=n, timeout_s=options.timeout, documentai=options.documentai
         )
-        database = Store(url)
-        database.migrate()
+        database = open_store(url)
         store = DatabaseResultStore(database, out_dir)
         with closing(ingestor):
-            pipeline = Pipeline(
-                profile=prof,
-                classifier=clf,
+            parts = PipelineParts(
                 store=store,
-                run_id=new_run_id(),
                 ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password),
+                run_id=new_run_id(),
                 cache=BundleCache(out_dir / "cache" / "bundles"),
                 production=production,
-                llm=client,
                 extractor=extractor,
                 password=password,
             )
-            runner = BatchRunner(pipeline, store, workers=n, force=options.force)
+            runner = BatchRunner(pipeline(engine, parts), store, workers=n, force=options.force)
             try:
                 summary = runner.run(docs, progress=progress(len(docs)) if progress else None)
             finally:
                 database.dispose()
-        summary["classifier"] = classifier_name
+        summary["classifier"] = engine.classifier_name
+        collector = engine.collector
         if collector is not None and len(collector):
             from arbiter.llm.batch import submit
 
@@ -168,18 +141,6 @@ def execute(
             summary["llm_batch_job"] = {"name": record.name, "id": job_id, "requests": len(collector)}
             atomic.write_json(out_dir / "runs" / summary["run_id"] / "summary.json", summary)
     return summary
-
-
-def _preflight(settings: LLMSettings, genai_client: Any = None) -> None:
-    """The LLM preflight (arbiter/llm/preflight.py) for --llm gemini|openai; PreflightFailed is a ConfigError."""
-    from arbiter.llm.preflight import require_ready
-
-    backend = None
-    if settings.backend == "gemini" and genai_client is not None:
-        from arbiter.llm.gemini import GeminiBackend
-
-        backend = GeminiBackend(settings, genai_client=genai_client)
-    require_ready(settings, backend)
 
 
 def resume(job: str, out_dir: Path, *, genai_client: Any = None) -> tuple[RunOptions, Any]:
@@ -195,7 +156,7 @@ def resume(job: str, out_dir: Path, *, genai_client: Any = None) -> tuple[RunOpt
         )
     options = RunOptions.from_file(path)
     settings = options.settings()
-    _preflight(settings, genai_client)  # a missing or refused key stops here, not inside collect()
+    preflight(settings, genai_client)  # a missing or refused key stops here, not inside collect()
     name = resolve_job_name(job, records_dir(out_dir))
     result = collect(
         name,

@@ -12,7 +12,6 @@ from arbiter.review.context import issue_context
 from arbiter.review.desk import machine_answer
 from arbiter.review.forms import (
     CORRECTION_REASONS,
-    DOMINANT_COLUMN,
     CorrectionDraft,
     check_correction,
     mixture_rows,
@@ -30,6 +29,7 @@ from arbiter.review.packet_view import (
 from arbiter.review.paths import PathRefused
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
 from arbiter.review.render import RenderError, page_marks, unhighlighted_reason
+from arbiter.review.rows import DOMINANT_COLUMN
 from arbiter.store import DatabaseUnavailable, UnknownPacket
 from review_app import state
 

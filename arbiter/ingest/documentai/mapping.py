@@ -21,7 +21,7 @@ from arbiter.ingest.documentai.layout_blocks import layout_drafts
 from arbiter.ingest.documentai.ocr_pages import ocr_drafts
 from arbiter.ingest.documentai.proto import canonical, merge_shards
 from arbiter.ingest.documentai.shape import DocumentAIFormatError, obj, objects, text
-from arbiter.ingest.layout import has_text_layer
+from arbiter.ingest.textpage import has_text_layer
 
 # Bumped whenever the mapping changes what it produces: it is part of the extractor version (cache key).
 MAPPING_VERSION = 2

@@ -1,0 +1,282 @@
+"""`arbiter run`: verify a batch of PDFs, with a progress bar, a clean stop on Ctrl+C or SIGTERM, and the
+summary table."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from arbiter.cli.options import (
+    DocAILocationOpt,
+    DocAIProcessorOpt,
+    DocAIReplayOpt,
+    ExtractorOpt,
+    LlmModelOpt,
+    LlmOpt,
+    PasswordOpt,
+    ProfileOpt,
+    documentai_overrides,
+)
+from arbiter.cli.support import fail
+from arbiter.errors import InputError, UserError
+
+console = Console(stderr=True)
+out = Console()
+
+
+def run(
+    inputs: Annotated[
+        list[Path] | None,
+        typer.Argument(metavar="INPUT", help="PDF files, or directories searched recursively."),
+    ] = None,
+    classifications: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIR",
+            help="Directory of pre-computed {doc_id}.json classifications (implies --classifier file); "
+            "format: `arbiter schema classification`.",
+        ),
+    ] = None,
+    classifier: Annotated[
+        str | None, typer.Option(metavar="NAME", help="baseline | file | gemini (default: baseline).")
+    ] = None,
+    production: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE", help="CSV or JSONL of doc_id,dominant_type from the production classifier."
+        ),
+    ] = None,
+    out_dir: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output directory.")] = Path("output"),
+    workers: Annotated[
+        int | None, typer.Option(min=1, metavar="N", help="Documents in flight (default: CPU count).")
+    ] = None,
+    profile: ProfileOpt = None,
+    password: PasswordOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Redo documents even when nothing changed.")] = False,
+    timeout: Annotated[
+        float, typer.Option(min=1, metavar="S", help="Seconds allowed to read one PDF.")
+    ] = 120.0,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    llm: LlmOpt = None,
+    llm_model: LlmModelOpt = None,
+    llm_mode: Annotated[
+        str | None,
+        typer.Option(
+            metavar="MODE", help="online | batch (Gemini Batch API) (default: $ARBITER_LLM_MODE or online)."
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not answer LLM requests from the cache.")
+    ] = False,
+    doc_token_budget: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Tokens per document, 0 for no limit (default: $ARBITER_DOC_TOKEN_BUDGET or 200000).",
+        ),
+    ] = None,
+    run_token_budget: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            metavar="N",
+            help="Tokens per run, 0 for no limit (default: $ARBITER_RUN_TOKEN_BUDGET or 0).",
+        ),
+    ] = None,
+    resume_batch: Annotated[
+        str | None,
+        typer.Option(metavar="JOB", help="Collect a submitted batch job's answers and finish its run."),
+    ] = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db", metavar="URL", help="Database URL (default: $DATABASE_URL, else OUT/arbiter.db)."
+        ),
+    ] = None,
+    extractor: ExtractorOpt = None,
+    documentai_processor: DocAIProcessorOpt = None,
+    documentai_location: DocAILocationOpt = None,
+    documentai_replay: DocAIReplayOpt = None,
+    audit_share: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            max=1,
+            metavar="F",
+            help="Share of auto-accepts sent to a blind audit (default: the profile's, 0.05).",
+        ),
+    ] = None,
+    second_review_share: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            max=1,
+            metavar="F",
+            help="Share of escalations given a blind second review (default: the profile's, 0.10).",
+        ),
+    ] = None,
+) -> None:
+    """Verify a batch of PDFs; write results under --out and a summary under OUT/runs/RUN_ID/."""
+    from arbiter.run.job import RunOptions, execute, resume
+
+    overrides: dict[str, Any] = {
+        "backend": llm,
+        "model": llm_model,
+        "mode": llm_mode,
+        "doc_token_budget": doc_token_budget,
+        "run_token_budget": run_token_budget,
+    }
+    if no_cache:
+        overrides["use_cache"] = False
+    previous_term = _stop_on_term()
+    try:
+        if resume_batch:
+            options, collected = resume(resume_batch, out_dir)
+            console.print(f"Batch job {collected.job_name}: {collected.state}. {collected.message}")
+            if collected.status == "pending":
+                raise typer.Exit(0)
+            if collected.status == "failed":
+                raise fail(f"Batch job {collected.job_name} failed: {collected.message}", code=1)
+        else:
+            if not inputs:
+                raise InputError("Give the PDFs to verify (files or directories), or --resume-batch JOB.")
+            options = RunOptions(
+                inputs=[str(p) for p in inputs],
+                classifications=str(classifications) if classifications else None,
+                classifier=classifier,
+                production=str(production) if production else None,
+                out_dir=str(out_dir),
+                workers=workers,
+                profile=str(profile) if profile else None,
+                force=force,
+                timeout=timeout,
+                db=db,
+                llm={k: v for k, v in overrides.items() if v is not None},
+                extractor=extractor,
+                documentai=documentai_overrides(documentai_processor, documentai_location, documentai_replay),
+                sampling={
+                    k: v
+                    for k, v in (("audit_share", audit_share), ("second_review_share", second_review_share))
+                    if v is not None
+                },
+            )
+        summary = execute(options, password=password, progress=None if quiet else _progress_factory)
+    except UserError as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt as exc:
+        console.print(
+            "[yellow]Interrupted.[/] Finished documents are saved; run the same command again to resume."
+        )
+        raise typer.Exit(143 if isinstance(exc, _Terminated) or _TERM.is_set() else 130) from None
+    finally:
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
+    _print_summary(summary)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a service manager, `kill`, `timeout`) handled like Ctrl+C: a clean stop, no traceback."""
+
+
+_TERM = threading.Event()  # set once SIGTERM arrived (the batch may re-raise it as a plain interrupt)
+
+
+def _raise_terminated(_signum: int, _frame: Any) -> None:
+    _TERM.set()
+    raise _Terminated
+
+
+def _stop_on_term() -> Any:
+    """Turn SIGTERM into _Terminated for the run; the previous handler, or None when signals cannot be set
+    (not the main thread)."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:
+        return None
+
+
+def _progress_factory(total: int) -> Any:
+    """A rich progress bar on a terminal (none when output is piped or captured)."""
+    if not console.is_terminal:
+        return None
+    bar = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    task = bar.add_task("verifying", total=total)
+    bar.start()
+
+    def advance(_result: Any) -> None:
+        bar.advance(task)
+        if bar.finished:
+            bar.stop()
+
+    return advance
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    table = Table(title=f"Run {summary['run_id']}", show_lines=False)
+    table.add_column("outcome")
+    table.add_column("documents", justify="right")
+    table.add_row("[green]accepted first time[/]", str(summary["accepted_first_time"]))
+    table.add_row("[green]accepted after fixes[/]", str(summary["accepted_after_fixes"]))
+    table.add_row("[yellow]escalated to an SME[/]", str(summary["escalated"]))
+    for reason, count in summary["escalated_by_reason"].items():
+        table.add_row(f"  [dim]{reason}[/]", str(count))
+    table.add_row("[red]could not be verified (escalated)[/]", str(summary["errors"]))
+    for reason, count in summary["errors_by_reason"].items():
+        table.add_row(f"  [dim]{reason}[/]", str(count))
+    if summary.get("pending_llm_batch"):
+        table.add_row("[blue]waiting for the LLM batch job[/]", str(summary["pending_llm_batch"]))
+    table.add_row("total", str(summary["documents"]))
+    out.print(table)
+    earned = summary.get("accepted_by_semantic_checks") or {}
+    if any(earned.values()):
+        out.print(
+            f"Accepted on rules only: {earned.get('rules_only', 0)}; "
+            f"rules and a model: {earned.get('rules_and_model', 0)}."
+        )
+    blind = summary.get("blind_samples") or {}
+    if any(blind.values()):
+        out.print(
+            f"Queued for blind review as well: {blind.get('AUDIT', 0)} audit(s) of accepted documents, "
+            f"{blind.get('SECOND_REVIEW', 0)} second review(s) of escalations."
+        )
+    llm = summary.get("llm") or {}
+    if llm.get("backend", "none") != "none":
+        out.print(
+            f"LLM {llm['backend']} {llm.get('model', '')}: {llm.get('calls', 0)} call(s), "
+            f"{llm.get('cache_hits', 0)} from cache, {llm.get('input_tokens', 0)}+{llm.get('output_tokens', 0)} "
+            f"tokens, {cost_text(llm.get('cost_usd'))}"
+        )
+    job = summary.get("llm_batch_job")
+    if job:
+        out.print(
+            f"Submitted batch job {job['name']} with {job['requests']} request(s). When it has finished, run: "
+            f"arbiter run --resume-batch {job['id']} --out {summary['output_dir']}"
+        )
+    skipped = summary["skipped_unchanged"]
+    extra = (
+        f"; {skipped} unchanged since an earlier run were skipped (use --force to redo)" if skipped else ""
+    )
+    out.print(
+        f"{summary['processed']} processed in {summary['duration_s']} s{extra}. "
+        f"Summary: {Path(summary['output_dir']) / 'runs' / summary['run_id'] / 'summary.json'}"
+    )
+
+
+def cost_text(cost: float | None) -> str:
+    """The run's estimated LLM cost; unknown (never $0) when the model has no known price."""
+    return f"about ${cost:.4f}" if cost is not None else "cost unknown (no price for this model)"

@@ -1,0 +1,116 @@
+"""`arbiter verify`: one document's classification checked and the decision printed; nothing written."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import closing
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from arbiter.cli.options import (
+    DocAILocationOpt,
+    DocAIProcessorOpt,
+    DocAIReplayOpt,
+    ExtractorOpt,
+    LlmModelOpt,
+    LlmOpt,
+    PasswordOpt,
+    ProfileOpt,
+    documentai_overrides,
+)
+from arbiter.cli.support import fail
+from arbiter.errors import InputError, UserError
+
+console = Console(stderr=True)
+out = Console()
+
+
+def verify(
+    pdf: Annotated[Path, typer.Option("--pdf", metavar="FILE", help="The PDF.")],
+    classification: Annotated[
+        Path,
+        typer.Option(
+            "--classification",
+            metavar="FILE",
+            help="The classification JSON to verify (format: `arbiter schema classification`).",
+        ),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the VerificationOutcome as JSON.")] = False,
+    profile: ProfileOpt = None,
+    password: PasswordOpt = None,
+    llm: LlmOpt = None,
+    llm_model: LlmModelOpt = None,
+    extractor: ExtractorOpt = None,
+    documentai_processor: DocAIProcessorOpt = None,
+    documentai_location: DocAILocationOpt = None,
+    documentai_replay: DocAIReplayOpt = None,
+) -> None:
+    """Verify one document's classification and print the decision; nothing is written to disk."""
+    from arbiter.llm.config import LLMSettings
+    from arbiter.run.compose import build_engine, open_extraction
+    from arbiter.run.document import verify_one
+
+    try:
+        settings = LLMSettings.from_env(backend=llm, model=llm_model)
+        # No disk cache: one document's answers are not worth files under ./output (a run caches them).
+        engine = build_engine(settings, profile=profile, disk_cache=False, with_classifier=False)
+        if engine.llm is not None and settings.record_dir is not None:
+            console.print(
+                f"Fresh model answers are also recorded in {settings.record_dir} (ARBITER_LLM_RECORD_DIR)."
+            )
+        if not pdf.is_file():
+            raise InputError(f"PDF {pdf} does not exist.")
+        if not classification.is_file():
+            raise InputError(f"Classification {classification} does not exist.")
+        raw = classification.read_bytes()
+        ingestor, _ = open_extraction(
+            extractor,
+            isolated=False,
+            documentai=documentai_overrides(documentai_processor, documentai_location, documentai_replay),
+        )
+    except UserError as exc:
+        raise fail(str(exc)) from None
+    with closing(ingestor):
+        bundle = ingestor.ingest(pdf, password=password)
+    outcome = verify_one(bundle, raw, profile=engine.profile, llm=engine.llm)
+    if as_json:
+        sys.stdout.write(outcome.model_dump_json(indent=2) + "\n")
+        return
+    _print_outcome(outcome)
+
+
+def _print_outcome(outcome: Any) -> None:
+    from arbiter.record.packets import semantic_checks_text
+
+    colour = "green" if outcome.final_decision == "AUTO_ACCEPT" else "yellow"
+    out.print(f"[bold {colour}]{outcome.final_decision}[/] {outcome.doc_id}")
+    if outcome.escalation_reason:
+        out.print(f"reason: {outcome.escalation_reason} — {outcome.escalation_message}")
+    out.print(semantic_checks_text(outcome.semantic_checks))
+    for attempt in outcome.attempts:
+        d = attempt.decision
+        fixes = f", {len(attempt.fixes_applied)} fix(es) applied" if attempt.fixes_applied else ""
+        out.print(
+            f"attempt {attempt.attempt}: {d.decision} by rule {d.rule} (policy {d.policy_version}){fixes}"
+        )
+    if outcome.final_issues:
+        table = Table(show_lines=False)
+        for col in ("severity", "code", "where", "message"):
+            table.add_column(col)
+        for issue in outcome.final_issues:
+            loc = issue.location
+            where = " ".join(
+                x
+                for x in (
+                    f"seg {loc.segment_index}" if loc.segment_index else "",
+                    f"p.{loc.page}" if loc.page else "",
+                    loc.path,
+                )
+                if x
+            )
+            table.add_row(str(issue.severity), issue.code, where, issue.message)
+        out.print(table)
