@@ -45,7 +45,7 @@ def test_every_exception_class_derives_from_arbiter_error() -> None:
 def test_only_deliberate_signals_are_not_exceptions() -> None:
     """The one BaseException outside Exception is the CLI's SIGTERM signal, a KeyboardInterrupt on purpose."""
     signals = sorted(name for name, cls in exception_classes().items() if not issubclass(cls, Exception))
-    assert signals == ["arbiter.cli.main._Terminated"]
+    assert signals == ["arbiter.cli.run._Terminated"]
 
 
 def test_the_docstring_draws_every_public_exception_class() -> None:
