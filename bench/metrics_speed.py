@@ -43,7 +43,7 @@ from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.rows import DocRun, Reviewed
 from arbiter.store import Store
 from arbiter.store.models import documents, ground_truth, outcomes, packet_codes, packets, reviews
-from arbiter.store.records import SME_SOURCES
+from arbiter.store.versions import SME_SOURCES
 from arbiter.store.synthetic_metrics import seed_metrics
 from bench.claim_next import database
 

@@ -17,6 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from arbiter.contracts import (
+    DocumentRecord,
     FinalDecision,
     Issue,
     PacketKind,
@@ -26,7 +27,6 @@ from arbiter.contracts import (
     VerificationOutcome,
 )
 from arbiter.record.ground_truth import auto_accept_record
-from arbiter.record.mirrors import DocumentRecord
 from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
 
@@ -159,7 +159,7 @@ def accepted(
     out = out.model_copy(update={"final_classification": {**CLASSIFICATION, "dominant_type": dominant}})
     gt = auto_accept_record(
         out,
-        store.latest_ground_truth(doc_id) if store else None,
+        store.ground_truth.latest(doc_id) if store else None,
         primary=out.final_classification,
         production=None,
         pdf_sha256=sha,
@@ -220,23 +220,23 @@ def stress_worker(url: str, name: str, claims: int, release_every: int, go: Any,
     from arbiter.store import ClaimLost
 
     store = Store(url)
-    store.get_user("warm-up")  # connect before the start signal
+    store.users.get("warm-up")  # connect before the start signal
     go.wait()
     started = time.perf_counter()
     claimed = lost = released = 0
     claim_s: list[float] = []
     while claimed < claims:
         t = time.perf_counter()
-        packet = store.claim_next(name)
+        packet = store.queue.claim_next(name)
         claim_s.append(time.perf_counter() - t)
         if packet is None:
             break
         claimed += 1
         if claimed % release_every == 0:
-            released += store.release(packet.packet_id, name)
+            released += store.queue.release(packet.packet_id, name)
             continue
         try:
-            store.submit_review(
+            store.reviews.submit(
                 packet.packet_id, name, review(name), CLASSIFICATION, idempotency_key=f"{name}-{claimed}"
             )
         except ClaimLost:

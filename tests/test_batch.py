@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from arbiter.classify import get_classifier
+from arbiter.contracts import DocumentRecord
 from arbiter.contracts.profile import load_profile
 from arbiter.errors import InputError
 from arbiter.ingest import IngestResult, ingest_pdf
-from arbiter.record.mirrors import DocumentRecord, FileStore
+from arbiter.record.mirrors import FileStore
 from arbiter.run.batch import BatchRunner, discover, doc_id_for, new_run_id
 from arbiter.run.document import Pipeline
 from tests.conftest import FIXTURES

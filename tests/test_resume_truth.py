@@ -12,9 +12,10 @@ import pytest
 from store_fixtures import pg_server_url_fixture, store_fixture  # noqa: F401  (fixtures)
 
 from arbiter.classify import get_classifier
+from arbiter.contracts import DocumentRecord
 from arbiter.contracts.profile import load_profile
 from arbiter.ingest import IngestResult, ingest_pdf
-from arbiter.record.mirrors import DocumentRecord
+from arbiter.record.mirrors import export_mirrors
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, discover, new_run_id
 from arbiter.run.document import Pipeline
@@ -49,7 +50,7 @@ class KilledAfterCommit(DatabaseResultStore):
     """kill -9 between the database commit and the mirror files."""
 
     def save(self, record: DocumentRecord) -> None:
-        self.store.record_document(record)
+        self.store.records.record(record)
         raise KeyboardInterrupt
 
 
@@ -64,7 +65,7 @@ def test_resume_rebuilds_the_files_of_a_document_the_database_holds(store: Store
     killed = KilledAfterCommit(store, out)
     with pytest.raises(KeyboardInterrupt):
         BatchRunner(pipeline(root, killed), killed, workers=1).run(docs)
-    held = [d.doc_id for d in docs if store.completed_key(d.doc_id) is not None]
+    held = [d.doc_id for d in docs if store.records.completed_key(d.doc_id) is not None]
     assert held
     first = held[0]
     assert not any(p.exists() for d in held for p in decision_files(out, d))
@@ -82,7 +83,7 @@ def test_resume_rebuilds_the_files_of_a_document_the_database_holds(store: Store
     assert summary["escalated"] == 1
     assert summary["accepted_first_time"] + summary["accepted_after_fixes"] == 1
     entry = json.loads((out / "index" / f"{first}.json").read_text())
-    assert entry["skip_key"] == store.completed_key(first)
+    assert entry["skip_key"] == store.records.completed_key(first)
 
 
 def test_export_mirrors_rebuilds_every_missing_file(store: Store, tmp_path: Path) -> None:
@@ -92,7 +93,7 @@ def test_export_mirrors_rebuilds_every_missing_file(store: Store, tmp_path: Path
     BatchRunner(pipeline(root, sink), sink, workers=1).run(discover([root / "in"]))
     for name in ("index", "agent_outputs", "sme_packets", "ground_truth"):
         shutil.rmtree(out / name)
-    counts = store.export_mirrors(out)
+    counts = export_mirrors(store, out)
     assert counts["documents"] == 2
     for doc in DOCS:
         assert all(p.is_file() for p in decision_files(out, doc)), doc

@@ -1,4 +1,6 @@
-"""Where results go (DESIGN §4). `ResultStore` is the seam: the file mirror below today, the database later.
+"""The JSON mirrors of DESIGN §4 (`FileStore`), written from what the database holds: per document by the
+database sink (arbiter.record.sink) as a run goes, or all at once by `export_mirrors`. `ResultStore` is what a
+pipeline needs of where its results go.
 
 Every file is written atomically. A document's `index/{doc_id}.json` entry is written last: it is the
 commit marker a resumed run trusts, so a run killed mid-document simply redoes that document, and
@@ -8,14 +10,16 @@ because every path is deterministic the redo replaces files instead of duplicati
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
 from arbiter import atomic
-from arbiter.contracts import DocumentBundle, GroundTruthRecord, SMEPacket, VerificationOutcome
+from arbiter.contracts import DocumentRecord, GroundTruthRecord
+
+if TYPE_CHECKING:
+    from arbiter.store import Store
 
 VERIFIER_FILES = {
     "V1": "v1_schema_validation.json",
@@ -23,23 +27,6 @@ VERIFIER_FILES = {
     "V3": "v3_trap_detection.json",
     "V4": "v4_evidence_quality.json",
 }
-
-
-@dataclass(frozen=True)
-class DocumentRecord:
-    """Everything one document produced in one run."""
-
-    doc_id: str
-    run_id: str
-    skip_key: str
-    pdf_path: str
-    outcome: VerificationOutcome
-    primary_raw: str | None
-    bundle: DocumentBundle | None
-    packet: SMEPacket | None
-    ground_truth: GroundTruthRecord | None
-    error: str | None = None
-    samples: tuple[SMEPacket, ...] = ()  # blind audit / second-review packets (database only, no mirror)
 
 
 class ResultStore(Protocol):
@@ -139,3 +126,33 @@ class FileStore:
                 "error": record.error,
             },
         )
+
+
+def export_mirrors(store: Store, out_dir: Path | str) -> dict[str, int]:
+    """Regenerate the packet and ground-truth JSON files from the database (atomic writes):
+    sme_packets/sme_packet_{doc}.json (the document's newest escalation packet; blind samples stay in the
+    database), ground_truth/gt_{doc}.json (newest version), ground_truth/history/{doc}/v{n:04d}.json (every
+    version), and each document's agent_outputs/{doc}/ decision files and index/{doc}.json from its newest
+    recorded run (a document the database holds but whose files a crash never wrote gets them here)."""
+    files = FileStore(Path(out_dir))
+    counts = {"packets": 0, "ground_truth_docs": 0, "ground_truth_versions": 0, "documents": 0}
+    for packet in store.queue.newest_escalations():
+        atomic.write_json(files.packet_path(packet.doc_id), packet)
+        counts["packets"] += 1
+    last: GroundTruthRecord | None = None
+    for record in store.ground_truth.every_version():
+        if last is not None and last.doc_id != record.doc_id:
+            atomic.write_json(files.ground_truth_path(last.doc_id), last)
+            counts["ground_truth_docs"] += 1
+        atomic.write_json(files.history_path(record), record)
+        counts["ground_truth_versions"] += 1
+        last = record
+    if last is not None:
+        atomic.write_json(files.ground_truth_path(last.doc_id), last)
+        counts["ground_truth_docs"] += 1
+    for doc_id in store.records.doc_ids():
+        stored = store.records.document(doc_id)
+        if stored is not None:
+            files.save(stored, history=False)
+            counts["documents"] += 1
+    return counts

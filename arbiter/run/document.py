@@ -20,6 +20,7 @@ from arbiter.classify.base import ClassificationError, Classifier
 from arbiter.classify.gemini import ClassificationDeferred, GeminiClassifier
 from arbiter.contracts import (
     DocumentBundle,
+    DocumentRecord,
     Extractor,
     FinalDecision,
     PacketKind,
@@ -35,7 +36,7 @@ from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, Ing
 from arbiter.ingest.cache import BundleCache
 from arbiter.llm.client import LLMClient
 from arbiter.record.ground_truth import auto_accept_record
-from arbiter.record.mirrors import DocumentRecord, ResultStore
+from arbiter.record.mirrors import ResultStore
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
 from arbiter.store.errors import DatabaseUnavailable
 from verifiers.base import Verifier, VerifyContext

@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from arbiter.store.models import ground_truth, packet_codes, packets, runs
-from arbiter.store.queue import PENDING
+from arbiter.store.packet_rows import PENDING
 from arbiter.store.store import Store
 
 REASONS = ("major_non_fixable", "blocker_present", "retry_limit", "pdf_unreadable", "evidence_missing")

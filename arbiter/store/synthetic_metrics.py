@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from arbiter.store.models import documents, ground_truth, outcomes, packet_codes, packets, reviews, runs
-from arbiter.store.queue import COMPLETED, PENDING
+from arbiter.store.packet_rows import COMPLETED, PENDING
 from arbiter.store.store import Store
 from arbiter.store.synthetic import REVIEWERS, seed_ground_truth
 
