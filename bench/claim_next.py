@@ -28,7 +28,7 @@ if __package__ in (None, ""):
 import sqlalchemy as sa
 
 from arbiter.store import Store
-from arbiter.store.synthetic import CODES, DOC_TYPES, seed_packets
+from testing.seeding import CODES, DOC_TYPES, seed_packets
 
 PG_URL = os.environ.get("ARBITER_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 TARGETS = {"claim_next_p95_ms": 50.0, "queue_page_ms": 1000.0}

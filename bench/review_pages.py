@@ -32,8 +32,8 @@ from arbiter.record.mirrors import FileStore
 from arbiter.review.queue_view import PAGE_SIZE, QueueFilters, page_count
 from arbiter.review.settings import ENV_AUTH, ENV_DB, ENV_DOCS, ENV_OUTPUT
 from arbiter.store import Store
-from arbiter.store.synthetic import CODES, DOC_TYPES, REASONS, seed_packets
 from bench.claim_next import database
+from testing.seeding import CODES, DOC_TYPES, REASONS, seed_packets
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"

@@ -262,7 +262,7 @@ def run_stress(
     import multiprocessing as mp
     import time
 
-    from arbiter.store.synthetic import seed_packets
+    from testing.seeding import seed_packets
 
     store = Store(url)
     seed_packets(store, processes * claims, prefix="stress")

@@ -34,7 +34,7 @@ from arbiter.metrics.result import MetricsReport
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
-from bench.metrics_speed import comparable, naive_report
+from testing.metrics_reference import comparable, naive_report
 
 RUN = "run-m1"
 SHA = "b" * 64
@@ -340,7 +340,7 @@ def test_parallel_serial_and_naive_readings_agree(store: Store) -> None:
 def test_synthetic_store_agrees_with_the_naive_reading(store: Store) -> None:
     """On seeded data spread over four runs (more chunks than one), both readings give the same report."""
     from arbiter.metrics import gt_reader
-    from arbiter.store.synthetic_metrics import seed_metrics
+    from testing.seeding_metrics import seed_metrics
 
     seeded = seed_metrics(store, 300)
     assert seeded.ground_truth_docs == 300

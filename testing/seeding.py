@@ -1,7 +1,9 @@
 """Synthetic packets and ground truth inserted in bulk, for stress tests, benchmarks and load experiments.
 
 They go straight into the tables (executemany, thousands a transaction) rather than through
-record_document, so seeding 100k packets takes seconds; the rows look like the batch run's and the review's.
+store.records.record, so seeding 100k packets takes seconds; the rows look like the batch run's and the
+review's, in Arbiter's own words (testing.vocabulary): the default profile's document types, issue codes from
+verifiers/codes.py with their severities, escalation reasons and rules from the profile, real stop reasons.
 """
 
 from __future__ import annotations
@@ -13,26 +15,83 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from arbiter.contracts import Severity
+from arbiter.store import Store
 from arbiter.store.models import ground_truth, packet_codes, packets, runs
 from arbiter.store.packet_rows import PENDING
-from arbiter.store.store import Store
-
-REASONS = ("major_non_fixable", "blocker_present", "retry_limit", "pdf_unreadable", "evidence_missing")
-DOC_TYPES = ("discharge_summary", "lab_report", "radiology_report", "progress_note", "operative_note")
-CODES = (
-    "V2_PAGE_COUNT",
-    "V2_MIXTURE_SUM",
-    "V3_TRAP_HEADER",
-    "V4_SNIPPET_NOT_FOUND",
-    "V1_SCHEMA",
-    "V3_FAX_COVER",
+from testing.vocabulary import (
+    ACCEPT_RULES,
+    CATALOGUE,
+    DOC_TYPES,
+    ESCALATIONS,
+    POLICY_VERSION,
+    REASONS,
+    RULE_REASONS,
+    Escalation,
 )
+
+# The codes seeded packets carry: every escalation story's findings (a filter on one of them selects a share
+# of the queue, as on a real one).
+CODES: tuple[str, ...] = tuple(dict.fromkeys(c for e in ESCALATIONS for c in e.codes))
+_MINOR_CODE = "V4.ANCHOR_NOT_FOUND"  # what a minor_only accept tolerates
+_INPUT_FAILURE = REASONS[-1]  # pdf_encrypted: no findings, most urgent
 _CHUNK = 2_000
 
 
+def issue(i: int, code: str) -> dict[str, Any]:
+    """An Issue as a verifier reports it: the catalogue's severity and fixability (a fixable one with its fix)."""
+    spec = CATALOGUE[code]
+    verifier = code.split(".", 1)[0]
+    return {
+        "issue_id": f"{verifier}-{i:04d}",
+        "code": code,
+        "verifier": verifier,
+        "severity": spec.severity.value,
+        "message": spec.meaning,
+        "auto_fixable": spec.auto_fixable,
+        "fix": [{"op": "replace", "path": "/segments/0/segment_page_count", "value": 1}]
+        if spec.auto_fixable
+        else None,
+        "location": {"segment_index": 1, "document_type": None, "page": 1, "path": "/segments/0"},
+        "source": "rule",
+        "highlight": None,
+    }
+
+
+def priority_of(codes: list[str], input_failed: bool = False) -> int:
+    """As arbiter.record.packets.priority_of: 0 for a blocker (or an unreadable PDF), 1 for a major, else 2."""
+    severities = {CATALOGUE[c].severity for c in codes}
+    if input_failed or Severity.BLOCKER in severities:
+        return 0
+    return 1 if Severity.MAJOR in severities else 2
+
+
+def _packet_story(rng: random.Random) -> tuple[str, list[str]]:
+    """An escalation reason and its codes (worst first): one of the stories, sometimes with one more finding;
+    now and then a PDF that could not be read (no findings)."""
+    if rng.random() < 0.05:
+        return _INPUT_FAILURE, []
+    story: Escalation = rng.choice(ESCALATIONS)
+    codes = list(story.codes)
+    if rng.random() < 0.5:
+        extra = rng.choice(CODES)
+        if extra not in codes:
+            codes.append(extra)
+    order = {Severity.BLOCKER: 0, Severity.MAJOR: 1, Severity.MINOR: 2}
+    return story.reason, sorted(codes, key=lambda c: order[CATALOGUE[c].severity])
+
+
 def _payload(
-    packet_id: str, doc_id: str, priority: int, reason: str, created: str, run_id: str
+    packet_id: str,
+    doc_id: str,
+    priority: int,
+    reason: str,
+    codes: list[str],
+    doc_type: str,
+    created: str,
+    run_id: str,
 ) -> dict[str, Any]:
+    issues = [issue(i, c) for i, c in enumerate(codes, 1)]
     return {
         "packet_id": packet_id,
         "doc_id": doc_id,
@@ -42,22 +101,22 @@ def _payload(
         "document_bundle_path": None,
         "total_pages": 4,
         "primary_agent_classification": {
-            "dominant_type": "lab_report",
+            "dominant_type": doc_type,
             "segments": [],
             "document_mixture": [],
         },
         "final_classification": None,
         "v5_decision": None,
         "escalation_reason": reason,
-        "escalation_message": "Escalated for review.",
-        "total_issues": 0,
-        "issues_summary": [],
+        "escalation_message": RULE_REASONS.get(reason, "The PDF could not be read."),
+        "total_issues": len(issues),
+        "issues_summary": issues,
         "retry_log": [],
         "priority": priority,
         "created_at": created,
         "updated_at": created,
         "run_id": run_id,
-        "policy_version": "synthetic",
+        "policy_version": POLICY_VERSION,
     }
 
 
@@ -70,7 +129,8 @@ def seed_packets(
     seed: int = 0,
     start: datetime | None = None,
 ) -> list[str]:
-    """Insert n PENDING packets with varied priority, age, reason, type and codes; returns their ids."""
+    """Insert n PENDING escalation packets with varied age, reason, type and codes (priority follows the
+    codes' severities, as in a run); returns their ids."""
     rng = random.Random(seed)
     t0 = start or datetime(2026, 1, 1, tzinfo=UTC)
     ids: list[str] = []
@@ -82,8 +142,9 @@ def seed_packets(
         for i in range(lo, min(n, lo + _CHUNK)):
             packet_id, doc_id = f"{prefix}-{i:07d}", f"{prefix}-doc-{i:07d}"
             created = t0 + timedelta(seconds=rng.randrange(0, 90 * 86_400))
-            priority, reason = rng.choice((0, 1, 1, 2, 2, 2)), rng.choice(REASONS)
-            codes = rng.sample(CODES, rng.randint(1, 3))
+            reason, codes = _packet_story(rng)
+            priority = priority_of(codes, input_failed=reason == _INPUT_FAILURE)
+            doc_type = rng.choice(DOC_TYPES)
             rows.append(
                 {
                     "packet_id": packet_id,
@@ -91,12 +152,14 @@ def seed_packets(
                     "run_id": run_id,
                     "priority": priority,
                     "escalation_reason": reason,
-                    "doc_type": rng.choice(DOC_TYPES),
-                    "top_codes": ",".join(codes),
+                    "doc_type": doc_type,
+                    "top_codes": ",".join(codes[:3]),
                     "status": PENDING,
                     "created_at": created,
                     "updated_at": created,
-                    "payload": _payload(packet_id, doc_id, priority, reason, created.isoformat(), run_id),
+                    "payload": _payload(
+                        packet_id, doc_id, priority, reason, codes, doc_type, created.isoformat(), run_id
+                    ),
                 }
             )
             code_rows.extend({"packet_id": packet_id, "code": c} for c in codes)
@@ -113,8 +176,9 @@ def seed_packets(
 
 
 # Ground truth -----------------------------------------------------------------------------------------
-GT_TYPES = ("GENOMIC_REPORT", "LAB_REPORT", "PATHOLOGY_REPORT", "CLINICAL_NOTE", "ADMINISTRATIVE")
-POLICY_VERSIONS = ("medical-2026.10.0", "medical-2026.11.1")
+GT_TYPES = DOC_TYPES
+# Two policy versions (the profile's, and one before it), so reports by policy version have two rows.
+POLICY_VERSIONS = (POLICY_VERSION + "-previous", POLICY_VERSION)
 REVIEWERS = tuple(f"sme{i:02d}" for i in range(1, 13))
 _SNIPPETS = {
     "GENOMIC_REPORT": ("Comprehensive genomic profiling identified a KRAS G12C alteration", "KRAS G12C"),
@@ -123,13 +187,7 @@ _SNIPPETS = {
     "CLINICAL_NOTE": ("Patient seen in follow-up; tolerating therapy well", "follow-up"),
     "ADMINISTRATIVE": ("FACSIMILE TRANSMITTAL - please deliver to oncology", "FACSIMILE"),
 }
-_ACCEPT_RULES = ("no_issues", "only_minor")
-_ESCALATE_RULES = (
-    ("major_non_fixable", "escalated_by_policy", ("V4.SNIPPET_NOT_FOUND",)),
-    ("blocker_present", "escalated_by_policy", ("V3.ROUTINE_LAB_AS_GENOMIC",)),
-    ("retry", "max_retries", ("V2.MIXTURE_SUM", "V1.SEGMENT_PAGE_COUNT")),
-    ("major_count", "no_progress", ("V2.DOMINANT_NOT_ARGMAX", "V4.EVIDENCE_OTHER_PAGE")),
-)
+assert set(_SNIPPETS) == set(GT_TYPES), "a snippet for every type of the default taxonomy"
 _AUTO, _VALIDATED, _CORRECTED = "PRIMARY_AGENT_AUTO_ACCEPT", "SME_VALIDATED", "SME_CORRECTED"
 
 
@@ -228,22 +286,23 @@ def _gt_payload(
     truth, reason = _corrected(primary, rng) if source == _CORRECTED else (primary, "")
     summary: dict[str, Any]
     if machine_accepted:
+        rule = rng.choice(ACCEPT_RULES)
         summary = {
             "final_decision": "AUTO_ACCEPT",
-            "rule": rng.choice(_ACCEPT_RULES),
+            "rule": rule,
             "attempts": rng.choice((1, 1, 1, 2)),
-            "issue_codes": [],
+            "issue_codes": [_MINOR_CODE] if rule == "minor_only" else [],
             "stop_reason": "accepted",
         }
     else:
-        rule, stop, codes = rng.choice(_ESCALATE_RULES)
-        attempts = 3 if stop == "max_retries" else rng.choice((1, 2))
+        story: Escalation = rng.choice(ESCALATIONS)
+        attempts = 3 if story.stop == "max_retries" else rng.choice((1, 2))
         summary = {
             "final_decision": "ESCALATE_TO_SME",
-            "rule": rule,
+            "rule": story.rule,
             "attempts": attempts,
-            "issue_codes": list(codes),
-            "stop_reason": stop,
+            "issue_codes": sorted(story.codes),
+            "stop_reason": story.stop.value,
         }
     review = None
     if source != _AUTO:
@@ -290,7 +349,7 @@ def _gt_payload(
 
 
 def _gt_id(doc_id: str, version: int, sha: str) -> str:
-    """The id next_version gives (arbiter.record.ground_truth)."""
+    """The id next_version gives (arbiter.store.versions)."""
     return "gt-" + hashlib.sha256(f"{doc_id}|{version}|{sha}".encode()).hexdigest()[:16]
 
 
