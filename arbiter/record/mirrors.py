@@ -70,6 +70,7 @@ class FileStore:
         return key if isinstance(key, str) else None
 
     def index_entry(self, doc_id: str) -> dict[str, Any] | None:
+        """The mirror's index entry as the file says it (None when missing or unreadable)."""
         try:
             entry = json.loads(self.index_path(doc_id).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -112,20 +113,22 @@ class FileStore:
             if history:
                 atomic.write_json(self.history_path(record.ground_truth), record.ground_truth)
             atomic.write_json(self.ground_truth_path(doc), record.ground_truth)
-        atomic.write_json(
-            self.index_path(doc),
-            {
-                "doc_id": doc,
-                "skip_key": record.skip_key,
-                "run_id": record.run_id,
-                "pdf_path": record.pdf_path,
-                "final_decision": str(record.outcome.final_decision),
-                "escalation_reason": record.outcome.escalation_reason,
-                "accepted_after_fixes": record.outcome.accepted_after_fixes,
-                "semantic_checks": record.outcome.semantic_checks.value,
-                "error": record.error,
-            },
-        )
+        atomic.write_json(self.index_path(doc), index_entry_of(record))
+
+
+def index_entry_of(record: DocumentRecord) -> dict[str, Any]:
+    """A document's index/{doc_id}.json entry: what its run decided, in brief."""
+    return {
+        "doc_id": record.doc_id,
+        "skip_key": record.skip_key,
+        "run_id": record.run_id,
+        "pdf_path": record.pdf_path,
+        "final_decision": str(record.outcome.final_decision),
+        "escalation_reason": record.outcome.escalation_reason,
+        "accepted_after_fixes": record.outcome.accepted_after_fixes,
+        "semantic_checks": record.outcome.semantic_checks.value,
+        "error": record.error,
+    }
 
 
 def export_mirrors(store: Store, out_dir: Path | str) -> dict[str, int]:

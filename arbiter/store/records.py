@@ -35,6 +35,21 @@ RETRIES = 5
 
 
 @dataclass(frozen=True)
+class RecordedRun:
+    """The newest run the database holds for a document."""
+
+    doc_id: str
+    run_id: str
+    skip_key: str
+    error: str | None
+
+    @property
+    def completed_key(self) -> str | None:
+        """The skip key, or None when the result came from an internal or infrastructure error (redo it)."""
+        return None if self.error in REDO_ERRORS else self.skip_key
+
+
+@dataclass(frozen=True)
 class RecordResult:
     """What Records.record wrote: recorded False means this (doc_id, run_id) was already there."""
 
@@ -205,20 +220,23 @@ class Records(Repository):
             insert_gt(conn, new)
         return new
 
-    def completed_key(self, doc_id: str) -> str | None:
-        """The skip key of the document's newest recorded run (what a resumed batch compares); None when that
-        result came from an internal or infrastructure error (REDO_ERRORS): such a result is never a reason
-        to skip, the next run decides the document again."""
+    def latest_run(self, doc_id: str) -> RecordedRun | None:
+        """Which run recorded the document last, with its skip key and error (None: never recorded)."""
         with self.read() as conn:
             row = conn.execute(
-                sa.select(documents.c.skip_key, documents.c.error)
+                sa.select(documents.c.run_id, documents.c.skip_key, documents.c.error)
                 .where(documents.c.doc_id == doc_id)
                 .order_by(documents.c.id.desc())
                 .limit(1)
             ).first()
-        if row is None or row.error in REDO_ERRORS:
-            return None
-        return str(row.skip_key)
+        return None if row is None else RecordedRun(doc_id, row.run_id, row.skip_key, row.error)
+
+    def completed_key(self, doc_id: str) -> str | None:
+        """The skip key of the document's newest recorded run (what a resumed batch compares); None when that
+        result came from an internal or infrastructure error (REDO_ERRORS): such a result is never a reason
+        to skip, the next run decides the document again."""
+        run = self.latest_run(doc_id)
+        return None if run is None else run.completed_key
 
     def document(self, doc_id: str) -> DocumentRecord | None:
         """The document's newest recorded run rebuilt from the database (outcome, its escalation packet,
