@@ -33,7 +33,7 @@ from arbiter.store import Store
 PG_URL = os.environ.get("ARBITER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 SPAWN_HEAD_START_S = 4.0
-CLASSIFICATION = {"dominant_type": "discharge_summary", "segments": [], "document_mixture": []}
+CLASSIFICATION = {"dominant_type": "CLINICAL_NOTE", "segments": [], "document_mixture": []}
 
 
 def _admin_url(url: str) -> sa.URL:
@@ -90,11 +90,11 @@ def store_fixture(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Sto
     s.dispose()
 
 
-def issue(code: str = "V2_PAGE_COUNT", severity: Severity = Severity.MAJOR, n: int = 1) -> Issue:
+def issue(code: str = "V2.UNCOVERED_PAGES", severity: Severity = Severity.MAJOR, n: int = 1) -> Issue:
     return Issue(
-        issue_id=f"V2-{n:04d}",
+        issue_id=f"{code.split('.')[0]}-{n:04d}",
         code=code,
-        verifier="V2",
+        verifier=code.split(".")[0],
         severity=severity,
         message="The segments cover 5 pages; the document has 6.",
     )
@@ -104,7 +104,7 @@ def outcome(doc_id: str, *, accept: bool = False, issues: list[Issue] | None = N
     return VerificationOutcome(
         doc_id=doc_id,
         final_decision=FinalDecision.AUTO_ACCEPT if accept else FinalDecision.ESCALATE_TO_SME,
-        escalation_reason=None if accept else "major_non_fixable",
+        escalation_reason=None if accept else "non_fixable_major",
         stop_reason=StopReason.ACCEPTED if accept else StopReason.ESCALATED_BY_POLICY,
         policy_version="test-1",
         final_classification=dict(CLASSIFICATION),
@@ -117,7 +117,7 @@ def escalated(
     run_id: str = "run-1",
     *,
     severity: Severity = Severity.MAJOR,
-    code: str = "V2_PAGE_COUNT",
+    code: str = "V2.UNCOVERED_PAGES",
     created: datetime = T0,
     sha: str = "a" * 64,
 ) -> DocumentRecord:
@@ -153,7 +153,7 @@ def accepted(
     *,
     store: Store | None = None,
     sha: str = "a" * 64,
-    dominant: str = "discharge_summary",
+    dominant: str = "CLINICAL_NOTE",
 ) -> DocumentRecord:
     out = outcome(doc_id, accept=True)
     out = out.model_copy(update={"final_classification": {**CLASSIFICATION, "dominant_type": dominant}})

@@ -74,7 +74,13 @@ def test_blind_packet_reveals_no_decision(kind: PacketKind) -> None:
     assert packet.escalation_reason == BLIND_REASON
     assert packet.final_classification == CLASSIFICATION
     body = packet.model_dump_json()
-    for revealing in ("AUTO_ACCEPT", "ESCALATE", "major_non_fixable", "V2_PAGE_COUNT", "accepted"):
+    for revealing in (
+        "AUTO_ACCEPT",
+        "ESCALATE",
+        "non_fixable_major",
+        "V2.UNCOVERED_PAGES",
+        "accepted",
+    ):
         assert revealing not in body
 
 

@@ -99,7 +99,7 @@ def test_auto_accept_ground_truth_is_versioned_append_only(store: Store) -> None
     """Accepts add PRIMARY_AGENT_AUTO_ACCEPT versions: same answer adds nothing, a new answer supersedes."""
     store.records.record(accepted("d1", "run-1"))
     store.records.record(accepted("d1", "run-2", store=store))
-    store.records.record(accepted("d1", "run-3", store=store, dominant="lab_report"))
+    store.records.record(accepted("d1", "run-3", store=store, dominant="LAB_REPORT"))
     history = store.ground_truth.history("d1")
     assert [h.version for h in history] == [1, 2]
     assert history[1].supersedes == history[0].gt_id
@@ -110,7 +110,7 @@ def test_auto_accept_ground_truth_is_versioned_append_only(store: Store) -> None
 def test_auto_accept_rebases_on_the_newest_stored_version(store: Store) -> None:
     """A record computed against stale ground truth is re-based: versions stay 1, 2, 3 with no gaps."""
     store.records.record(accepted("d1", "run-1"))
-    stale = accepted("d1", "run-2", dominant="lab_report")  # computed as if no version existed
+    stale = accepted("d1", "run-2", dominant="LAB_REPORT")  # computed as if no version existed
     result = store.records.record(stale)
     assert result.ground_truth is not None
     assert result.ground_truth.version == 2
@@ -125,34 +125,36 @@ def test_sme_ground_truth_is_not_superseded_by_a_later_auto_accept(store: Store)
     store.reviews.submit(
         packet.packet_id, "alice", review("alice", agrees=False), CLASSIFICATION, idempotency_key="k"
     )
-    result = store.records.record(accepted("d1", "run-2", store=store, dominant="lab_report"))
+    result = store.records.record(accepted("d1", "run-2", store=store, dominant="LAB_REPORT"))
     assert result.ground_truth is None
     assert store.ground_truth.latest("d1").ground_truth_source == GroundTruthSource.SME_CORRECTED  # type: ignore[union-attr]
 
 
 def test_list_packets_filters_and_pages_in_priority_order(store: Store) -> None:
     """Filters by status, reason, code and type; pages in order severity then age."""
-    store.records.record(escalated("old-minor", severity=Severity.MINOR, code="V3_X", created=T0))
+    store.records.record(
+        escalated("old-minor", severity=Severity.MINOR, code="V3.HEADER_FOOTER_EVIDENCE", created=T0)
+    )
     store.records.record(escalated("new-blocker", severity=Severity.BLOCKER, created=T0.replace(day=9)))
     store.records.record(escalated("old-major", severity=Severity.MAJOR, created=T0.replace(day=6)))
     assert [r.doc_id for r in store.queue.page()] == ["new-blocker", "old-major", "old-minor"]
     assert [r.doc_id for r in store.queue.page(offset=1, limit=1)] == ["old-major"]
-    assert [r.doc_id for r in store.queue.page(code="V3_X")] == ["old-minor"]
-    assert store.queue.count(code="V2_PAGE_COUNT") == 2
-    assert store.queue.page(doc_type="lab_report") == []
-    assert len(store.queue.page(doc_type="discharge_summary", reason="major_non_fixable")) == 3
+    assert [r.doc_id for r in store.queue.page(code="V3.HEADER_FOOTER_EVIDENCE")] == ["old-minor"]
+    assert store.queue.count(code="V2.UNCOVERED_PAGES") == 2
+    assert store.queue.page(doc_type="LAB_REPORT") == []
+    assert len(store.queue.page(doc_type="CLINICAL_NOTE", reason="non_fixable_major")) == 3
     assert store.queue.page(status="IN_REVIEW") == []
-    assert store.queue.page()[0].top_codes == ["V2_PAGE_COUNT"]
+    assert store.queue.page()[0].top_codes == ["V2.UNCOVERED_PAGES"]
 
 
 def test_pages_read_from_the_end_match_pages_read_from_the_start(store: Store) -> None:
     """With the total given, every page (back half read in reverse) equals the plain OFFSET page."""
     severities = [Severity.MINOR, Severity.MAJOR, Severity.BLOCKER]
     for i in range(11):
-        code = "V3_X" if i % 3 == 0 else "V2_PAGE_COUNT"
+        code = "V3.HEADER_FOOTER_EVIDENCE" if i % 3 == 0 else "V2.UNCOVERED_PAGES"
         record = escalated(f"d{i:02d}", severity=severities[i % 3], code=code, created=T0.replace(minute=i))
         store.records.record(record)
-    for filters in ({}, {"code": "V3_X"}, {"status": "PENDING"}):
+    for filters in ({}, {"code": "V3.HEADER_FOOTER_EVIDENCE"}, {"status": "PENDING"}):
         total = store.queue.count(**filters)
         for size in (1, 3, 4, 50):
             for offset in range(0, total + size, size):
@@ -167,17 +169,17 @@ def test_queue_counts_by_status_and_reason(store: Store) -> None:
     store.queue.claim_next("alice")
     counts = store.queue.counts()
     assert counts["by_status"] == {"PENDING": 2, "IN_REVIEW": 1, "COMPLETED": 0}
-    assert counts["by_reason"] == {"major_non_fixable": 3}
+    assert counts["by_reason"] == {"non_fixable_major": 3}
     assert (counts["open"], counts["total"]) == (3, 3)
 
 
 def test_filter_options_lists_what_is_present(store: Store) -> None:
     """Reasons, types and codes offered to the queue's filters come from the data."""
-    store.records.record(escalated("d1", code="V4_SNIPPET"))
+    store.records.record(escalated("d1", code="V4.SNIPPET_NOT_FOUND"))
     assert store.queue.filter_options() == {
-        "reasons": ["major_non_fixable"],
-        "doc_types": ["discharge_summary"],
-        "codes": ["V4_SNIPPET"],
+        "reasons": ["non_fixable_major"],
+        "doc_types": ["CLINICAL_NOTE"],
+        "codes": ["V4.SNIPPET_NOT_FOUND"],
     }
 
 
@@ -337,7 +339,7 @@ def test_export_mirrors_regenerates_packet_and_ground_truth_files(store: Store, 
     out = Path(str(tmp_path)) / "mirror"
     store.records.record(escalated("d1"))
     store.records.record(accepted("d2", "run-1"))
-    store.records.record(accepted("d2", "run-2", store=store, dominant="lab_report"))
+    store.records.record(accepted("d2", "run-2", store=store, dominant="LAB_REPORT"))
     counts = export_mirrors(store, out)
     assert counts == {"packets": 1, "ground_truth_docs": 1, "ground_truth_versions": 2, "documents": 2}
     packet = SMEPacket.model_validate_json((out / "sme_packets" / "sme_packet_d1.json").read_text())

@@ -193,7 +193,7 @@ def test_later_review_supersedes_earlier_ground_truth(store: Store) -> None:
         _claim(store, "alice"), "alice", review("alice", at=NOW), CLASSIFICATION, idempotency_key="1", now=NOW
     )
     store.records.record(escalated("d1", "run-2", sha="b" * 64))
-    corrected = {**CLASSIFICATION, "dominant_type": "lab_report"}
+    corrected = {**CLASSIFICATION, "dominant_type": "LAB_REPORT"}
     v2 = store.reviews.submit(
         _claim(store, "bob"),
         "bob",

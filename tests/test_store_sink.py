@@ -95,5 +95,5 @@ def test_ground_truth_mirror_keeps_the_sme_answer(store: Store, tmp_path: Path) 
     sme = store.reviews.submit(
         packet.packet_id, "alice", review("alice", agrees=False), CLASSIFICATION, idempotency_key="k"
     )
-    sink.save(accepted("d1", "run-2", store=store, dominant="lab_report"))
+    sink.save(accepted("d1", "run-2", store=store, dominant="LAB_REPORT"))
     assert GroundTruthRecord.model_validate_json(sink.files.ground_truth_path("d1").read_text()) == sme
