@@ -93,7 +93,7 @@ def bench_one(kind: str, packets: int, claims: int, repeats: int = 20) -> dict[s
             "page_at_offset_50k": lambda: store.queue.page(offset=min(50_000, packets // 2), limit=50),
             "filter_code": lambda: store.queue.page(code=CODES[3], limit=50),
             "filter_type_status": lambda: store.queue.page(doc_type=DOC_TYPES[1], status="PENDING", limit=50),
-            "queue_counts": store.queue_counts,
+            "queue_counts": store.queue.counts,
             "get_packet": lambda: store.queue.get("bench-0000001"),
         }
         page_ms = {name: _time(fn, repeats) for name, fn in pages.items()}

@@ -312,8 +312,8 @@ def _queue_queries(store: Store, packets: int, repeats: int) -> dict[str, float]
     coded_total = store.queue.count(**coded)
     last = lambda total: (page_count(total) - 1) * PAGE_SIZE  # noqa: E731
     calls: dict[str, Callable[[], Any]] = {
-        "queue_counts": store.queue_counts,
-        "filter_options": store.filter_options,
+        "queue_counts": store.queue.counts,
+        "filter_options": store.queue.filter_options,
         "count_default": lambda: store.queue.count(**default),
         "list_first_page": lambda: store.queue.page(**default, offset=0, limit=PAGE_SIZE),
         "list_last_page": lambda: store.queue.page(**default, offset=last(packets), limit=PAGE_SIZE),

@@ -1,6 +1,6 @@
 """Hand-built histories for the policy what-if tests: outcomes whose attempts, issues and decisions are
 written out by hand (decided by the real policy under the profile that recorded them), stored through the
-store's own API (record_document, claim, submit_review)."""
+store's own API (records.record, queue.claim, reviews.submit)."""
 
 from __future__ import annotations
 
