@@ -23,7 +23,8 @@ from arbiter.record.packets import BLIND_REASON
 from arbiter.store import Store
 from arbiter.store.models import documents, ground_truth, outcomes, packet_codes, packets, reviews, runs
 from arbiter.store.packet_rows import COMPLETED, PENDING
-from testing.seeding import REVIEWERS, issue, priority_of, seed_ground_truth
+from testing.ground_truth import REVIEWERS, seed_ground_truth
+from testing.seeding import issue, priority_of
 from testing.vocabulary import RETRY_RULE, RULE_REASONS
 
 _CHUNK = 2_000

@@ -43,7 +43,7 @@ from arbiter.record.ground_truth import auto_accept_record
 from arbiter.store import Store
 from arbiter.store.models import UTCDateTime, ground_truth
 from arbiter.store.versions import insert_gt
-from testing.seeding import seed_ground_truth, synthetic_classification
+from testing.ground_truth import seed_ground_truth, synthetic_classification
 
 runner = CliRunner()
 T1 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)

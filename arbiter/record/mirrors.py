@@ -37,7 +37,12 @@ class ResultStore(Protocol):
 
 
 class FileStore:
-    """The portable JSON files of DESIGN §4 under one output root."""
+    """The portable JSON files of DESIGN §4 under one output root.
+
+    `arbiter run` writes them only as mirrors of the database (arbiter.record.sink). Used on its own as a
+    pipeline's ResultStore (fixture recorders, benchmarks, tests without a database) it answers
+    completed_key from its index files; a batch run never does (BatchRunner needs a store that answers
+    `decided` from the database)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
