@@ -28,7 +28,7 @@ if __package__ in (None, ""):
 import sqlalchemy as sa
 
 from arbiter.store import Store
-from arbiter.store.synthetic import CODES, DOC_TYPES, seed_packets
+from testing.seeding import CODES, DOC_TYPES, seed_packets
 
 PG_URL = os.environ.get("ARBITER_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 TARGETS = {"claim_next_p95_ms": 50.0, "queue_page_ms": 1000.0}
@@ -80,23 +80,21 @@ def bench_one(kind: str, packets: int, claims: int, repeats: int = 20) -> dict[s
         t = time.perf_counter()
         seed_packets(store, packets, prefix="bench")
         seed_s = time.perf_counter() - t
-        store.get_user("warm-up")
+        store.users.get("warm-up")
         claim_samples = []
         for i in range(claims):
             t = time.perf_counter()
-            packet = store.claim_next(f"reviewer{i % 4}")
+            packet = store.queue.claim_next(f"reviewer{i % 4}")
             claim_samples.append(time.perf_counter() - t)
             assert packet is not None
         pages = {
-            "first_page": lambda: store.list_packets(limit=50),
-            "first_page_with_count": lambda: (store.list_packets(limit=50), store.count_packets()),
-            "page_at_offset_50k": lambda: store.list_packets(offset=min(50_000, packets // 2), limit=50),
-            "filter_code": lambda: store.list_packets(code=CODES[3], limit=50),
-            "filter_type_status": lambda: store.list_packets(
-                doc_type=DOC_TYPES[1], status="PENDING", limit=50
-            ),
-            "queue_counts": store.queue_counts,
-            "get_packet": lambda: store.get_packet("bench-0000001"),
+            "first_page": lambda: store.queue.page(limit=50),
+            "first_page_with_count": lambda: (store.queue.page(limit=50), store.queue.count()),
+            "page_at_offset_50k": lambda: store.queue.page(offset=min(50_000, packets // 2), limit=50),
+            "filter_code": lambda: store.queue.page(code=CODES[3], limit=50),
+            "filter_type_status": lambda: store.queue.page(doc_type=DOC_TYPES[1], status="PENDING", limit=50),
+            "queue_counts": store.queue.counts,
+            "get_packet": lambda: store.queue.get("bench-0000001"),
         }
         page_ms = {name: _time(fn, repeats) for name, fn in pages.items()}
         store.dispose()

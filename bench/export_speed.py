@@ -151,7 +151,7 @@ def run_variant(url: str, variant: str, scratch: Path) -> dict[str, Any]:
 def database(kind: str, records: int, data_dir: Path) -> Iterator[tuple[str, float | None]]:
     """(url, seconds spent seeding or None when an earlier run's SQLite file was reused)."""
     from arbiter.store import Store
-    from arbiter.store.synthetic import seed_ground_truth
+    from testing.ground_truth import seed_ground_truth
 
     if kind == "sqlite":
         path = data_dir / f"export_gt_{records}_{SEED_VERSION}.db"

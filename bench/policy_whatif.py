@@ -5,7 +5,7 @@
 
 The history is data Arbiter really writes: `distinct` synthetic ten-page documents (bench/corpus.py; a
 quarter carry a fixable defect, a few three defects at once) are verified by the real retry governor
-(rules only), and N documents are recorded through Store.record_document as a batch run records them
+(rules only), and N documents are recorded through store.records.record as a batch run records them
 (outcome, packet or automatic ground truth, blind audit samples at the profile's 5 %), each document
 being one of the distinct ones under its own doc_id, with its bundle file at OUT/bundles/{doc_id}.json (a
 hard link to the distinct document's bundle). SMEs review 2 % of the escalations and every audit through
@@ -39,6 +39,7 @@ if __package__ in (None, ""):
 
 from arbiter.contracts import (
     DocumentBundle,
+    DocumentRecord,
     FinalDecision,
     PacketKind,
     SMEPacket,
@@ -48,7 +49,6 @@ from arbiter.contracts import (
 from arbiter.contracts.profile import Profile, load_profile
 from arbiter.decide.governor import verify_with_retries
 from arbiter.record.ground_truth import auto_accept_record
-from arbiter.record.mirrors import DocumentRecord
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
 from arbiter.store import Store
 from arbiter.whatif.history import primary_of, read_history, reading
@@ -95,7 +95,7 @@ def seed(url: str, out_dir: Path, docs: int, distinct: int, log: Callable[[str],
     profile = load_profile()
     store = Store(url)
     store.migrate()
-    store.add_user("sme", "reviewer", None)
+    store.users.add("sme", "reviewer", None)
     to_review: list[tuple[str, dict[str, Any]]] = []
     for n in range(docs):
         k = n % distinct
@@ -140,7 +140,7 @@ def seed(url: str, out_dir: Path, docs: int, distinct: int, log: Callable[[str],
                 )
                 samples = (audit,)
                 to_review.append((audit.packet_id, mine))
-        store.record_document(
+        store.records.record(
             DocumentRecord(
                 doc_id=doc_id,
                 run_id="run-1",
@@ -160,14 +160,14 @@ def seed(url: str, out_dir: Path, docs: int, distinct: int, log: Callable[[str],
     recorded_s = time.perf_counter() - started - verified_s
     for i, (packet_id, truth) in enumerate(to_review):
         stamp = datetime.now(UTC)
-        store.claim(packet_id, "sme", now=stamp)
+        store.queue.claim(packet_id, "sme", now=stamp)
         agrees = i % 10 != 3  # one review in ten corrects the answer
         if not agrees:
             truth = {**truth, "dominant_type": "ADMINISTRATIVE"}
         review = SMEReview(
             reviewer="sme", agrees_with_primary=agrees, confidence=0.9, started_at=stamp, submitted_at=stamp
         )
-        store.submit_review(packet_id, "sme", review, truth, idempotency_key=packet_id, now=stamp)
+        store.reviews.submit(packet_id, "sme", review, truth, idempotency_key=packet_id, now=stamp)
     store.dispose()
     return {
         "distinct_verified_s": round(verified_s, 2),

@@ -27,13 +27,13 @@ if __package__ in (None, ""):
 
 import sqlalchemy as sa
 
-from arbiter.contracts import SMEPacket
-from arbiter.record.mirrors import DocumentRecord, FileStore
+from arbiter.contracts import DocumentRecord, SMEPacket
+from arbiter.record.mirrors import FileStore
 from arbiter.review.queue_view import PAGE_SIZE, QueueFilters, page_count
 from arbiter.review.settings import ENV_AUTH, ENV_DB, ENV_DOCS, ENV_OUTPUT
 from arbiter.store import Store
-from arbiter.store.synthetic import CODES, DOC_TYPES, REASONS, seed_packets
 from bench.claim_next import database
+from testing.seeding import CODES, DOC_TYPES, REASONS, seed_packets
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
@@ -215,20 +215,20 @@ def _packet_figures(at: Any, store: Store, packets: list[SMEPacket], reruns: int
     from arbiter.review import documents
 
     # The process's first packet page also imports the page's modules (pandas, pypdfium2...).
-    store.claim(packets[0].packet_id, USER)
+    store.queue.claim(packets[0].packet_id, USER)
     at.session_state[PACKET_KEY] = packets[0].packet_id
     process_first = _timed(at, lambda: at.switch_page("views/packet.py"))
     st.cache_data.clear()
     documents.clear_cache()
     first: dict[str, float] = {}
     for packet in packets:  # as after "Claim next": the claim, then the packet page's first run
-        store.claim(packet.packet_id, USER)
+        store.queue.claim(packet.packet_id, USER)
         at.session_state[PACKET_KEY] = packet.packet_id
         first[packet.doc_id] = round(1000 * _timed(at), 1)
         _expect_title(at, packet.doc_id)
-        store.release(packet.packet_id, USER)
+        store.queue.release(packet.packet_id, USER)
     main = max(packets, key=lambda p: (len(p.issues_summary), p.total_pages))
-    store.claim(main.packet_id, USER)
+    store.queue.claim(main.packet_id, USER)
     at.session_state[PACKET_KEY] = main.packet_id
     _timed(at)
     rerun = _series(at, reruns)
@@ -266,8 +266,8 @@ def bench_packet_page(tmp: Path, reruns: int, fixtures: int | None = None) -> di
         store.migrate()
         records = run_fixtures(tmp / "output", fixtures)
         for record in records:
-            store.record_document(record)
-        store.add_user(USER, "reviewer", PASSWORD)
+            store.records.record(record)
+        store.users.add(USER, "reviewer", PASSWORD)
         packets = sorted((r.packet for r in records if r.packet is not None), key=lambda p: p.doc_id)
         if not packets:
             raise AppError("no fixture packet was escalated")
@@ -292,7 +292,7 @@ def _queue_views(at: Any, store: Store, packets: int, reruns: int) -> dict[str, 
     measure("deep_page", lambda: page().set_value(page_count(packets)))
     page().set_value(1)
     measure("filter_code", lambda: at.selectbox(key="filter_code").set_value(CODES[3]))
-    coded = page_count(store.count_packets(**QueueFilters(code=CODES[3]).query()))
+    coded = page_count(store.queue.count(**QueueFilters(code=CODES[3]).query()))
     measure("filter_code_deep_page", lambda: page().set_value(coded))
     page().set_value(1)
     at.selectbox(key="filter_code").set_value("")
@@ -308,16 +308,16 @@ def _queue_views(at: Any, store: Store, packets: int, reruns: int) -> dict[str, 
 def _queue_queries(store: Store, packets: int, repeats: int) -> dict[str, float]:
     """Median time of each store call the queue page makes, outside Streamlit: where a view's time goes."""
     default, coded = QueueFilters().query(), QueueFilters(code=CODES[3]).query()
-    coded_total = store.count_packets(**coded)
+    coded_total = store.queue.count(**coded)
     last = lambda total: (page_count(total) - 1) * PAGE_SIZE  # noqa: E731
     calls: dict[str, Callable[[], Any]] = {
-        "queue_counts": store.queue_counts,
-        "filter_options": store.filter_options,
-        "count_default": lambda: store.count_packets(**default),
-        "list_first_page": lambda: store.list_packets(**default, offset=0, limit=PAGE_SIZE),
-        "list_last_page": lambda: store.list_packets(**default, offset=last(packets), limit=PAGE_SIZE),
-        "count_filter_code": lambda: store.count_packets(**coded),
-        "list_filter_code_last_page": lambda: store.list_packets(
+        "queue_counts": store.queue.counts,
+        "filter_options": store.queue.filter_options,
+        "count_default": lambda: store.queue.count(**default),
+        "list_first_page": lambda: store.queue.page(**default, offset=0, limit=PAGE_SIZE),
+        "list_last_page": lambda: store.queue.page(**default, offset=last(packets), limit=PAGE_SIZE),
+        "count_filter_code": lambda: store.queue.count(**coded),
+        "list_filter_code_last_page": lambda: store.queue.page(
             **coded, offset=last(coded_total), limit=PAGE_SIZE
         ),
     }
@@ -342,7 +342,7 @@ def bench_queue_page(kind: str, packets: int, reruns: int) -> dict[str, Any]:
             t = time.perf_counter()
             seed_packets(store, packets, prefix="bench")
             seed_s = time.perf_counter() - t
-            store.add_user(USER, "reviewer", PASSWORD)
+            store.users.add(USER, "reviewer", PASSWORD)
             env = {ENV_DB: url, ENV_DOCS: str(PDFS), ENV_AUTH: "local"}
             with app_env(env):
                 at = signed_in()

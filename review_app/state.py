@@ -60,7 +60,7 @@ def client_address() -> str:
 def proxy_refusal() -> str | None:
     """Why the proxy's user was refused, when it is an account with a password (else None)."""
     name = proxy_name(_user_info(), PROXY_USER_KEY)
-    account = the_store().get_user(name) if name else None
+    account = the_store().users.get(name) if name else None
     if account is not None and account.has_password and not settings().proxy_password_accounts:
         return PROXY_PASSWORD_REFUSED
     return None
@@ -74,7 +74,10 @@ def current_user() -> SignedIn | None:
     """The signed-in user: from the trusted proxy header in proxy mode, else from this session's sign-in."""
     if settings().auth == "proxy":
         user = from_proxy(
-            the_store(), _user_info(), PROXY_USER_KEY, password_accounts=settings().proxy_password_accounts
+            the_store().users,
+            _user_info(),
+            PROXY_USER_KEY,
+            password_accounts=settings().proxy_password_accounts,
         )
         st.session_state[USER] = user
         return user

@@ -11,9 +11,10 @@ from typing import Any
 
 from arbiter.classify import get_classifier
 from arbiter.classify.production import load_production
+from arbiter.contracts import DocumentRecord
 from arbiter.contracts.profile import Sampling, load_profile
 from arbiter.ingest import ingest_pdf
-from arbiter.record.mirrors import DocumentRecord, FileStore
+from arbiter.record.mirrors import FileStore
 from arbiter.review.settings import ENV_AUTH, ENV_DB, ENV_DOCS, ENV_OUTPUT
 from arbiter.run.document import Pipeline
 from arbiter.store import Store
@@ -93,11 +94,11 @@ def seed(
     store.migrate()
     records = run_fixtures(out_dir, doc_ids, sample_all=sample_all)
     for record in records:
-        store.record_document(record)
-    store.add_user("alice", "reviewer", PASSWORD)
-    store.add_user("bob", "reviewer", PASSWORD)
-    store.add_user("root", "admin", PASSWORD)
-    store.add_user("proxied", "reviewer", None)
+        store.records.record(record)
+    store.users.add("alice", "reviewer", PASSWORD)
+    store.users.add("bob", "reviewer", PASSWORD)
+    store.users.add("root", "admin", PASSWORD)
+    store.users.add("proxied", "reviewer", None)
     return Seeded(store, url, out_dir, records)
 
 
@@ -128,7 +129,7 @@ def seed_hostile(tmp_path: Path, port: int = 9) -> Seeded:
     for record in run_fixtures(
         data.out_dir, (HOSTILE_NAME,), pdfs=docs, classifications=classifications, production=production
     ):
-        data.store.record_document(record)
+        data.store.records.record(record)
         data.records.append(record)
     data.docs = docs
     return data

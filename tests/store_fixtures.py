@@ -17,6 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from arbiter.contracts import (
+    DocumentRecord,
     FinalDecision,
     Issue,
     PacketKind,
@@ -26,14 +27,13 @@ from arbiter.contracts import (
     VerificationOutcome,
 )
 from arbiter.record.ground_truth import auto_accept_record
-from arbiter.record.mirrors import DocumentRecord
 from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
 
 PG_URL = os.environ.get("ARBITER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 SPAWN_HEAD_START_S = 4.0
-CLASSIFICATION = {"dominant_type": "discharge_summary", "segments": [], "document_mixture": []}
+CLASSIFICATION = {"dominant_type": "CLINICAL_NOTE", "segments": [], "document_mixture": []}
 
 
 def _admin_url(url: str) -> sa.URL:
@@ -90,11 +90,11 @@ def store_fixture(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Sto
     s.dispose()
 
 
-def issue(code: str = "V2_PAGE_COUNT", severity: Severity = Severity.MAJOR, n: int = 1) -> Issue:
+def issue(code: str = "V2.UNCOVERED_PAGES", severity: Severity = Severity.MAJOR, n: int = 1) -> Issue:
     return Issue(
-        issue_id=f"V2-{n:04d}",
+        issue_id=f"{code.split('.')[0]}-{n:04d}",
         code=code,
-        verifier="V2",
+        verifier=code.split(".")[0],
         severity=severity,
         message="The segments cover 5 pages; the document has 6.",
     )
@@ -104,7 +104,7 @@ def outcome(doc_id: str, *, accept: bool = False, issues: list[Issue] | None = N
     return VerificationOutcome(
         doc_id=doc_id,
         final_decision=FinalDecision.AUTO_ACCEPT if accept else FinalDecision.ESCALATE_TO_SME,
-        escalation_reason=None if accept else "major_non_fixable",
+        escalation_reason=None if accept else "non_fixable_major",
         stop_reason=StopReason.ACCEPTED if accept else StopReason.ESCALATED_BY_POLICY,
         policy_version="test-1",
         final_classification=dict(CLASSIFICATION),
@@ -117,7 +117,7 @@ def escalated(
     run_id: str = "run-1",
     *,
     severity: Severity = Severity.MAJOR,
-    code: str = "V2_PAGE_COUNT",
+    code: str = "V2.UNCOVERED_PAGES",
     created: datetime = T0,
     sha: str = "a" * 64,
 ) -> DocumentRecord:
@@ -153,13 +153,13 @@ def accepted(
     *,
     store: Store | None = None,
     sha: str = "a" * 64,
-    dominant: str = "discharge_summary",
+    dominant: str = "CLINICAL_NOTE",
 ) -> DocumentRecord:
     out = outcome(doc_id, accept=True)
     out = out.model_copy(update={"final_classification": {**CLASSIFICATION, "dominant_type": dominant}})
     gt = auto_accept_record(
         out,
-        store.latest_ground_truth(doc_id) if store else None,
+        store.ground_truth.latest(doc_id) if store else None,
         primary=out.final_classification,
         production=None,
         pdf_sha256=sha,
@@ -220,23 +220,23 @@ def stress_worker(url: str, name: str, claims: int, release_every: int, go: Any,
     from arbiter.store import ClaimLost
 
     store = Store(url)
-    store.get_user("warm-up")  # connect before the start signal
+    store.users.get("warm-up")  # connect before the start signal
     go.wait()
     started = time.perf_counter()
     claimed = lost = released = 0
     claim_s: list[float] = []
     while claimed < claims:
         t = time.perf_counter()
-        packet = store.claim_next(name)
+        packet = store.queue.claim_next(name)
         claim_s.append(time.perf_counter() - t)
         if packet is None:
             break
         claimed += 1
         if claimed % release_every == 0:
-            released += store.release(packet.packet_id, name)
+            released += store.queue.release(packet.packet_id, name)
             continue
         try:
-            store.submit_review(
+            store.reviews.submit(
                 packet.packet_id, name, review(name), CLASSIFICATION, idempotency_key=f"{name}-{claimed}"
             )
         except ClaimLost:
@@ -262,7 +262,7 @@ def run_stress(
     import multiprocessing as mp
     import time
 
-    from arbiter.store.synthetic import seed_packets
+    from testing.seeding import seed_packets
 
     store = Store(url)
     seed_packets(store, processes * claims, prefix="stress")

@@ -1,4 +1,5 @@
-"""Batch runs: discovery, every document gets a result, resume after a kill, skip when unchanged."""
+"""Batch runs: discovery, every document gets a result, resume after a kill, skip when unchanged — on the
+database sink production uses (arbiter.record.sink), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from store_fixtures import pg_server_url_fixture, store_fixture  # noqa: F401  (fixtures)
 
 from arbiter.classify import get_classifier
+from arbiter.contracts import DocumentRecord
 from arbiter.contracts.profile import load_profile
 from arbiter.errors import InputError
 from arbiter.ingest import IngestResult, ingest_pdf
-from arbiter.record.mirrors import DocumentRecord, FileStore
+from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, discover, doc_id_for, new_run_id
 from arbiter.run.document import Pipeline
+from arbiter.store import Store
 from tests.conftest import FIXTURES
 
 
@@ -29,7 +33,7 @@ def fixture_pdfs(tmp_path: Path, n: int) -> Path:
     return tmp_path
 
 
-def make_pipeline(root: Path, store: FileStore, ingest=None) -> Pipeline:  # type: ignore[no-untyped-def]
+def make_pipeline(root: Path, store: DatabaseResultStore, ingest=None) -> Pipeline:  # type: ignore[no-untyped-def]
     return Pipeline(
         profile=load_profile(),
         classifier=get_classifier("file", classifications_dir=root / "cls"),
@@ -80,11 +84,11 @@ def test_discover_usage_errors(tmp_path: Path, setup: str, message: str) -> None
         discover(inputs)
 
 
-def test_every_document_gets_a_result_and_files(tmp_path: Path) -> None:
+def test_every_document_gets_a_result_and_files(store: Store, tmp_path: Path) -> None:
     """A batch writes docs/design.md §4's files for every document and a summary that adds up."""
     root = fixture_pdfs(tmp_path, 6)
-    store = FileStore(tmp_path / "out")
-    summary = BatchRunner(make_pipeline(root, store), store, workers=2).run(discover([root / "in"]))
+    sink = DatabaseResultStore(store, tmp_path / "out")
+    summary = BatchRunner(make_pipeline(root, sink), sink, workers=2).run(discover([root / "in"]))
     assert summary["documents"] == summary["processed"] == 6
     assert (
         summary["accepted_first_time"]
@@ -94,7 +98,7 @@ def test_every_document_gets_a_result_and_files(tmp_path: Path) -> None:
         == 6
     )
     for pdf in (root / "in").glob("*.pdf"):
-        agent = store.agent_dir(pdf.stem)
+        agent = sink.files.agent_dir(pdf.stem)
         assert (agent / "arbiter_decision.json").is_file()
         assert (agent / "classification.json").is_file()
         for name in (
@@ -106,67 +110,67 @@ def test_every_document_gets_a_result_and_files(tmp_path: Path) -> None:
             assert (agent / f"{name}.json").is_file(), name
         decision = json.loads((agent / "arbiter_decision.json").read_text())
         if decision["final_decision"] == "AUTO_ACCEPT":
-            gt = json.loads(store.ground_truth_path(pdf.stem).read_text())
+            gt = json.loads(sink.files.ground_truth_path(pdf.stem).read_text())
             assert gt["ground_truth_source"] == "PRIMARY_AGENT_AUTO_ACCEPT"
         else:
-            packet = json.loads(store.packet_path(pdf.stem).read_text())
+            packet = json.loads(sink.files.packet_path(pdf.stem).read_text())
             assert packet["review_status"] == "PENDING"
-    assert (store.root / "runs" / summary["run_id"] / "summary.json").is_file()
+    assert (sink.root / "runs" / summary["run_id"] / "summary.json").is_file()
 
 
-def test_rerun_skips_unchanged_and_force_redoes(tmp_path: Path) -> None:
+def test_rerun_skips_unchanged_and_force_redoes(store: Store, tmp_path: Path) -> None:
     """A second run skips every unchanged document; --force redoes them without new ground-truth versions."""
     root = fixture_pdfs(tmp_path, 4)
-    store = FileStore(tmp_path / "out")
+    sink = DatabaseResultStore(store, tmp_path / "out")
     docs = discover([root / "in"])
-    first = BatchRunner(make_pipeline(root, store), store, workers=2).run(docs)
-    second = BatchRunner(make_pipeline(root, store), store, workers=2).run(docs)
+    first = BatchRunner(make_pipeline(root, sink), sink, workers=2).run(docs)
+    second = BatchRunner(make_pipeline(root, sink), sink, workers=2).run(docs)
     assert second["skipped_unchanged"] == 4
     assert second["processed"] == 0
     assert second["accepted_first_time"] == first["accepted_first_time"]
-    forced = BatchRunner(make_pipeline(root, store), store, workers=2, force=True).run(docs)
+    forced = BatchRunner(make_pipeline(root, sink), sink, workers=2, force=True).run(docs)
     assert forced["processed"] == 4
-    for history in (store.root / "ground_truth" / "history").glob("*"):
+    for history in (sink.root / "ground_truth" / "history").glob("*"):
         assert [p.name for p in history.iterdir()] == ["v0001.json"]
 
 
-def test_summary_counts_accepts_by_semantic_checks(tmp_path: Path) -> None:
-    """Without an LLM every accept is on rules only; a skipped rerun counts them again from the index, and an
-    index entry written before semantic checks were recorded counts as rules only."""
+def test_summary_counts_accepts_by_semantic_checks(store: Store, tmp_path: Path) -> None:
+    """Without an LLM every accept is on rules only; a skipped rerun counts them again from the database,
+    whatever an index file says (here one edited as if written before semantic checks were recorded)."""
     root = fixture_pdfs(tmp_path, 4)
-    store = FileStore(tmp_path / "out")
+    sink = DatabaseResultStore(store, tmp_path / "out")
     docs = discover([root / "in"])
-    first = BatchRunner(make_pipeline(root, store), store, workers=2).run(docs)
+    first = BatchRunner(make_pipeline(root, sink), sink, workers=2).run(docs)
     accepted = first["accepted_first_time"] + first["accepted_after_fixes"]
     assert accepted > 0
     assert first["accepted_by_semantic_checks"] == {"rules_only": accepted, "rules_and_model": 0}
-    entries = [json.loads(p.read_text()) for p in (store.root / "index").glob("*.json")]
+    entries = [json.loads(p.read_text()) for p in (sink.root / "index").glob("*.json")]
     assert {e["semantic_checks"] for e in entries} == {"rules_only"}
-    old = store.index_path(docs[0].doc_id)
+    old = sink.files.index_path(docs[0].doc_id)
     old.write_text(
         json.dumps({k: v for k, v in json.loads(old.read_text()).items() if k != "semantic_checks"})
     )
-    second = BatchRunner(make_pipeline(root, store), store, workers=2).run(docs)
+    second = BatchRunner(make_pipeline(root, sink), sink, workers=2).run(docs)
     assert second["skipped_unchanged"] == 4
     assert second["accepted_by_semantic_checks"] == first["accepted_by_semantic_checks"]
 
 
-def test_changed_classification_is_redone(tmp_path: Path) -> None:
+def test_changed_classification_is_redone(store: Store, tmp_path: Path) -> None:
     """Changing a document's classification input makes the next run redo that document only."""
     root = fixture_pdfs(tmp_path, 3)
-    store = FileStore(tmp_path / "out")
+    sink = DatabaseResultStore(store, tmp_path / "out")
     docs = discover([root / "in"])
-    BatchRunner(make_pipeline(root, store), store, workers=1).run(docs)
+    BatchRunner(make_pipeline(root, sink), sink, workers=1).run(docs)
     target = sorted((root / "cls").glob("*.json"))[0]
     target.write_text(target.read_text() + "\n")
-    again = BatchRunner(make_pipeline(root, store), store, workers=1).run(docs)
+    again = BatchRunner(make_pipeline(root, sink), sink, workers=1).run(docs)
     assert (again["processed"], again["skipped_unchanged"]) == (1, 2)
 
 
-def test_interrupted_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
+def test_interrupted_run_resumes_without_loss_or_duplicates(store: Store, tmp_path: Path) -> None:
     """A run interrupted mid-way leaves finished documents intact; the next run does only the rest."""
     root = fixture_pdfs(tmp_path, 6)
-    store = FileStore(tmp_path / "out")
+    sink = DatabaseResultStore(store, tmp_path / "out")
     docs = discover([root / "in"])
     seen: list[str] = []
 
@@ -177,44 +181,42 @@ def test_interrupted_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> N
         return ingest_pdf(path, doc_id=doc_id)
 
     with pytest.raises(KeyboardInterrupt):
-        BatchRunner(make_pipeline(root, store, flaky_ingest), store, workers=1).run(docs)
-    done = {p.stem for p in (store.root / "index").glob("*.json")}
+        BatchRunner(make_pipeline(root, sink, flaky_ingest), sink, workers=1).run(docs)
+    done = {p.stem for p in (sink.root / "index").glob("*.json")}
     assert len(done) == 3
-    resumed = BatchRunner(make_pipeline(root, store), store, workers=1).run(docs)
+    resumed = BatchRunner(make_pipeline(root, sink), sink, workers=1).run(docs)
     assert resumed["skipped_unchanged"] == 3
     assert resumed["processed"] == 3
-    assert {p.stem for p in (store.root / "index").glob("*.json")} == {d.doc_id for d in docs}
+    assert {p.stem for p in (sink.root / "index").glob("*.json")} == {d.doc_id for d in docs}
 
 
-def test_crash_while_saving_redoes_that_document(tmp_path: Path) -> None:
-    """A kill between a document's files and its index entry makes the next run redo it, not skip it."""
+def test_crash_before_the_database_commit_redoes_that_document(store: Store, tmp_path: Path) -> None:
+    """A kill before a document reaches the database makes the next run redo it, not skip it."""
     root = fixture_pdfs(tmp_path, 2)
 
-    class DyingStore(FileStore):
+    class DyingSink(DatabaseResultStore):
         def save(self, record: DocumentRecord) -> None:
-            super().save(record)
-            self.index_path(record.doc_id).unlink()
             raise KeyboardInterrupt
 
-    dying = DyingStore(tmp_path / "out")
+    dying = DyingSink(store, tmp_path / "out")
     with pytest.raises(KeyboardInterrupt):
         BatchRunner(make_pipeline(root, dying), dying, workers=1).run(discover([root / "in"]))
-    store = FileStore(tmp_path / "out")
-    resumed = BatchRunner(make_pipeline(root, store), store, workers=1).run(discover([root / "in"]))
+    sink = DatabaseResultStore(store, tmp_path / "out")
+    resumed = BatchRunner(make_pipeline(root, sink), sink, workers=1).run(discover([root / "in"]))
     assert resumed["processed"] == 2
 
 
-def test_unreadable_pdf_escalates_and_batch_goes_on(tmp_path: Path) -> None:
+def test_unreadable_pdf_escalates_and_batch_goes_on(store: Store, tmp_path: Path) -> None:
     """A broken PDF and a non-PDF escalate with a plain reason while the other documents finish."""
     root = fixture_pdfs(tmp_path, 2)
     (root / "in" / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj <<>>\ntrailer garbage")
     (root / "in" / "notes.pdf").write_text("just text, not a PDF")
-    store = FileStore(tmp_path / "out")
-    summary = BatchRunner(make_pipeline(root, store), store, workers=2).run(discover([root / "in"]))
+    sink = DatabaseResultStore(store, tmp_path / "out")
+    summary = BatchRunner(make_pipeline(root, sink), sink, workers=2).run(discover([root / "in"]))
     assert summary["documents"] == 4
     assert summary["errors"] == 2
     for doc in ("broken", "notes"):
-        packet = json.loads(store.packet_path(doc).read_text())
+        packet = json.loads(sink.files.packet_path(doc).read_text())
         assert packet["escalation_reason"].startswith("pdf_")
         assert packet["escalation_message"]
         assert packet["priority"] == 0
@@ -222,7 +224,7 @@ def test_unreadable_pdf_escalates_and_batch_goes_on(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt, GeneratorExit], ids=lambda e: e.__name__)
 def test_a_check_raising_a_base_exception_escalates_and_the_run_goes_on(
-    tmp_path: Path, error: type[BaseException]
+    store: Store, tmp_path: Path, error: type[BaseException]
 ) -> None:
     """Issue 14.7: a verifier raising SystemExit, KeyboardInterrupt or GeneratorExit is ERRORED: every document
     is escalated (never accepted), recorded, and the run ends with its summary."""
@@ -230,46 +232,46 @@ def test_a_check_raising_a_base_exception_escalates_and_the_run_goes_on(
     from verifiers import default_verifiers
 
     root = fixture_pdfs(tmp_path, 3)
-    store = FileStore(tmp_path / "out")
-    pipeline = make_pipeline(root, store)
+    sink = DatabaseResultStore(store, tmp_path / "out")
+    pipeline = make_pipeline(root, sink)
     pipeline.verifiers = [*default_verifiers(), CrashingVerifier("V9", error=error)]  # type: ignore[arg-type]
-    summary = BatchRunner(pipeline, store, workers=2).run(discover([root / "in"]))
+    summary = BatchRunner(pipeline, sink, workers=2).run(discover([root / "in"]))
     assert (summary["processed"], summary["escalated"], summary["interrupted"]) == (3, 3, False)
     assert summary["accepted_first_time"] + summary["accepted_after_fixes"] == 0
-    assert (store.root / "runs" / pipeline.run_id / "summary.json").is_file()
-    assert len(list((store.root / "index").glob("*.json"))) == 3
+    assert (sink.root / "runs" / pipeline.run_id / "summary.json").is_file()
+    assert len(list((sink.root / "index").glob("*.json"))) == 3
 
 
 @pytest.mark.parametrize("error", [SystemExit, GeneratorExit], ids=lambda e: e.__name__)
 def test_a_base_exception_outside_the_checks_escalates_that_document(
-    tmp_path: Path, error: type[BaseException]
+    store: Store, tmp_path: Path, error: type[BaseException]
 ) -> None:
     """The same raised by ingestion (or anything else in a document's chain): an internal_error escalation."""
     root = fixture_pdfs(tmp_path, 2)
-    store = FileStore(tmp_path / "out")
+    sink = DatabaseResultStore(store, tmp_path / "out")
 
     def ingest(path: Path, doc_id: str) -> IngestResult:
         raise error()
 
-    summary = BatchRunner(make_pipeline(root, store, ingest), store, workers=1).run(discover([root / "in"]))
+    summary = BatchRunner(make_pipeline(root, sink, ingest), sink, workers=1).run(discover([root / "in"]))
     assert summary["errors_by_reason"] == {"internal_error": 2}
 
 
 @pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt], ids=lambda e: e.__name__)
 def test_an_interrupt_ends_the_run_as_interrupted_with_a_summary(
-    tmp_path: Path, error: type[BaseException]
+    store: Store, tmp_path: Path, error: type[BaseException]
 ) -> None:
     """Ctrl+C (or a SystemExit reaching the batch loop) stops the run: summary.json says interrupted, and the
     caller gets a KeyboardInterrupt (the CLI exits non-zero)."""
     root = fixture_pdfs(tmp_path, 4)
-    store = FileStore(tmp_path / "out")
-    pipeline = make_pipeline(root, store)
+    sink = DatabaseResultStore(store, tmp_path / "out")
+    pipeline = make_pipeline(root, sink)
 
     def progress(_result: object) -> None:
         raise error()
 
     with pytest.raises(KeyboardInterrupt):
-        BatchRunner(pipeline, store, workers=1).run(discover([root / "in"]), progress=progress)
-    summary = json.loads((store.root / "runs" / pipeline.run_id / "summary.json").read_text())
+        BatchRunner(pipeline, sink, workers=1).run(discover([root / "in"]), progress=progress)
+    summary = json.loads((sink.root / "runs" / pipeline.run_id / "summary.json").read_text())
     assert summary["interrupted"] is True
     assert summary["processed"] >= 1

@@ -101,13 +101,13 @@ def test_reviewer_corrects_a_packet_in_the_browser(page: Any, seeded: Seeded, tm
     page.get_by_text("ground truth version 1").wait_for()
 
     packet_id = seeded.packet_id("admin-requisition-03")
-    assert seeded.store.get_packet(packet_id).review_status == "COMPLETED"
+    assert seeded.store.queue.get(packet_id).review_status == "COMPLETED"
     page.get_by_role("link", name="Ground truth").click()
     settle(page)
     page.get_by_text("admin-requisition-03: 1 version").wait_for()
     caption = page.get_by_text("Version 1 · Reviewer corrected · by alice")
     caption.wait_for()
-    [record] = seeded.store.ground_truth_history("admin-requisition-03")
+    [record] = seeded.store.ground_truth.history("admin-requisition-03")
     assert record.ground_truth_classification["dominant_type"] == "ADMINISTRATIVE"
 
     # The Metrics page draws in the browser: the headline first (no blind audit yet: unknown, never 0 %),
@@ -149,7 +149,7 @@ def test_markdown_from_a_file_name_or_production_csv_is_shown_as_text(tmp_path: 
     trap = http.server.ThreadingHTTPServer(("127.0.0.1", port), Trap)
     threading.Thread(target=trap.serve_forever, daemon=True).start()
     data = seed_hostile(tmp_path, port)
-    assert data.store.claim(data.packet_id(HOSTILE_NAME), "alice") is not None
+    assert data.store.queue.claim(data.packet_id(HOSTILE_NAME), "alice") is not None
     settings = AppSettings(db_url=data.url, docs_root=data.docs, output_root=data.out_dir)
     try:
         with (

@@ -38,12 +38,12 @@ def test_run_writes_packets_and_ground_truth_into_the_database(tmp_path: Path) -
     summary = json.loads(next((out / "runs").glob("*/summary.json")).read_text())
     store = Store(f"sqlite:///{out / 'arbiter.db'}")
     try:
-        pending = store.list_packets(status="PENDING", limit=1000)
+        pending = store.queue.page(status="PENDING", limit=1000)
         escalations = [p for p in pending if p.kind == "ESCALATION"]
         assert len(escalations) == summary["escalated"] + summary["errors"]
         assert {p.kind for p in pending} <= {"ESCALATION", "AUDIT", "SECOND_REVIEW"}  # + blind samples
         for gt in (out / "ground_truth").glob("gt_*.json"):
-            latest = store.latest_ground_truth(gt.stem.removeprefix("gt_"))
+            latest = store.ground_truth.latest(gt.stem.removeprefix("gt_"))
             assert latest is not None
             assert latest.ground_truth_source == "PRIMARY_AGENT_AUTO_ACCEPT"
     finally:
@@ -62,8 +62,8 @@ def test_users_add_and_list(tmp_path: Path) -> None:
     assert "admin" in listed.output
     store = Store(f"sqlite:///{out / 'arbiter.db'}")
     try:
-        assert store.verify_password("dana", "s3cret-pass") is not None
-        assert store.verify_password("dana", "wrong") is None
+        assert store.users.verify_password("dana", "s3cret-pass") is not None
+        assert store.users.verify_password("dana", "wrong") is None
     finally:
         store.dispose()
 
@@ -138,14 +138,14 @@ def test_users_unlock_lifts_a_lockout(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{out / 'arbiter.db'}")
     try:
         for _ in range(3):
-            store.record_failed_sign_in("ben", "127.0.0.1", "wrong_password", lock_after=3)
-        assert store.get_user("ben").locked  # type: ignore[union-attr]
+            store.users.record_failed_sign_in("ben", "127.0.0.1", "wrong_password", lock_after=3)
+        assert store.users.get("ben").locked  # type: ignore[union-attr]
         assert "LOCKED" in runner.invoke(app, ["users", "list", "--out", str(out)]).output
         refused = runner.invoke(app, ["users", "unlock", "ben", "--by", "ben", "--out", str(out)])
         assert refused.exit_code == 2
         assert "only admins" in refused.output
         done = runner.invoke(app, ["users", "unlock", "ben", "--by", "ana", "--out", str(out)])
         assert done.exit_code == 0, done.output
-        assert not store.get_user("ben").locked  # type: ignore[union-attr]
+        assert not store.users.get("ben").locked  # type: ignore[union-attr]
     finally:
         store.dispose()

@@ -192,9 +192,9 @@ def test_a_briefly_locked_sqlite_database_is_waited_for(
         store = Store(f"sqlite:///{path}", retry_s=30)
         t0 = time.monotonic()
         store.migrate()
-        store.audit("alice", "sign_in")
+        store.audit.record("alice", "sign_in")
         assert time.monotonic() - t0 >= 1.0
-        assert store.audit_events()[0].actor == "alice"
+        assert store.audit.events()[0].actor == "alice"
         store.dispose()
     finally:
         finish(holder)

@@ -42,8 +42,8 @@ from arbiter.export.writer import redact
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.store import Store
 from arbiter.store.models import UTCDateTime, ground_truth
-from arbiter.store.records import insert_gt
-from arbiter.store.synthetic import seed_ground_truth, synthetic_classification
+from arbiter.store.versions import insert_gt
+from testing.ground_truth import seed_ground_truth, synthetic_classification
 
 runner = CliRunner()
 T1 = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
@@ -604,14 +604,16 @@ def test_semantic_checks_column_for_accepts_and_reviewed_escalations(
     gt = auto_accept_record(
         acc_outcome, None, primary=None, production=None, pdf_sha256="a" * 64, run_id="run-1"
     )
-    store.record_document(dataclasses.replace(acc, outcome=acc_outcome, ground_truth=gt))
+    store.records.record(dataclasses.replace(acc, outcome=acc_outcome, ground_truth=gt))
     esc = sf.escalated("esc")
     assert esc.packet is not None
     esc_outcome = esc.outcome.model_copy(update={"semantic_checks": checks})
     packet = esc.packet.model_copy(update={"semantic_checks": checks})
-    store.record_document(dataclasses.replace(esc, outcome=esc_outcome, packet=packet))
-    assert store.claim(packet.packet_id, "alice") is not None
-    store.submit_review(packet.packet_id, "alice", sf.review("alice"), sf.CLASSIFICATION, idempotency_key="k")
+    store.records.record(dataclasses.replace(esc, outcome=esc_outcome, packet=packet))
+    assert store.queue.claim(packet.packet_id, "alice") is not None
+    store.reviews.submit(
+        packet.packet_id, "alice", sf.review("alice"), sf.CLASSIFICATION, idempotency_key="k"
+    )
     add(store, "old", 1, T1)  # written before semantic_checks existed
     export(store, tmp_path)
     expected = {"acc": checks.value, "esc": checks.value, "old": None}

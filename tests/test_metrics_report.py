@@ -194,7 +194,7 @@ def _review_everything(out: Path) -> dict[str, int]:
     try:
         for i in range(100):
             name = ("alice", "bob")[i % 2]
-            packet = store.claim_next(name) or store.claim_next(("bob", "alice")[i % 2])
+            packet = store.queue.claim_next(name) or store.queue.claim_next(("bob", "alice")[i % 2])
             if packet is None:
                 break
             assert packet.claimed_by is not None
@@ -204,7 +204,7 @@ def _review_everything(out: Path) -> dict[str, int]:
             now = datetime.now(UTC)
             review = SMEReview(reviewer=packet.claimed_by, agrees_with_primary=agrees, confidence=0.8,
                                started_at=now - timedelta(seconds=40), submitted_at=now)  # fmt: skip
-            store.submit_review(packet.packet_id, packet.claimed_by, review, truth, idempotency_key=f"k{i}")
+            store.reviews.submit(packet.packet_id, packet.claimed_by, review, truth, idempotency_key=f"k{i}")
             kinds[packet.packet_kind.value] = kinds.get(packet.packet_kind.value, 0) + 1
     finally:
         store.dispose()

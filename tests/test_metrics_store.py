@@ -17,6 +17,7 @@ from arbiter.contracts import (
     Attempt,
     Counts,
     Decision,
+    DocumentRecord,
     FinalDecision,
     Issue,
     PacketKind,
@@ -31,10 +32,9 @@ from arbiter.contracts import (
 from arbiter.metrics.collect import compute_metrics
 from arbiter.metrics.result import MetricsReport
 from arbiter.record.ground_truth import auto_accept_record
-from arbiter.record.mirrors import DocumentRecord
 from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
-from bench.metrics_speed import comparable, naive_report
+from testing.metrics_reference import comparable, naive_report
 
 RUN = "run-m1"
 SHA = "b" * 64
@@ -123,7 +123,7 @@ def _record(
 
 def _packet_id(store: Store, doc_id: str, kind: PacketKind) -> str:
     return next(
-        p.packet_id for p in store.list_packets(limit=100) if p.doc_id == doc_id and p.kind == kind.value
+        p.packet_id for p in store.queue.page(limit=100) if p.doc_id == doc_id and p.kind == kind.value
     )
 
 
@@ -138,10 +138,12 @@ def _review(
 ) -> None:
     at = T0 + timedelta(hours=2, minutes=minute)
     packet_id = _packet_id(store, doc_id, kind)
-    assert store.claim(packet_id, reviewer, now=at - timedelta(seconds=90)) is not None
+    assert store.queue.claim(packet_id, reviewer, now=at - timedelta(seconds=90)) is not None
     review = SMEReview(reviewer=reviewer, agrees_with_primary=agrees, confidence=0.9,
                        started_at=at - timedelta(seconds=60 * (minute + 1)), submitted_at=at)  # fmt: skip
-    store.submit_review(packet_id, reviewer, review, truth, idempotency_key=f"{packet_id}-{reviewer}", now=at)
+    store.reviews.submit(
+        packet_id, reviewer, review, truth, idempotency_key=f"{packet_id}-{reviewer}", now=at
+    )
 
 
 MODEL_RAN = {"V2": PhaseStatus.PASSED, "V3": PhaseStatus.FAILED, "V4": PhaseStatus.PASSED}
@@ -179,7 +181,7 @@ def seed_history(store: Store) -> None:
                          codes=["V4.SNIPPET_NOT_FOUND"], stop=StopReason.NO_PROGRESS), cls("esc-3", "LAB_REPORT")),
     ]  # fmt: skip
     for record in records:
-        assert store.record_document(record, now=T0).recorded
+        assert store.records.record(record, now=T0).recorded
     # acc-2's accept was earned with a model and stored before semantic_checks was kept.
     _forget_semantic_checks(store, "acc-2")
     _review(store, "acc-1", PacketKind.AUDIT, "alice", cls("acc-1", "PATHOLOGY_REPORT", (1, 4)), False, 1)
@@ -230,7 +232,7 @@ def test_an_old_outcome_is_split_as_its_attempts_say(
     """For an audited accept stored without semantic_checks, the database reads it from the final attempt
     exactly as the contract does (the naive contract reading agrees)."""
     final = cls("old-1", "LAB_REPORT")
-    assert store.record_document(_record(_outcome("old-1", final, accept=True, phases=phases), final,
+    assert store.records.record(_record(_outcome("old-1", final, accept=True, phases=phases), final,
                                          PacketKind.AUDIT), now=T0).recorded  # fmt: skip
     _forget_semantic_checks(store, "old-1")
     _review(store, "old-1", PacketKind.AUDIT, "alice", final, False, 1)
@@ -338,7 +340,7 @@ def test_parallel_serial_and_naive_readings_agree(store: Store) -> None:
 def test_synthetic_store_agrees_with_the_naive_reading(store: Store) -> None:
     """On seeded data spread over four runs (more chunks than one), both readings give the same report."""
     from arbiter.metrics import gt_reader
-    from arbiter.store.synthetic_metrics import seed_metrics
+    from testing.seeding_metrics import seed_metrics
 
     seeded = seed_metrics(store, 300)
     assert seeded.ground_truth_docs == 300
@@ -385,7 +387,7 @@ def test_malformed_classifications_read_alike(
     """Odd JSON in stored classifications (wrong types, junk entries) is read by the database the way the
     Python rules read it: the fast reader and the contract-model reading agree."""
     outcome = _outcome("odd", truth, accept=True)
-    assert store.record_document(_record(outcome, primary), now=T0).recorded
+    assert store.records.record(_record(outcome, primary), now=T0).recorded
     fast = compute_metrics(store)
     assert comparable(fast) == comparable(naive_report(store))
     assert fast.model_scores("primary", "all").accuracy.n == 1

@@ -12,9 +12,10 @@ import pytest
 from store_fixtures import pg_server_url_fixture, store_fixture  # noqa: F401  (fixtures)
 
 from arbiter.classify import get_classifier
+from arbiter.contracts import DocumentRecord
 from arbiter.contracts.profile import load_profile
 from arbiter.ingest import IngestResult, ingest_pdf
-from arbiter.record.mirrors import DocumentRecord
+from arbiter.record.mirrors import export_mirrors
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, discover, new_run_id
 from arbiter.run.document import Pipeline
@@ -49,7 +50,7 @@ class KilledAfterCommit(DatabaseResultStore):
     """kill -9 between the database commit and the mirror files."""
 
     def save(self, record: DocumentRecord) -> None:
-        self.store.record_document(record)
+        self.store.records.record(record)
         raise KeyboardInterrupt
 
 
@@ -64,7 +65,7 @@ def test_resume_rebuilds_the_files_of_a_document_the_database_holds(store: Store
     killed = KilledAfterCommit(store, out)
     with pytest.raises(KeyboardInterrupt):
         BatchRunner(pipeline(root, killed), killed, workers=1).run(docs)
-    held = [d.doc_id for d in docs if store.completed_key(d.doc_id) is not None]
+    held = [d.doc_id for d in docs if store.records.completed_key(d.doc_id) is not None]
     assert held
     first = held[0]
     assert not any(p.exists() for d in held for p in decision_files(out, d))
@@ -82,7 +83,7 @@ def test_resume_rebuilds_the_files_of_a_document_the_database_holds(store: Store
     assert summary["escalated"] == 1
     assert summary["accepted_first_time"] + summary["accepted_after_fixes"] == 1
     entry = json.loads((out / "index" / f"{first}.json").read_text())
-    assert entry["skip_key"] == store.completed_key(first)
+    assert entry["skip_key"] == store.records.completed_key(first)
 
 
 def test_export_mirrors_rebuilds_every_missing_file(store: Store, tmp_path: Path) -> None:
@@ -92,7 +93,7 @@ def test_export_mirrors_rebuilds_every_missing_file(store: Store, tmp_path: Path
     BatchRunner(pipeline(root, sink), sink, workers=1).run(discover([root / "in"]))
     for name in ("index", "agent_outputs", "sme_packets", "ground_truth"):
         shutil.rmtree(out / name)
-    counts = store.export_mirrors(out)
+    counts = export_mirrors(store, out)
     assert counts["documents"] == 2
     for doc in DOCS:
         assert all(p.is_file() for p in decision_files(out, doc)), doc
@@ -117,3 +118,44 @@ def test_an_internal_error_is_never_a_reason_to_skip(store: Store, tmp_path: Pat
     assert (again["skipped_unchanged"], again["processed"], again["errors"]) == (0, 2, 0)
     third = BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
     assert third["skipped_unchanged"] == 2  # a real result is skipped as before
+
+
+def test_a_stale_index_file_after_a_crash_is_rewritten_and_changes_no_count(
+    store: Store, tmp_path: Path
+) -> None:
+    """After a kill between the commit and the files, the mirror still names an earlier run with the same skip
+    key (here an internal error): the resumed run counts the skipped document from the database and rewrites
+    its index entry and decision file from it."""
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    sink = DatabaseResultStore(store, out)
+    docs = discover([root / "in"])
+
+    def broken(path: Path, doc_id: str) -> IngestResult:
+        raise RuntimeError("extraction crashed")
+
+    BatchRunner(pipeline(root, sink, broken), sink, workers=1).run(docs)
+    killed = KilledAfterCommit(store, out)
+    with pytest.raises(KeyboardInterrupt):
+        BatchRunner(pipeline(root, killed), killed, workers=1).run(docs)
+    committed = [d.doc_id for d in docs if store.records.completed_key(d.doc_id) is not None]
+    assert committed
+    held = committed[0]
+    stale = json.loads((out / "index" / f"{held}.json").read_text())
+    assert stale["error"] == "internal_error"  # the mirror a crash left behind
+
+    summary = BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    skipped = len(committed)
+    assert (summary["skipped_unchanged"], summary["processed"], summary["errors"]) == (
+        skipped,
+        2 - skipped,
+        0,
+    )
+    assert summary["escalated"] + summary["accepted_first_time"] + summary["accepted_after_fixes"] == 2
+    newest = store.records.document(held)
+    assert newest is not None
+    entry = json.loads((out / "index" / f"{held}.json").read_text())
+    assert (entry["run_id"], entry["error"]) == (newest.run_id, None)
+    decision = json.loads((out / "agent_outputs" / held / "arbiter_decision.json").read_text())
+    assert decision["final_decision"] == str(newest.outcome.final_decision)
+    assert decision["escalation_reason"] != "internal_error"

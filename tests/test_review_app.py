@@ -76,7 +76,7 @@ def test_claim_next_opens_the_most_urgent_packet(seeded: Seeded) -> None:
     """Claim next opens a packet claimed in the database by the signed-in reviewer."""
     at = sign_in(app_test())
     packet_id = _claim_next(at)
-    packet = seeded.store.get_packet(packet_id)
+    packet = seeded.store.queue.get(packet_id)
     assert packet.claimed_by == "alice"
     assert packet.priority == 0
     assert packet.doc_id in _texts(at.title)
@@ -86,7 +86,7 @@ def test_packet_page_shows_issues_with_text_and_the_page_image(seeded: Seeded) -
     """The packet page lists each issue with its passage and draws the PDF page."""
     at = sign_in(app_test())
     packet_id = _claim_next(at)
-    packet = seeded.store.get_packet(packet_id)
+    packet = seeded.store.queue.get(packet_id)
     shown = "\n".join(_texts(at.markdown))
     assert packet.issues_summary[0].code in shown
     assert "TEST REQUISITION FORM" in shown
@@ -98,7 +98,7 @@ def test_packet_page_says_how_the_decision_was_earned(seeded: Seeded) -> None:
     """The packet page names the semantic checks behind the escalation in plain text (no LLM here: rules only)."""
     at = sign_in(app_test())
     packet_id = _claim_next(at)
-    assert seeded.store.get_packet(packet_id).semantic_checks == "rules_only"
+    assert seeded.store.queue.get(packet_id).semantic_checks == "rules_only"
     assert "Semantic checks: rules only (no model)" in _texts(at.caption)
 
 
@@ -109,9 +109,9 @@ def test_agree_saves_a_validated_ground_truth(seeded: Seeded) -> None:
     at.text_area(key=f"agree_notes_{packet_id}").input("Looks right to me.")
     at.button(key=f"FormSubmitter:agree_{packet_id}-Agree and save").click().run()
     assert not at.exception
-    packet = seeded.store.get_packet(packet_id)
+    packet = seeded.store.queue.get(packet_id)
     assert packet.review_status == "COMPLETED"
-    [record] = list(seeded.store.ground_truth_history(packet.doc_id))
+    [record] = list(seeded.store.ground_truth.history(packet.doc_id))
     assert record.ground_truth_source == "SME_VALIDATED"
     assert record.sme_review is not None
     assert record.sme_review.review_notes == "Looks right to me."
@@ -127,8 +127,8 @@ def test_correction_with_a_problem_is_not_saved(seeded: Seeded) -> None:
     assert any("page 3" in t for t in _texts(at.error))
     at.button(key="save_correction").click().run()
     assert "The correction has problems to fix before it can be saved." in _texts(at.error)
-    assert seeded.store.get_packet(packet_id).review_status == "IN_REVIEW"
-    assert seeded.store.ground_truth_history(seeded.store.get_packet(packet_id).doc_id) == []
+    assert seeded.store.queue.get(packet_id).review_status == "IN_REVIEW"
+    assert seeded.store.ground_truth.history(seeded.store.queue.get(packet_id).doc_id) == []
 
 
 def test_correction_fixed_after_a_problem_is_saved(seeded: Seeded) -> None:
@@ -143,13 +143,13 @@ def test_correction_fixed_after_a_problem_is_saved(seeded: Seeded) -> None:
     at.multiselect(key=f"reasons_{packet_id}").select("WRONG_DOCUMENT_TYPE").run()
     at.button(key="save_correction").click().run()
     assert not at.exception
-    doc_id = seeded.store.get_packet(packet_id).doc_id
-    [record] = seeded.store.ground_truth_history(doc_id)
+    doc_id = seeded.store.queue.get(packet_id).doc_id
+    [record] = seeded.store.ground_truth.history(doc_id)
     assert record.ground_truth_source == "SME_CORRECTED"
     assert record.ground_truth_classification["dominant_type"] == "ADMINISTRATIVE"
     assert record.sme_review is not None
     assert record.sme_review.reason_codes == ["WRONG_DOCUMENT_TYPE"]
-    assert seeded.store.get_packet(packet_id).review_status == "COMPLETED"
+    assert seeded.store.queue.get(packet_id).review_status == "COMPLETED"
 
 
 def test_lost_claim_is_refused_and_the_draft_kept(seeded: Seeded) -> None:
@@ -159,13 +159,13 @@ def test_lost_claim_is_refused_and_the_draft_kept(seeded: Seeded) -> None:
     packet_id = _claim_next(at)
     _open_correct_form(at, packet_id)
     _edit_segments(at, packet_id, FIXED)
-    seeded.store.reassign(packet_id, "bob", "root")
+    seeded.store.queue.reassign(packet_id, "bob", "root")
     at.button(key="save_correction").click().run()
     assert any("bob holds it now" in t and "draft is kept" in t for t in _texts(at.error))
     draft = at.session_state["arbiter_drafts"][packet_id]
     assert draft["rows"][0]["dominant_type"] == "ADMINISTRATIVE"
-    assert seeded.store.get_packet(packet_id).claimed_by == "bob"
-    assert seeded.store.ground_truth_history(seeded.store.get_packet(packet_id).doc_id) == []
+    assert seeded.store.queue.get(packet_id).claimed_by == "bob"
+    assert seeded.store.ground_truth.history(seeded.store.queue.get(packet_id).doc_id) == []
 
 
 def test_skip_returns_the_packet_to_the_queue(seeded: Seeded) -> None:
@@ -174,7 +174,7 @@ def test_skip_returns_the_packet_to_the_queue(seeded: Seeded) -> None:
     packet_id = _claim_next(at)
     at.button(key="skip").click().run()
     assert not at.exception
-    packet = seeded.store.get_packet(packet_id)
+    packet = seeded.store.queue.get(packet_id)
     assert packet.review_status == "PENDING"
     assert packet.claimed_by is None
     assert "Review queue" in _texts(at.title)
@@ -184,22 +184,22 @@ def test_every_rerun_renews_the_lease(seeded: Seeded) -> None:
     """Working on the packet page pushes the claim's expiry forward."""
     at = sign_in(app_test())
     packet_id = _claim_next(at)
-    first = seeded.store.get_packet(packet_id).claim_expires_at
+    first = seeded.store.queue.get(packet_id).claim_expires_at
     at.run()
-    assert seeded.store.get_packet(packet_id).claim_expires_at > first
+    assert seeded.store.queue.get(packet_id).claim_expires_at > first
 
 
 def test_admin_releases_a_claim(seeded: Seeded) -> None:
     """An admin releases another reviewer's claim from the claims page, and it is audited."""
     packet_id = seeded.packet_id("path-breast-02")
-    seeded.store.claim(packet_id, "bob")
+    seeded.store.queue.claim(packet_id, "bob")
     at = sign_in(app_test(), "root", PASSWORD)
     at.switch_page("views/admin.py").run()
     at.selectbox(key="admin_packet").set_value(packet_id).run()
     at.button(key="admin_release").click().run()
     assert not at.exception
-    assert seeded.store.get_packet(packet_id).review_status == "PENDING"
-    events = seeded.store.audit_events(action="packet.admin_release")
+    assert seeded.store.queue.get(packet_id).review_status == "PENDING"
+    events = seeded.store.audit.events(action="packet.admin_release")
     assert [e.actor for e in events] == ["root"]
 
 
@@ -262,7 +262,7 @@ def test_file_names_and_production_answers_are_shown_as_text(tmp_path: Path, mon
     st.cache_data.clear()
     try:
         packet_id = data.packet_id(HOSTILE_NAME)
-        assert data.store.claim(packet_id, "alice") is not None
+        assert data.store.queue.claim(packet_id, "alice") is not None
         at = sign_in(app_test())
         assert not at.exception
         assert any(HOSTILE_NAME in t for t in _texts(at.caption))  # "Your claimed packets"

@@ -43,10 +43,10 @@ def _audit_corrected(seeded: Seeded) -> None:
         primary=record.outcome.final_classification,
         run_id="run-audit",
     )
-    assert seeded.store.record_document(
+    assert seeded.store.records.record(
         dataclasses.replace(record, run_id="run-audit", samples=(audit,))
     ).recorded
-    assert seeded.store.claim(audit.packet_id, "bob") is not None
+    assert seeded.store.queue.claim(audit.packet_id, "bob") is not None
     now = datetime.now(UTC)
     review = SMEReview(
         reviewer="bob",
@@ -56,7 +56,7 @@ def _audit_corrected(seeded: Seeded) -> None:
         submitted_at=now,
     )
     truth = dict(record.outcome.final_classification or {}, dominant_type="ADMINISTRATIVE")
-    seeded.store.submit_review(audit.packet_id, "bob", review, truth, idempotency_key="audit-1")
+    seeded.store.reviews.submit(audit.packet_id, "bob", review, truth, idempotency_key="audit-1")
 
 
 def test_every_reviewer_sees_the_metrics_page(seeded: Seeded) -> None:

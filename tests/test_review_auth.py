@@ -18,12 +18,12 @@ from review_app.launch import APP, streamlit_command
 def store_fixture(tmp_path: Path) -> Store:
     store = Store(f"sqlite:///{tmp_path / 'a.db'}")
     store.migrate()
-    store.add_user("alice", "reviewer", "password-alice")
-    store.add_user("root", "admin", "password-root")
-    store.add_user("proxied", "reviewer", None)
-    store.add_user("proxyroot", "admin", None)
-    store.add_user("gone", "reviewer", "password-gone")
-    store.set_active("gone", False, actor="root")
+    store.users.add("alice", "reviewer", "password-alice")
+    store.users.add("root", "admin", "password-root")
+    store.users.add("proxied", "reviewer", None)
+    store.users.add("proxyroot", "admin", None)
+    store.users.add("gone", "reviewer", "password-gone")
+    store.users.set_active("gone", False, actor="root")
     return store
 
 
@@ -41,7 +41,7 @@ def store_fixture(tmp_path: Path) -> Store:
 )
 def test_local_sign_in(store: Store, name: str, password: str, who: tuple[str, str] | None) -> None:
     """Only an active account with its right password signs in; proxy-only accounts cannot."""
-    user = sign_in(store, name, password)
+    user = sign_in(store.users, name, password)
     assert (None if user is None else (user.name, user.role)) == who
 
 
@@ -59,13 +59,13 @@ def test_local_sign_in(store: Store, name: str, password: str, who: tuple[str, s
 )
 def test_proxy_header_names_an_active_account(store: Store, info: dict[str, object], who: str | None) -> None:
     """The header's name must be an active account without a password; anything else is not signed in."""
-    user = from_proxy(store, info)
+    user = from_proxy(store.users, info)
     assert (None if user is None else user.name) == who
 
 
 def test_admin_role_comes_from_the_store(store: Store) -> None:
     """Roles are the store's, whichever way the user signed in."""
-    user = from_proxy(store, {"arbiter_user": "proxyroot"})
+    user = from_proxy(store.users, {"arbiter_user": "proxyroot"})
     assert user is not None
     assert user.is_admin
     assert user.via == "proxy"
@@ -120,8 +120,8 @@ def test_repository_config_turns_usage_statistics_off() -> None:
 
 def test_proxy_accepts_password_accounts_only_when_told(store: Store) -> None:
     """Issue 14.6: --auth proxy refuses an account that has a password unless the operator allows it."""
-    assert from_proxy(store, {"arbiter_user": "alice"}) is None
-    allowed = from_proxy(store, {"arbiter_user": "alice"}, password_accounts=True)
+    assert from_proxy(store.users, {"arbiter_user": "alice"}) is None
+    allowed = from_proxy(store.users, {"arbiter_user": "alice"}, password_accounts=True)
     assert allowed is not None
     assert allowed.name == "alice"
     assert AppSettings.from_env({"ARBITER_REVIEW_PROXY_PASSWORD_ACCOUNTS": "1"}).proxy_password_accounts

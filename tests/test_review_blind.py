@@ -38,7 +38,7 @@ def _open_claimed(at: Any) -> Any:
 
 
 def _audit_of(data: Seeded, doc_id: str) -> str:
-    found = [p for p in data.store.list_packets(limit=50) if p.doc_id == doc_id and p.kind == "AUDIT"]
+    found = [p for p in data.store.queue.page(limit=50) if p.doc_id == doc_id and p.kind == "AUDIT"]
     assert len(found) == 1
     return found[0].packet_id
 
@@ -46,7 +46,7 @@ def _audit_of(data: Seeded, doc_id: str) -> str:
 def test_audit_packet_never_shows_the_decision(sampled: Seeded) -> None:
     """The audit page has the page image and the classification, and no verdict, rule, issue or retry log."""
     packet_id = _audit_of(sampled, "gen-foundation-01")
-    assert sampled.store.claim(packet_id, "alice") is not None
+    assert sampled.store.queue.claim(packet_id, "alice") is not None
     at = _open_claimed(sign_in(app_test()))
     shown = _everything_shown(at)
     assert "gen-foundation-01" in shown
@@ -71,11 +71,9 @@ def test_second_review_hides_the_issues_of_the_escalation(sampled: Seeded) -> No
     esc = next(r for r in sampled.records if r.doc_id == "admin-requisition-03")
     assert esc.packet is not None
     second = next(
-        p
-        for p in sampled.store.list_packets(limit=50)
-        if p.kind == "SECOND_REVIEW" and p.doc_id == esc.doc_id
+        p for p in sampled.store.queue.page(limit=50) if p.kind == "SECOND_REVIEW" and p.doc_id == esc.doc_id
     )
-    assert sampled.store.claim(second.packet_id, "alice") is not None
+    assert sampled.store.queue.claim(second.packet_id, "alice") is not None
     shown = _everything_shown(_open_claimed(sign_in(app_test())))
     for issue in esc.packet.issues_summary:
         assert issue.code not in shown
@@ -85,14 +83,14 @@ def test_second_review_hides_the_issues_of_the_escalation(sampled: Seeded) -> No
 def test_agreeing_with_an_audit_writes_sme_ground_truth(sampled: Seeded) -> None:
     """Agree on an audit completes it and adds an SME_VALIDATED version over the automatic one."""
     packet_id = _audit_of(sampled, "gen-foundation-01")
-    assert sampled.store.claim(packet_id, "alice") is not None
+    assert sampled.store.queue.claim(packet_id, "alice") is not None
     at = _open_claimed(sign_in(app_test()))
     at.button(key=next(b.key for b in at.button if b.label == "Agree and save")).click().run()
     assert not at.exception
-    history = sampled.store.ground_truth_history("gen-foundation-01")
+    history = sampled.store.ground_truth.history("gen-foundation-01")
     assert [h.ground_truth_source for h in history] == [
         GroundTruthSource.PRIMARY_AGENT_AUTO_ACCEPT,
         GroundTruthSource.SME_VALIDATED,
     ]
-    assert sampled.store.get_packet(packet_id).packet_kind == PacketKind.AUDIT
-    assert sampled.store.packet_status(packet_id) == "COMPLETED"
+    assert sampled.store.queue.get(packet_id).packet_kind == PacketKind.AUDIT
+    assert sampled.store.queue.status(packet_id) == "COMPLETED"

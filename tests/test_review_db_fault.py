@@ -39,12 +39,12 @@ def test_agree_while_sqlite_is_locked_keeps_the_draft_and_saves_later(
             assert str(at.session_state["arbiter_packet_id"]) == packet_id
         finally:
             finish(holder)
-        packet = data.store.get_packet(packet_id)
+        packet = data.store.queue.get(packet_id)
         assert (packet.review_status, packet.claimed_by) == ("IN_REVIEW", "alice")
         at.button(key=f"FormSubmitter:agree_{packet_id}-Agree and save").click().run()
         assert not at.exception
-        assert data.store.get_packet(packet_id).review_status == "COMPLETED"
-        assert len(data.store.ground_truth_history(packet.doc_id)) == 1
+        assert data.store.queue.get(packet_id).review_status == "COMPLETED"
+        assert len(data.store.ground_truth.history(packet.doc_id)) == 1
 
 
 def test_claim_next_while_sqlite_is_locked_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,8 +75,8 @@ def test_postgresql_restart_and_outage_in_the_app(
         store = Store(server.url)
         store.migrate()
         for record in run_fixtures(tmp_path / "pg-out", ("path-breast-02",)):
-            store.record_document(record)
-        store.add_user("alice", "reviewer", PASSWORD)
+            store.records.record(record)
+        store.users.add("alice", "reviewer", PASSWORD)
         store.dispose()
         monkeypatch.setenv(ENV_DB, server.url)
         monkeypatch.setenv(ENV_DB_RETRY, "1")
@@ -103,7 +103,7 @@ def test_postgresql_restart_and_outage_in_the_app(
         at.button(key=f"FormSubmitter:agree_{packet_id}-Agree and save").click().run()
         assert not at.exception
         check = Store(server.url)
-        assert check.get_packet(packet_id).review_status == "COMPLETED"
+        assert check.queue.get(packet_id).review_status == "COMPLETED"
         check.dispose()
         from review_app import state
 

@@ -137,7 +137,7 @@ def test_double_submit_saves_once(seeded: Seeded) -> None:
     assert first.ok
     assert second.ok
     assert first.record == second.record
-    assert len(seeded.store.ground_truth_history(packet.doc_id)) == 1
+    assert len(seeded.store.ground_truth.history(packet.doc_id)) == 1
 
 
 def test_expired_claim_is_refused_with_the_draft_untouched(seeded: Seeded) -> None:
@@ -155,7 +155,7 @@ def test_expired_claim_is_refused_with_the_draft_untouched(seeded: Seeded) -> No
     assert outcome.claim_lost
     assert "expired" in outcome.message
     assert draft.segments[0]["dominant_type"] == "ADMINISTRATIVE"
-    assert seeded.store.ground_truth_history(packet.doc_id) == []
+    assert seeded.store.ground_truth.history(packet.doc_id) == []
 
 
 def test_release_of_someone_elses_packet_changes_nothing(seeded: Seeded) -> None:
@@ -163,7 +163,7 @@ def test_release_of_someone_elses_packet_changes_nothing(seeded: Seeded) -> None
     packet_id = seeded.packet_id("path-breast-02")
     Desk(seeded.store, "bob").claim(packet_id)
     assert not Desk(seeded.store, "alice").release(packet_id).ok
-    assert seeded.store.get_packet(packet_id).claimed_by == "bob"
+    assert seeded.store.queue.get(packet_id).claimed_by == "bob"
 
 
 def test_only_admins_release_and_reassign(seeded: Seeded) -> None:
@@ -173,25 +173,25 @@ def test_only_admins_release_and_reassign(seeded: Seeded) -> None:
     assert not refused.ok
     assert "only admins" in refused.message
     assert AdminDesk(seeded.store, "root").reassign(packet_id, "bob").ok
-    assert seeded.store.get_packet(packet_id).claimed_by == "bob"
+    assert seeded.store.queue.get(packet_id).claimed_by == "bob"
 
 
 def test_ground_truth_rows(seeded: Seeded) -> None:
     """Automatic accepts appear as version 1 with a plain-English source."""
-    [latest] = latest_rows(seeded.store.list_ground_truth())
+    [latest] = latest_rows(seeded.store.ground_truth.page())
     assert (latest["Document"], latest["Version"], latest["Source"]) == (
         "gen-foundation-01",
         1,
         "Accepted automatically",
     )
-    history = seeded.store.ground_truth_history("gen-foundation-01")
+    history = seeded.store.ground_truth.history("gen-foundation-01")
     assert history_rows(history)[0]["Dominant type"] == "GENOMIC_REPORT"
     assert version_caption(history[0]).startswith("Version 1 · Accepted automatically · ")
 
 
 def test_bundle_falls_back_to_reading_the_pdf(seeded: Seeded, tmp_path: Path) -> None:
     """Without its bundle file (or with one outside the roots) the PDF is read again."""
-    packet = seeded.store.get_packet(seeded.packet_id("path-breast-02"))
+    packet = seeded.store.queue.get(seeded.packet_id("path-breast-02"))
     moved = packet.model_copy(update={"document_bundle_path": str(tmp_path / "nowhere.json")})
     bundle = documents.bundle_of(moved, [PDFS])
     assert bundle is not None
@@ -200,7 +200,7 @@ def test_bundle_falls_back_to_reading_the_pdf(seeded: Seeded, tmp_path: Path) ->
 
 def test_pdf_outside_the_documents_root_is_refused(seeded: Seeded) -> None:
     """A packet whose PDF is outside the documents root gets no file and no bundle."""
-    packet = seeded.store.get_packet(seeded.packet_id("path-breast-02"))
+    packet = seeded.store.queue.get(seeded.packet_id("path-breast-02"))
     elsewhere = packet.model_copy(update={"pdf_path": "/etc/passwd", "document_bundle_path": None})
     with pytest.raises(documents.PathRefused):
         documents.pdf_of(elsewhere, PDFS)

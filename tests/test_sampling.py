@@ -23,6 +23,7 @@ from arbiter.classify import get_classifier
 from arbiter.contracts import PacketKind
 from arbiter.contracts.profile import Sampling, load_profile
 from arbiter.ingest import ingest_pdf
+from arbiter.record.mirrors import export_mirrors
 from arbiter.record.packets import BLIND_REASON, build_blind_packet, sampled
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import new_run_id
@@ -73,7 +74,13 @@ def test_blind_packet_reveals_no_decision(kind: PacketKind) -> None:
     assert packet.escalation_reason == BLIND_REASON
     assert packet.final_classification == CLASSIFICATION
     body = packet.model_dump_json()
-    for revealing in ("AUTO_ACCEPT", "ESCALATE", "major_non_fixable", "V2_PAGE_COUNT", "accepted"):
+    for revealing in (
+        "AUTO_ACCEPT",
+        "ESCALATE",
+        "non_fixable_major",
+        "V2.UNCOVERED_PAGES",
+        "accepted",
+    ):
         assert revealing not in body
 
 
@@ -98,67 +105,65 @@ def test_blind_packet_refuses_what_it_cannot_be(kind: PacketKind, message: str) 
 
 def test_samples_are_queued_with_their_kind(store: Store) -> None:
     """An audit and a second review are stored as open packets of their kind, the second linked to its pair."""
-    store.record_document(with_sample(accepted("acc-1", store=store)))
+    store.records.record(with_sample(accepted("acc-1", store=store)))
     esc = with_sample(escalated("esc-1"))
-    store.record_document(esc)
+    store.records.record(esc)
     assert esc.packet is not None
-    rows = {p.doc_id + ":" + p.kind: p for p in store.list_packets(limit=10)}
+    rows = {p.doc_id + ":" + p.kind: p for p in store.queue.page(limit=10)}
     assert set(rows) == {"acc-1:AUDIT", "esc-1:ESCALATION", "esc-1:SECOND_REVIEW"}
-    second = store.get_packet(rows["esc-1:SECOND_REVIEW"].packet_id)
+    second = store.queue.get(rows["esc-1:SECOND_REVIEW"].packet_id)
     assert second.pair_of == esc.packet.packet_id
     assert second.packet_kind == PacketKind.SECOND_REVIEW
-    audit = store.get_packet(rows["acc-1:AUDIT"].packet_id)
+    audit = store.queue.get(rows["acc-1:AUDIT"].packet_id)
     assert audit.blind
     assert audit.v5_decision is None
     assert (
-        store.latest_ground_truth("acc-1") is not None
+        store.ground_truth.latest("acc-1") is not None
     )  # the auto-accept stands until someone says otherwise
 
 
 def test_no_reviewer_gets_both_halves_of_a_double_review(store: Store) -> None:
     """claim_next never hands a reviewer the other half of a pair they hold or reviewed; someone else gets it."""
     esc = with_sample(escalated("esc-1"))
-    store.record_document(esc)
-    first = store.claim_next("alice", now=T0)
+    store.records.record(esc)
+    first = store.queue.claim_next("alice", now=T0)
     assert first is not None
-    again = store.claim_next("alice", now=T0)  # her own open claim comes back first, never her pair
+    again = store.queue.claim_next("alice", now=T0)  # her own open claim comes back first, never her pair
     assert again is not None
     assert again.packet_id == first.packet_id
-    other = store.claim_next("bob", now=T0)
+    other = store.queue.claim_next("bob", now=T0)
     assert other is not None
     assert {first.packet_kind, other.packet_kind} == {PacketKind.ESCALATION, PacketKind.SECOND_REVIEW}
-    assert store.claim(other.packet_id, "alice", now=T0) is None  # nor by a direct claim
+    assert store.queue.claim(other.packet_id, "alice", now=T0) is None  # nor by a direct claim
 
 
 def test_reviewed_pair_stays_barred_after_completion(store: Store) -> None:
     """After alice completes one half, the other half still goes to someone else."""
-    store.record_document(with_sample(escalated("esc-1")))
-    mine = store.claim_next("alice", now=T0)
+    store.records.record(with_sample(escalated("esc-1")))
+    mine = store.queue.claim_next("alice", now=T0)
     assert mine is not None
-    store.submit_review(
+    store.reviews.submit(
         mine.packet_id, "alice", review("alice", at=T0), dict(CLASSIFICATION), idempotency_key="k1", now=T0
     )
-    assert store.claim_next("alice", now=T0) is None
-    assert store.claim_next("bob", now=T0) is not None
+    assert store.queue.claim_next("alice", now=T0) is None
+    assert store.queue.claim_next("bob", now=T0) is not None
 
 
 def test_a_new_audit_replaces_only_the_old_pending_audit(store: Store) -> None:
     """A later run's audit supersedes the pending audit of the same document, never an escalation."""
-    store.record_document(with_sample(accepted("doc-1", "run-1", store=store)))
-    store.record_document(escalated("doc-2", "run-1"))
-    store.record_document(with_sample(accepted("doc-1", "run-2", store=store)))
-    open_kinds = sorted(
-        (p.doc_id, p.kind, p.packet_id) for p in store.list_packets(status="PENDING", limit=10)
-    )
+    store.records.record(with_sample(accepted("doc-1", "run-1", store=store)))
+    store.records.record(escalated("doc-2", "run-1"))
+    store.records.record(with_sample(accepted("doc-1", "run-2", store=store)))
+    open_kinds = sorted((p.doc_id, p.kind, p.packet_id) for p in store.queue.page(status="PENDING", limit=10))
     assert [(d, k) for d, k, _ in open_kinds] == [("doc-1", "AUDIT"), ("doc-2", "ESCALATION")]
 
 
 def test_a_new_escalation_retires_the_old_pending_second_review(store: Store) -> None:
     """When a later run escalates the document again, the old escalation's pending second review leaves too."""
-    store.record_document(with_sample(escalated("doc-1", "run-1")))
+    store.records.record(with_sample(escalated("doc-1", "run-1")))
     new = escalated("doc-1", "run-2", sha="b" * 64)
-    store.record_document(new)
-    pending = store.list_packets(status="PENDING", limit=10)
+    store.records.record(new)
+    pending = store.queue.page(status="PENDING", limit=10)
     assert [(p.kind, p.packet_id) for p in pending] == [
         ("ESCALATION", new.packet.packet_id if new.packet else "")
     ]
@@ -166,9 +171,9 @@ def test_a_new_escalation_retires_the_old_pending_second_review(store: Store) ->
 
 def test_mirrors_hold_escalations_only(store: Store, tmp_path: Path) -> None:
     """export --mirrors writes the escalation packet; blind samples stay in the database."""
-    store.record_document(with_sample(accepted("acc-1", store=store)))
-    store.record_document(with_sample(escalated("esc-1")))
-    counts = store.export_mirrors(tmp_path)
+    store.records.record(with_sample(accepted("acc-1", store=store)))
+    store.records.record(with_sample(escalated("esc-1")))
+    counts = export_mirrors(store, tmp_path)
     assert counts["packets"] == 1
     assert [p.name for p in (tmp_path / "sme_packets").iterdir()] == ["sme_packet_esc-1.json"]
 
@@ -200,7 +205,7 @@ def test_pipeline_samples_by_the_profile_shares(
     )
     decisions = {d: pipeline.process(FIXTURES / "pdfs" / f"{d}.pdf", d).final_decision for d in doc_ids}
     assert decisions == {"gen-foundation-01": "AUTO_ACCEPT", "note-injection-03": "ESCALATE_TO_SME"}
-    kinds = {(p.doc_id, p.kind) for p in store.list_packets(limit=10)}
+    kinds = {(p.doc_id, p.kind) for p in store.queue.page(limit=10)}
     assert (("gen-foundation-01", "AUDIT") in kinds) == expect_audit
     assert (("note-injection-03", "SECOND_REVIEW") in kinds) == expect_second
     assert ("note-injection-03", "ESCALATION") in kinds
@@ -234,12 +239,12 @@ def test_cli_shares_override_the_profile_without_forcing_a_rerun(tmp_path: Path)
     summary = json.loads(next((tmp_path / "out" / "runs").glob("*/summary.json")).read_text())
     assert summary["blind_samples"] == {"AUDIT": 1, "SECOND_REVIEW": 0}
     store = Store(f"sqlite:///{(tmp_path / 'out' / 'arbiter.db').resolve()}")
-    kinds = sorted((p.doc_id, p.kind) for p in store.list_packets(limit=10))
+    kinds = sorted((p.doc_id, p.kind) for p in store.queue.page(limit=10))
     assert kinds == [("gen-foundation-01", "AUDIT"), ("note-injection-03", "ESCALATION")]
     again = runner.invoke(app, [*args, "--audit-share", "0"])
     assert again.exit_code == 0, again.output
     assert "skipped" in again.output.lower()
-    assert sorted((p.doc_id, p.kind) for p in store.list_packets(limit=10)) == kinds
+    assert sorted((p.doc_id, p.kind) for p in store.queue.page(limit=10)) == kinds
     store.dispose()
     bad = runner.invoke(app, [*args, "--audit-share", "1.5"])
     assert bad.exit_code == 2

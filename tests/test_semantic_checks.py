@@ -245,8 +245,8 @@ def test_the_store_keeps_it_on_sqlite_and_postgresql(store: Store) -> None:
     assert record.packet is not None
     outcome = record.outcome.model_copy(update={"semantic_checks": MODEL})
     packet = record.packet.model_copy(update={"semantic_checks": MODEL})
-    store.record_document(dataclasses.replace(record, outcome=outcome, packet=packet))
-    stored = store.get_outcome("doc-s", record.run_id)
+    store.records.record(dataclasses.replace(record, outcome=outcome, packet=packet))
+    stored = store.records.outcome("doc-s", record.run_id)
     assert stored is not None
     assert stored.semantic_checks == MODEL
-    assert store.get_packet(packet.packet_id).semantic_checks == MODEL
+    assert store.queue.get(packet.packet_id).semantic_checks == MODEL

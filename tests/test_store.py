@@ -22,27 +22,28 @@ from store_fixtures import (  # noqa: F401  (fixtures)
 )
 
 from arbiter.contracts import GroundTruthSource, ReviewStatus, Severity, SMEPacket
+from arbiter.record.mirrors import export_mirrors
 from arbiter.store import DuplicateUser, Store
 
 
 def test_record_document_writes_document_outcome_packet_and_audit(store: Store) -> None:
     """An escalated document lands as one document, one outcome, one PENDING packet and one audit event."""
     record = escalated("d1")
-    result = store.record_document(record)
+    result = store.records.record(record)
     counts = row_counts(store)
     assert result.recorded
     assert result.packet_id == record.packet.packet_id  # type: ignore[union-attr]
     assert (counts["documents"], counts["outcomes"], counts["packets"], counts["audit_log"]) == (1, 1, 1, 1)
-    assert store.get_packet(result.packet_id or "").review_status == ReviewStatus.PENDING
-    assert store.get_outcome("d1", "run-1") == record.outcome
+    assert store.queue.get(result.packet_id or "").review_status == ReviewStatus.PENDING
+    assert store.records.outcome("d1", "run-1") == record.outcome
 
 
 def test_record_document_is_idempotent_per_doc_and_run(store: Store) -> None:
     """Recording the same (doc_id, run_id) twice writes nothing the second time."""
-    store.record_document(escalated("d1"))
-    store.record_document(accepted("d2"))
+    store.records.record(escalated("d1"))
+    store.records.record(accepted("d2"))
     before = row_counts(store)
-    again = [store.record_document(escalated("d1")), store.record_document(accepted("d2"))]
+    again = [store.records.record(escalated("d1")), store.records.record(accepted("d2"))]
     assert not any(r.recorded for r in again)
     assert row_counts(store) == before
 
@@ -50,9 +51,9 @@ def test_record_document_is_idempotent_per_doc_and_run(store: Store) -> None:
 def test_get_packet_round_trips_the_contract(store: Store) -> None:
     """get_packet returns the packet the run built, with live claim state, in UTC."""
     record = escalated("d1")
-    store.record_document(record)
+    store.records.record(record)
     assert record.packet is not None
-    got = store.get_packet(record.packet.packet_id)
+    got = store.queue.get(record.packet.packet_id)
     assert got == record.packet
     assert got.created_at.utcoffset() == UTC.utcoffset(None)
 
@@ -60,132 +61,134 @@ def test_get_packet_round_trips_the_contract(store: Store) -> None:
 def test_rerun_does_not_reset_a_packet_under_review(store: Store) -> None:
     """A later run of a claimed document adds a new PENDING packet and leaves the claim alone."""
     first = escalated("d1", "run-1")
-    store.record_document(first)
-    claimed = store.claim_next("alice")
+    store.records.record(first)
+    claimed = store.queue.claim_next("alice")
     assert claimed is not None
     second = escalated("d1", "run-2", sha="b" * 64)
-    store.record_document(second)
-    assert store.get_packet(claimed.packet_id).review_status == ReviewStatus.IN_REVIEW
-    assert store.get_packet(claimed.packet_id).claimed_by == "alice"
+    store.records.record(second)
+    assert store.queue.get(claimed.packet_id).review_status == ReviewStatus.IN_REVIEW
+    assert store.queue.get(claimed.packet_id).claimed_by == "alice"
     assert second.packet is not None
-    assert store.get_packet(second.packet.packet_id).review_status == ReviewStatus.PENDING
+    assert store.queue.get(second.packet.packet_id).review_status == ReviewStatus.PENDING
 
 
 def test_completed_packet_stays_completed_after_a_rerun(store: Store) -> None:
     """A document already reviewed keeps its COMPLETED packet when a new run escalates it again."""
-    store.record_document(escalated("d1", "run-1"))
-    packet = store.claim_next("alice")
+    store.records.record(escalated("d1", "run-1"))
+    packet = store.queue.claim_next("alice")
     assert packet is not None
-    store.submit_review(packet.packet_id, "alice", review("alice"), CLASSIFICATION, idempotency_key="k")
-    store.record_document(escalated("d1", "run-2", sha="b" * 64))
-    assert store.get_packet(packet.packet_id).review_status == ReviewStatus.COMPLETED
-    assert store.count_packets(status="PENDING") == 1
+    store.reviews.submit(packet.packet_id, "alice", review("alice"), CLASSIFICATION, idempotency_key="k")
+    store.records.record(escalated("d1", "run-2", sha="b" * 64))
+    assert store.queue.get(packet.packet_id).review_status == ReviewStatus.COMPLETED
+    assert store.queue.count(status="PENDING") == 1
 
 
 def test_newer_escalation_supersedes_an_unclaimed_packet(store: Store) -> None:
     """An older PENDING packet of the same document leaves the queue when a newer run escalates it."""
-    store.record_document(escalated("d1", "run-1"))
-    store.record_document(escalated("d1", "run-2", sha="b" * 64))
-    rows = store.list_packets()
-    assert [r.packet_id for r in rows] == [store.list_packets(status="PENDING")[0].packet_id]
-    assert store.count_packets(status="SUPERSEDED") == 1
-    assert store.queue_counts()["total"] == 1
-    old = store.list_packets(status="SUPERSEDED")[0]
-    assert store.get_packet(old.packet_id).review_status == ReviewStatus.SUPERSEDED
+    store.records.record(escalated("d1", "run-1"))
+    store.records.record(escalated("d1", "run-2", sha="b" * 64))
+    rows = store.queue.page()
+    assert [r.packet_id for r in rows] == [store.queue.page(status="PENDING")[0].packet_id]
+    assert store.queue.count(status="SUPERSEDED") == 1
+    assert store.queue.counts()["total"] == 1
+    old = store.queue.page(status="SUPERSEDED")[0]
+    assert store.queue.get(old.packet_id).review_status == ReviewStatus.SUPERSEDED
 
 
 def test_auto_accept_ground_truth_is_versioned_append_only(store: Store) -> None:
     """Accepts add PRIMARY_AGENT_AUTO_ACCEPT versions: same answer adds nothing, a new answer supersedes."""
-    store.record_document(accepted("d1", "run-1"))
-    store.record_document(accepted("d1", "run-2", store=store))
-    store.record_document(accepted("d1", "run-3", store=store, dominant="lab_report"))
-    history = store.ground_truth_history("d1")
+    store.records.record(accepted("d1", "run-1"))
+    store.records.record(accepted("d1", "run-2", store=store))
+    store.records.record(accepted("d1", "run-3", store=store, dominant="LAB_REPORT"))
+    history = store.ground_truth.history("d1")
     assert [h.version for h in history] == [1, 2]
     assert history[1].supersedes == history[0].gt_id
     assert {h.ground_truth_source for h in history} == {GroundTruthSource.PRIMARY_AGENT_AUTO_ACCEPT}
-    assert store.latest_ground_truth("d1") == history[-1]
+    assert store.ground_truth.latest("d1") == history[-1]
 
 
 def test_auto_accept_rebases_on_the_newest_stored_version(store: Store) -> None:
     """A record computed against stale ground truth is re-based: versions stay 1, 2, 3 with no gaps."""
-    store.record_document(accepted("d1", "run-1"))
-    stale = accepted("d1", "run-2", dominant="lab_report")  # computed as if no version existed
-    result = store.record_document(stale)
+    store.records.record(accepted("d1", "run-1"))
+    stale = accepted("d1", "run-2", dominant="LAB_REPORT")  # computed as if no version existed
+    result = store.records.record(stale)
     assert result.ground_truth is not None
     assert result.ground_truth.version == 2
-    assert result.ground_truth.supersedes == store.ground_truth_history("d1")[0].gt_id
+    assert result.ground_truth.supersedes == store.ground_truth.history("d1")[0].gt_id
 
 
 def test_sme_ground_truth_is_not_superseded_by_a_later_auto_accept(store: Store) -> None:
     """An SME's answer for a PDF stands when a later run auto-accepts the same PDF."""
-    store.record_document(escalated("d1", "run-1"))
-    packet = store.claim_next("alice")
+    store.records.record(escalated("d1", "run-1"))
+    packet = store.queue.claim_next("alice")
     assert packet is not None
-    store.submit_review(
+    store.reviews.submit(
         packet.packet_id, "alice", review("alice", agrees=False), CLASSIFICATION, idempotency_key="k"
     )
-    result = store.record_document(accepted("d1", "run-2", store=store, dominant="lab_report"))
+    result = store.records.record(accepted("d1", "run-2", store=store, dominant="LAB_REPORT"))
     assert result.ground_truth is None
-    assert store.latest_ground_truth("d1").ground_truth_source == GroundTruthSource.SME_CORRECTED  # type: ignore[union-attr]
+    assert store.ground_truth.latest("d1").ground_truth_source == GroundTruthSource.SME_CORRECTED  # type: ignore[union-attr]
 
 
 def test_list_packets_filters_and_pages_in_priority_order(store: Store) -> None:
     """Filters by status, reason, code and type; pages in order severity then age."""
-    store.record_document(escalated("old-minor", severity=Severity.MINOR, code="V3_X", created=T0))
-    store.record_document(escalated("new-blocker", severity=Severity.BLOCKER, created=T0.replace(day=9)))
-    store.record_document(escalated("old-major", severity=Severity.MAJOR, created=T0.replace(day=6)))
-    assert [r.doc_id for r in store.list_packets()] == ["new-blocker", "old-major", "old-minor"]
-    assert [r.doc_id for r in store.list_packets(offset=1, limit=1)] == ["old-major"]
-    assert [r.doc_id for r in store.list_packets(code="V3_X")] == ["old-minor"]
-    assert store.count_packets(code="V2_PAGE_COUNT") == 2
-    assert store.list_packets(doc_type="lab_report") == []
-    assert len(store.list_packets(doc_type="discharge_summary", reason="major_non_fixable")) == 3
-    assert store.list_packets(status="IN_REVIEW") == []
-    assert store.list_packets()[0].top_codes == ["V2_PAGE_COUNT"]
+    store.records.record(
+        escalated("old-minor", severity=Severity.MINOR, code="V3.HEADER_FOOTER_EVIDENCE", created=T0)
+    )
+    store.records.record(escalated("new-blocker", severity=Severity.BLOCKER, created=T0.replace(day=9)))
+    store.records.record(escalated("old-major", severity=Severity.MAJOR, created=T0.replace(day=6)))
+    assert [r.doc_id for r in store.queue.page()] == ["new-blocker", "old-major", "old-minor"]
+    assert [r.doc_id for r in store.queue.page(offset=1, limit=1)] == ["old-major"]
+    assert [r.doc_id for r in store.queue.page(code="V3.HEADER_FOOTER_EVIDENCE")] == ["old-minor"]
+    assert store.queue.count(code="V2.UNCOVERED_PAGES") == 2
+    assert store.queue.page(doc_type="LAB_REPORT") == []
+    assert len(store.queue.page(doc_type="CLINICAL_NOTE", reason="non_fixable_major")) == 3
+    assert store.queue.page(status="IN_REVIEW") == []
+    assert store.queue.page()[0].top_codes == ["V2.UNCOVERED_PAGES"]
 
 
 def test_pages_read_from_the_end_match_pages_read_from_the_start(store: Store) -> None:
     """With the total given, every page (back half read in reverse) equals the plain OFFSET page."""
     severities = [Severity.MINOR, Severity.MAJOR, Severity.BLOCKER]
     for i in range(11):
-        code = "V3_X" if i % 3 == 0 else "V2_PAGE_COUNT"
+        code = "V3.HEADER_FOOTER_EVIDENCE" if i % 3 == 0 else "V2.UNCOVERED_PAGES"
         record = escalated(f"d{i:02d}", severity=severities[i % 3], code=code, created=T0.replace(minute=i))
-        store.record_document(record)
-    for filters in ({}, {"code": "V3_X"}, {"status": "PENDING"}):
-        total = store.count_packets(**filters)
+        store.records.record(record)
+    for filters in ({}, {"code": "V3.HEADER_FOOTER_EVIDENCE"}, {"status": "PENDING"}):
+        total = store.queue.count(**filters)
         for size in (1, 3, 4, 50):
             for offset in range(0, total + size, size):
-                plain = store.list_packets(**filters, offset=offset, limit=size)
-                assert store.list_packets(**filters, offset=offset, limit=size, total=total) == plain
+                plain = store.queue.page(**filters, offset=offset, limit=size)
+                assert store.queue.page(**filters, offset=offset, limit=size, total=total) == plain
 
 
 def test_queue_counts_by_status_and_reason(store: Store) -> None:
     """Counts by status and by escalation reason of open packets."""
     for i in range(3):
-        store.record_document(escalated(f"d{i}"))
-    store.claim_next("alice")
-    counts = store.queue_counts()
+        store.records.record(escalated(f"d{i}"))
+    store.queue.claim_next("alice")
+    counts = store.queue.counts()
     assert counts["by_status"] == {"PENDING": 2, "IN_REVIEW": 1, "COMPLETED": 0}
-    assert counts["by_reason"] == {"major_non_fixable": 3}
+    assert counts["by_reason"] == {"non_fixable_major": 3}
     assert (counts["open"], counts["total"]) == (3, 3)
 
 
 def test_filter_options_lists_what_is_present(store: Store) -> None:
     """Reasons, types and codes offered to the queue's filters come from the data."""
-    store.record_document(escalated("d1", code="V4_SNIPPET"))
-    assert store.filter_options() == {
-        "reasons": ["major_non_fixable"],
-        "doc_types": ["discharge_summary"],
-        "codes": ["V4_SNIPPET"],
+    store.records.record(escalated("d1", code="V4.SNIPPET_NOT_FOUND"))
+    assert store.queue.filter_options() == {
+        "reasons": ["non_fixable_major"],
+        "doc_types": ["CLINICAL_NOTE"],
+        "codes": ["V4.SNIPPET_NOT_FOUND"],
     }
 
 
 def test_users_passwords_are_hashed_and_verified(store: Store) -> None:
     """argon2 hashes: the right password signs in, a wrong one or an unknown name does not."""
-    store.add_user("alice", "reviewer", "correct horse")
-    assert store.verify_password("alice", "correct horse") is not None
-    assert store.verify_password("alice", "wrong horse") is None
-    assert store.verify_password("nobody", "correct horse") is None
+    store.users.add("alice", "reviewer", "correct horse")
+    assert store.users.verify_password("alice", "correct horse") is not None
+    assert store.users.verify_password("alice", "wrong horse") is None
+    assert store.users.verify_password("nobody", "correct horse") is None
     with store.read() as conn:
         stored = conn.exec_driver_sql("SELECT password_hash FROM users").scalar_one()
     assert stored.startswith("$argon2")
@@ -195,21 +198,21 @@ def test_users_passwords_are_hashed_and_verified(store: Store) -> None:
 def test_users_roles_duplicates_and_deactivation(store: Store) -> None:
     """Roles are checked, names are unique, and a deactivated user cannot sign in."""
     with pytest.raises(ValueError, match="Role"):
-        store.add_user("eve", "superuser", "password1")
-    store.add_user("bob", "admin", "password1")
+        store.users.add("eve", "superuser", "password1")
+    store.users.add("bob", "admin", "password1")
     with pytest.raises(DuplicateUser):
-        store.add_user("bob", "reviewer", "password2")
-    store.set_active("bob", False, actor="root")
-    assert store.verify_password("bob", "password1") is None
-    assert [u.name for u in store.list_users()] == ["bob"]
-    assert store.get_user("bob").is_admin  # type: ignore[union-attr]
+        store.users.add("bob", "reviewer", "password2")
+    store.users.set_active("bob", False, actor="root")
+    assert store.users.verify_password("bob", "password1") is None
+    assert [u.name for u in store.users.list_all()] == ["bob"]
+    assert store.users.get("bob").is_admin  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("table", ["audit_log", "ground_truth"])
 @pytest.mark.parametrize("verb", ["UPDATE {t} SET doc_id = 'x'", "DELETE FROM {t}"])
 def test_append_only_tables_refuse_update_and_delete(store: Store, table: str, verb: str) -> None:
     """The database itself refuses to rewrite history, whatever code tries."""
-    store.record_document(accepted("d1"))
+    store.records.record(accepted("d1"))
     if table == "audit_log":
         verb = verb.replace("doc_id", "actor")
     with pytest.raises(sa.exc.DBAPIError, match="append-only"), store.write() as conn:
@@ -218,10 +221,10 @@ def test_append_only_tables_refuse_update_and_delete(store: Store, table: str, v
 
 
 def _one_review(store: Store) -> None:
-    store.record_document(escalated("d2"))
-    packet = store.claim_next("alice")
+    store.records.record(escalated("d2"))
+    packet = store.queue.claim_next("alice")
     assert packet is not None
-    store.submit_review(packet.packet_id, "alice", review("alice"), CLASSIFICATION, idempotency_key="k1")
+    store.reviews.submit(packet.packet_id, "alice", review("alice"), CLASSIFICATION, idempotency_key="k1")
 
 
 @pytest.mark.parametrize("verb", ["UPDATE reviews SET reviewer = 'x'", "DELETE FROM reviews"])
@@ -258,7 +261,7 @@ def test_sqlite_insert_or_replace_cannot_rewrite_history(tmp_path: Path, case: s
     db = tmp_path / "a.db"
     store = Store(f"sqlite:///{db}")
     store.migrate()
-    store.record_document(accepted("d1"))
+    store.records.record(accepted("d1"))
     _one_review(store)
     table = case.split("_by_")[0]
     before = _dump(store, table)
@@ -295,7 +298,7 @@ def test_postgresql_truncate_is_refused(pg_server_url: str, sql: str) -> None:
     """Row triggers do not fire on TRUNCATE: a statement-level BEFORE TRUNCATE trigger refuses it."""
     store = Store(pg_server_url)
     reset(store)
-    store.record_document(accepted("d1"))
+    store.records.record(accepted("d1"))
     _one_review(store)
     before = row_counts(store)
     with pytest.raises(sa.exc.DBAPIError, match="append-only"), store.write() as conn:
@@ -308,7 +311,7 @@ def test_postgresql_upsert_cannot_rewrite_history(pg_server_url: str) -> None:
     """INSERT … ON CONFLICT DO UPDATE is an UPDATE: refused like one."""
     store = Store(pg_server_url)
     reset(store)
-    store.record_document(accepted("d1"))
+    store.records.record(accepted("d1"))
     with pytest.raises(sa.exc.DBAPIError, match="append-only"), store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO ground_truth SELECT * FROM ground_truth "
@@ -319,11 +322,11 @@ def test_postgresql_upsert_cannot_rewrite_history(pg_server_url: str) -> None:
 
 def test_audit_has_no_rewrite_api_and_pages_events(store: Store) -> None:
     """Audit events are added and read, never updated or deleted through the store."""
-    store.audit("alice", "sign_in", "", {"mode": "password"})
-    store.audit("bob", "sign_in")
-    assert [e.actor for e in store.audit_events()] == ["bob", "alice"]
-    assert [e.actor for e in store.audit_events(actor="alice")] == ["alice"]
-    assert store.audit_events(newest_first=False, limit=1)[0].details == {"mode": "password"}
+    store.audit.record("alice", "sign_in", "", {"mode": "password"})
+    store.audit.record("bob", "sign_in")
+    assert [e.actor for e in store.audit.events()] == ["bob", "alice"]
+    assert [e.actor for e in store.audit.events(actor="alice")] == ["alice"]
+    assert store.audit.events(newest_first=False, limit=1)[0].details == {"mode": "password"}
     assert not [
         name for name in dir(store) if "audit" in name and any(w in name for w in ("update", "delete"))
     ]
@@ -334,10 +337,10 @@ def test_export_mirrors_regenerates_packet_and_ground_truth_files(store: Store, 
     from pathlib import Path
 
     out = Path(str(tmp_path)) / "mirror"
-    store.record_document(escalated("d1"))
-    store.record_document(accepted("d2", "run-1"))
-    store.record_document(accepted("d2", "run-2", store=store, dominant="lab_report"))
-    counts = store.export_mirrors(out)
+    store.records.record(escalated("d1"))
+    store.records.record(accepted("d2", "run-1"))
+    store.records.record(accepted("d2", "run-2", store=store, dominant="LAB_REPORT"))
+    counts = export_mirrors(store, out)
     assert counts == {"packets": 1, "ground_truth_docs": 1, "ground_truth_versions": 2, "documents": 2}
     packet = SMEPacket.model_validate_json((out / "sme_packets" / "sme_packet_d1.json").read_text())
     assert packet.doc_id == "d1"
@@ -354,4 +357,4 @@ def test_naive_datetimes_are_refused(store: Store) -> None:
         record, packet=record.packet.model_copy(update={"created_at": datetime(2026, 1, 1)})
     )
     with pytest.raises(sa.exc.StatementError, match="naive"):
-        store.record_document(naive)
+        store.records.record(naive)

@@ -48,21 +48,21 @@ def test_upgrade_downgrade_upgrade(fresh: Store) -> None:
     fresh.migrate()
     assert _tables(fresh) == TABLES
     assert fresh.current_revision() == "0005"
-    fresh.record_document(accepted("d1"))
+    fresh.records.record(accepted("d1"))
     fresh.downgrade("base")
     assert _tables(fresh) == set()
     assert fresh.current_revision() is None
     fresh.migrate()
     assert _tables(fresh) == TABLES
-    assert fresh.record_document(escalated("d1")).recorded
+    assert fresh.records.record(escalated("d1")).recorded
 
 
 def test_migrate_twice_is_a_no_op(fresh: Store) -> None:
     """migrate() on an up-to-date database changes nothing."""
     fresh.migrate()
-    fresh.record_document(accepted("d1"))
+    fresh.records.record(accepted("d1"))
     fresh.migrate()
-    assert fresh.latest_ground_truth("d1") is not None
+    assert fresh.ground_truth.latest("d1") is not None
 
 
 def test_models_match_migrations(fresh: Store) -> None:

@@ -52,15 +52,15 @@ def test_pipeline_run_lands_in_database_and_mirrors(store: Store, tmp_path: Path
     pipeline = _pipeline(tmp_path, sink)
     results = [pipeline.process(pdf, pdf.stem) for pdf in pdfs]
     for result in results:
-        assert store.completed_key(result.doc_id) is not None
+        assert store.records.completed_key(result.doc_id) is not None
         if result.final_decision == "ESCALATE_TO_SME":
             mirror = SMEPacket.model_validate_json(sink.files.packet_path(result.doc_id).read_text())
-            assert store.get_packet(mirror.packet_id) == mirror
+            assert store.queue.get(mirror.packet_id) == mirror
         else:
             mirror_gt = GroundTruthRecord.model_validate_json(
                 sink.files.ground_truth_path(result.doc_id).read_text()
             )
-            assert store.latest_ground_truth(result.doc_id) == mirror_gt
+            assert store.ground_truth.latest(result.doc_id) == mirror_gt
             assert mirror_gt.version == 1
     assert {r.final_decision for r in results} <= {"ESCALATE_TO_SME", "AUTO_ACCEPT"}
 
@@ -79,7 +79,7 @@ def test_mirror_shows_the_database_packet_state(store: Store, tmp_path: Path) ->
     """A re-run's packet mirror is written from the database, so it reflects the live claim."""
     sink = DatabaseResultStore(store, tmp_path / "out")
     sink.save(escalated("d1", "run-1"))
-    claimed = store.claim_next("alice")
+    claimed = store.queue.claim_next("alice")
     assert claimed is not None
     sink.save(escalated("d1", "run-1"))  # the same run again: nothing new, mirror refreshed
     mirror = SMEPacket.model_validate_json(sink.files.packet_path("d1").read_text())
@@ -90,10 +90,10 @@ def test_ground_truth_mirror_keeps_the_sme_answer(store: Store, tmp_path: Path) 
     """When an SME's answer outranks a later auto-accept, the mirror shows the SME's version."""
     sink = DatabaseResultStore(store, tmp_path / "out")
     sink.save(escalated("d1", "run-1"))
-    packet = store.claim_next("alice")
+    packet = store.queue.claim_next("alice")
     assert packet is not None
-    sme = store.submit_review(
+    sme = store.reviews.submit(
         packet.packet_id, "alice", review("alice", agrees=False), CLASSIFICATION, idempotency_key="k"
     )
-    sink.save(accepted("d1", "run-2", store=store, dominant="lab_report"))
+    sink.save(accepted("d1", "run-2", store=store, dominant="LAB_REPORT"))
     assert GroundTruthRecord.model_validate_json(sink.files.ground_truth_path("d1").read_text()) == sme

@@ -49,6 +49,6 @@ def test_eight_processes_never_double_claim(stress_url: str, record_property: py
             ).all()
         assert twice == []
         assert claim_violations(store) == []
-        assert store.count_packets(status="COMPLETED") == claimed - released
+        assert store.queue.count(status="COMPLETED") == claimed - released
     finally:
         store.dispose()

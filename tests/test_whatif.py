@@ -195,7 +195,7 @@ def fixture_store_fixture(tmp_path_factory: pytest.TempPathFactory) -> Any:
     for rec in run_fixtures(
         tmp / "output", ("note-consult-02", "note-progress-01", "path-lung-01", "lab-labcorp-04")
     ):
-        store.record_document(rec)
+        store.records.record(rec)
     yield store, tmp / "output"
     store.dispose()
 

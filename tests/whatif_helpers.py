@@ -1,6 +1,6 @@
 """Hand-built histories for the policy what-if tests: outcomes whose attempts, issues and decisions are
 written out by hand (decided by the real policy under the profile that recorded them), stored through the
-store's own API (record_document, claim, submit_review)."""
+store's own API (records.record, queue.claim, reviews.submit)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from arbiter.contracts import (
     Attempt,
+    DocumentRecord,
     FinalDecision,
     Issue,
     IssueSource,
@@ -25,7 +26,6 @@ from arbiter.contracts import (
 from arbiter.contracts.profile import Profile, Rule
 from arbiter.decide.policy import decide
 from arbiter.record.ground_truth import auto_accept_record
-from arbiter.record.mirrors import DocumentRecord
 from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
 
@@ -150,16 +150,16 @@ def record(
             now=T0,
         )
         rec = dataclasses.replace(rec, samples=(sample,))
-    store.record_document(rec, now=T0)
+    store.records.record(rec, now=T0)
     return sample.packet_id if sample else (packet.packet_id if packet else None)
 
 
 def review(store: Store, packet_id: str, truth: dict[str, Any], *, agrees: bool) -> None:
     """An SME review through the store: claim, then submit `truth` as the ground truth."""
-    if store.get_user("sme") is None:
-        store.add_user("sme", "reviewer", None)
+    if store.users.get("sme") is None:
+        store.users.add("sme", "reviewer", None)
     now = datetime.now(UTC)
-    assert store.claim(packet_id, "sme", now=now) is not None
+    assert store.queue.claim(packet_id, "sme", now=now) is not None
     done = SMEReview(
         reviewer="sme",
         agrees_with_primary=agrees,
@@ -167,7 +167,7 @@ def review(store: Store, packet_id: str, truth: dict[str, Any], *, agrees: bool)
         started_at=now - timedelta(minutes=1),
         submitted_at=now,
     )
-    store.submit_review(packet_id, "sme", done, truth, idempotency_key=packet_id, now=now)
+    store.reviews.submit(packet_id, "sme", done, truth, idempotency_key=packet_id, now=now)
 
 
 def with_rules(profile: Profile, rules: list[Rule], version: str = "candidate") -> Profile:

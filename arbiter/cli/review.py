@@ -77,7 +77,7 @@ def users_add(
         raise fail("An empty password is not allowed (use --no-password for proxy sign-in accounts).")
     store = _store(db, out_dir, create=True)
     try:
-        store.add_user(name, role, None if no_password else password, actor="cli")
+        store.users.add(name, role, None if no_password else password, actor="cli")
     except ValueError as exc:
         raise fail(str(exc)) from None
     finally:
@@ -91,7 +91,7 @@ def users_list(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
     store = _store(db, out_dir)
     try:
         table = Table("name", "role", "active", "locked")
-        for user in store.list_users():
+        for user in store.users.list_all():
             table.add_row(
                 user.name, str(user.role), "yes" if user.active else "no", "LOCKED" if user.locked else "no"
             )
@@ -110,7 +110,7 @@ def users_unlock(
     """Lift an account's sign-in lockout and throttle (as the named admin; audited)."""
     store = _store(db, out_dir)
     try:
-        store.unlock_user(name, actor=by)
+        store.users.unlock(name, actor=by)
     except (PermissionDenied, UnknownUser) as exc:
         raise fail(str(exc)) from None
     finally:
@@ -155,7 +155,7 @@ def review(
         raise fail(problem)
     store = _store(db, out_dir)
     try:
-        if not store.list_users():
+        if not store.users.list_all():
             console.print(f"No accounts yet: {NO_ACCOUNTS_HINT}", soft_wrap=True)
     finally:
         store.dispose()
@@ -227,6 +227,7 @@ def export(
     """Write files from the database: ground truth as JSONL/CSV/Parquet with a manifest, or the JSON mirrors."""
     from arbiter.export import ExportError, parse_as_of, parse_formats
     from arbiter.export.writer import default_dir, describe, export_ground_truth, refuse_future
+    from arbiter.record.mirrors import export_mirrors
 
     if fmt is None and (as_of is not None or to is not None):
         raise fail("--as-of and --to go with --format.")
@@ -242,7 +243,7 @@ def export(
     store = _store(db, out_dir)
     try:
         if mirrors:
-            counts = store.export_mirrors(out_dir)
+            counts = export_mirrors(store, out_dir)
             out.print(
                 "Regenerated " + ", ".join(f"{n} {what}" for what, n in counts.items()) + f" under {out_dir}."
             )

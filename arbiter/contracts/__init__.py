@@ -18,6 +18,7 @@ from arbiter.contracts.classification import (
     Segment,
     TypeAssessment,
 )
+from arbiter.contracts.record import DocumentRecord
 from arbiter.contracts.review import (
     BLIND_KINDS,
     Corrections,
@@ -66,6 +67,7 @@ __all__ = [
     "Counts",
     "Decision",
     "DocumentBundle",
+    "DocumentRecord",
     "Evidence",
     "EvidenceCheck",
     "Extractor",

@@ -25,7 +25,7 @@ from arbiter.metrics import gt_reader, loader
 from arbiter.metrics.compute import GroundTruthScores, build_report
 from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.rows import DocRun
-from arbiter.store.db import Database
+from arbiter.store import Store
 
 T = TypeVar("T")
 _END = object()
@@ -101,7 +101,7 @@ def _read_ahead(pool: Executor, engine: Engine, as_of: datetime | None) -> Gener
 
 
 def compute_metrics(
-    store: Database,
+    store: Store,
     as_of: datetime | None = None,
     label_order: Sequence[str] = (),
     *,

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from arbiter.metrics.model import NO_LABEL, Labelled, Prediction, dominant_label, prediction
 from arbiter.metrics.sql import bound, cut, params
-from arbiter.store.records import SME_SOURCES
+from arbiter.store.versions import SME_SOURCES
 
 if TYPE_CHECKING:
     from arbiter.metrics.compute import GroundTruthScores

@@ -1,4 +1,6 @@
-"""Where results go (docs/design.md §4). `ResultStore` is the seam: the file mirror below today, the database later.
+"""The JSON mirrors of docs/design.md §4 (`FileStore`), written from what the database holds: per document by the
+database sink (arbiter.record.sink) as a run goes, or all at once by `export_mirrors`. `ResultStore` is what a
+pipeline needs of where its results go.
 
 Every file is written atomically. A document's `index/{doc_id}.json` entry is written last: it is the
 commit marker a resumed run trusts, so a run killed mid-document simply redoes that document, and
@@ -8,14 +10,16 @@ because every path is deterministic the redo replaces files instead of duplicati
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
 from arbiter import atomic
-from arbiter.contracts import DocumentBundle, GroundTruthRecord, SMEPacket, VerificationOutcome
+from arbiter.contracts import DocumentRecord, GroundTruthRecord
+
+if TYPE_CHECKING:
+    from arbiter.store import Store
 
 VERIFIER_FILES = {
     "V1": "v1_schema_validation.json",
@@ -23,23 +27,6 @@ VERIFIER_FILES = {
     "V3": "v3_trap_detection.json",
     "V4": "v4_evidence_quality.json",
 }
-
-
-@dataclass(frozen=True)
-class DocumentRecord:
-    """Everything one document produced in one run."""
-
-    doc_id: str
-    run_id: str
-    skip_key: str
-    pdf_path: str
-    outcome: VerificationOutcome
-    primary_raw: str | None
-    bundle: DocumentBundle | None
-    packet: SMEPacket | None
-    ground_truth: GroundTruthRecord | None
-    error: str | None = None
-    samples: tuple[SMEPacket, ...] = ()  # blind audit / second-review packets (database only, no mirror)
 
 
 class ResultStore(Protocol):
@@ -50,7 +37,12 @@ class ResultStore(Protocol):
 
 
 class FileStore:
-    """The portable JSON files of docs/design.md §4 under one output root."""
+    """The portable JSON files of docs/design.md §4 under one output root.
+
+    `arbiter run` writes them only as mirrors of the database (arbiter.record.sink). Used on its own as a
+    pipeline's ResultStore (fixture recorders, benchmarks, tests without a database) it answers
+    completed_key from its index files; a batch run never does (BatchRunner needs a store that answers
+    `decided` from the database)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -83,6 +75,7 @@ class FileStore:
         return key if isinstance(key, str) else None
 
     def index_entry(self, doc_id: str) -> dict[str, Any] | None:
+        """The mirror's index entry as the file says it (None when missing or unreadable)."""
         try:
             entry = json.loads(self.index_path(doc_id).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -125,17 +118,49 @@ class FileStore:
             if history:
                 atomic.write_json(self.history_path(record.ground_truth), record.ground_truth)
             atomic.write_json(self.ground_truth_path(doc), record.ground_truth)
-        atomic.write_json(
-            self.index_path(doc),
-            {
-                "doc_id": doc,
-                "skip_key": record.skip_key,
-                "run_id": record.run_id,
-                "pdf_path": record.pdf_path,
-                "final_decision": str(record.outcome.final_decision),
-                "escalation_reason": record.outcome.escalation_reason,
-                "accepted_after_fixes": record.outcome.accepted_after_fixes,
-                "semantic_checks": record.outcome.semantic_checks.value,
-                "error": record.error,
-            },
-        )
+        atomic.write_json(self.index_path(doc), index_entry_of(record))
+
+
+def index_entry_of(record: DocumentRecord) -> dict[str, Any]:
+    """A document's index/{doc_id}.json entry: what its run decided, in brief."""
+    return {
+        "doc_id": record.doc_id,
+        "skip_key": record.skip_key,
+        "run_id": record.run_id,
+        "pdf_path": record.pdf_path,
+        "final_decision": str(record.outcome.final_decision),
+        "escalation_reason": record.outcome.escalation_reason,
+        "accepted_after_fixes": record.outcome.accepted_after_fixes,
+        "semantic_checks": record.outcome.semantic_checks.value,
+        "error": record.error,
+    }
+
+
+def export_mirrors(store: Store, out_dir: Path | str) -> dict[str, int]:
+    """Regenerate the packet and ground-truth JSON files from the database (atomic writes):
+    sme_packets/sme_packet_{doc}.json (the document's newest escalation packet; blind samples stay in the
+    database), ground_truth/gt_{doc}.json (newest version), ground_truth/history/{doc}/v{n:04d}.json (every
+    version), and each document's agent_outputs/{doc}/ decision files and index/{doc}.json from its newest
+    recorded run (a document the database holds but whose files a crash never wrote gets them here)."""
+    files = FileStore(Path(out_dir))
+    counts = {"packets": 0, "ground_truth_docs": 0, "ground_truth_versions": 0, "documents": 0}
+    for packet in store.queue.newest_escalations():
+        atomic.write_json(files.packet_path(packet.doc_id), packet)
+        counts["packets"] += 1
+    last: GroundTruthRecord | None = None
+    for record in store.ground_truth.every_version():
+        if last is not None and last.doc_id != record.doc_id:
+            atomic.write_json(files.ground_truth_path(last.doc_id), last)
+            counts["ground_truth_docs"] += 1
+        atomic.write_json(files.history_path(record), record)
+        counts["ground_truth_versions"] += 1
+        last = record
+    if last is not None:
+        atomic.write_json(files.ground_truth_path(last.doc_id), last)
+        counts["ground_truth_docs"] += 1
+    for doc_id in store.records.doc_ids():
+        stored = store.records.document(doc_id)
+        if stored is not None:
+            files.save(stored, history=False)
+            counts["documents"] += 1
+    return counts

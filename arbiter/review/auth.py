@@ -25,7 +25,7 @@ from arbiter.review.settings import PROXY_USER_KEY
 
 class UserDirectory(Protocol):
     def verify_password(self, name: str, password: str) -> Any: ...
-    def get_user(self, name: str) -> Any: ...
+    def get(self, name: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def from_proxy(
     name = proxy_name(user_info, key)
     if not name:
         return None
-    account = users.get_user(name)
+    account = users.get(name)
     if account is None or not account.active:
         return None
     if getattr(account, "has_password", False) and not password_accounts:

@@ -70,7 +70,7 @@ class Desk:
 
     def claim_next(self) -> Outcome:
         try:
-            packet = self.store.claim_next(self.reviewer, lease=self.lease)
+            packet = self.store.queue.claim_next(self.reviewer, lease=self.lease)
         except DatabaseUnavailable:
             return Outcome(False, DATABASE_AWAY)
         if packet is None:
@@ -79,7 +79,7 @@ class Desk:
 
     def claim(self, packet_id: str) -> Outcome:
         try:
-            packet = self.store.claim(packet_id, self.reviewer, lease=self.lease)
+            packet = self.store.queue.claim(packet_id, self.reviewer, lease=self.lease)
         except (UnknownPacket, TooManyClaims) as exc:
             return Outcome(False, str(exc))
         except DatabaseUnavailable:
@@ -93,18 +93,18 @@ class Desk:
         return Outcome(True, f"You claimed {packet.doc_id}.", packet=packet)
 
     def my_claims(self) -> list[Any]:
-        return self.store.list_packets(status="IN_REVIEW", claimed_by=self.reviewer, limit=20)
+        return self.store.queue.page(status="IN_REVIEW", claimed_by=self.reviewer, limit=20)
 
     def keep_alive(self, packet_id: str) -> bool:
         """Renew the lease while the reviewer works (called on every rerun of the packet page); with the
         database away the claim is assumed to stand (the submit checks it for real)."""
         try:
-            return self.store.renew(packet_id, self.reviewer, lease=self.lease)
+            return self.store.queue.renew(packet_id, self.reviewer, lease=self.lease)
         except DatabaseUnavailable:
             return True
 
     def release(self, packet_id: str) -> Outcome:
-        if self.store.release(packet_id, self.reviewer):
+        if self.store.queue.release(packet_id, self.reviewer):
             return Outcome(True, "The packet went back to the queue.")
         return Outcome(False, "This packet was no longer yours; nothing changed.")
 
@@ -164,7 +164,7 @@ class Desk:
     def _submit(self, packet: SMEPacket, review: SMEReview, checked: Checked, token: str) -> Outcome:
         assert checked.classification is not None
         try:
-            record = self.store.submit_review(
+            record = self.store.reviews.submit(
                 packet.packet_id,
                 self.reviewer,
                 review,
@@ -196,14 +196,14 @@ class AdminDesk:
 
     def release(self, packet_id: str) -> Outcome:
         try:
-            done = self.store.admin_release(packet_id, self.admin)
+            done = self.store.queue.admin_release(packet_id, self.admin)
         except (PermissionDenied, UnknownPacket) as exc:
             return Outcome(False, str(exc))
         return Outcome(done, "Released to the queue." if done else "That packet was not claimed.")
 
     def reassign(self, packet_id: str, to_user: str) -> Outcome:
         try:
-            packet = self.store.reassign(packet_id, to_user, self.admin, lease=self.lease)
+            packet = self.store.queue.reassign(packet_id, to_user, self.admin, lease=self.lease)
         except (PermissionDenied, UnknownPacket, UnknownUser, ValueError, StoreError) as exc:
             return Outcome(False, str(exc))
         return Outcome(True, f"{packet.doc_id} is now claimed by {to_user}.", packet=packet)

@@ -19,7 +19,7 @@ def _when(value: Any) -> str:
 
 
 def latest_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Store.list_ground_truth rows as table rows."""
+    """store.ground_truth.page rows as table rows."""
     return [
         {
             "Document": r["doc_id"],

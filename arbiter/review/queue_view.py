@@ -22,7 +22,7 @@ class QueueFilters:
     doc_type: list[str] = field(default_factory=list)
 
     def query(self) -> dict[str, Any]:
-        """Keyword arguments for Store.list_packets / count_packets."""
+        """Keyword arguments for store.queue.page / store.queue.count."""
         return {
             "status": list(self.status) or None,
             "reason": list(self.reason) or None,

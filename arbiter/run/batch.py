@@ -118,12 +118,13 @@ ProgressFn = Callable[[DocResult], None]
 
 
 class RunStore(Protocol):
-    """What a batch needs of its store: where run summaries go and what an earlier run decided."""
+    """What a batch needs of its store: where run summaries go, and what the newest recorded run decided
+    for a document it skips (from the database, the one source of truth; never from a mirror file)."""
 
     @property
     def root(self) -> Path: ...
 
-    def index_entry(self, doc_id: str) -> dict[str, Any] | None: ...
+    def decided(self, doc_id: str) -> dict[str, Any] | None: ...
 
 
 class BatchRunner:
@@ -196,7 +197,7 @@ class BatchRunner:
         with self.lock:
             if result.skipped:
                 tally.skipped += 1
-                previous = self.store.index_entry(result.doc_id) or {}
+                previous = self.store.decided(result.doc_id) or {}
                 tally.add(
                     str(previous.get("final_decision", "ESCALATE_TO_SME")),
                     previous.get("escalation_reason"),

@@ -20,6 +20,7 @@ from arbiter.classify.base import ClassificationError, Classifier, UsesDocumentL
 from arbiter.classify.gemini import ClassificationDeferred
 from arbiter.contracts import (
     DocumentBundle,
+    DocumentRecord,
     Extractor,
     FinalDecision,
     PacketKind,
@@ -36,7 +37,7 @@ from arbiter.ingest.cache import BundleCache
 from arbiter.llm.client import DocumentLLM, LLMClient
 from arbiter.llm.port import LLM
 from arbiter.record.ground_truth import auto_accept_record
-from arbiter.record.mirrors import DocumentRecord, ResultStore
+from arbiter.record.mirrors import ResultStore
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
 from arbiter.store.errors import DatabaseUnavailable
 from verifiers.base import Verifier, VerifyContext

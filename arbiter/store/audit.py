@@ -9,8 +9,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from arbiter.store.db import Database
 from arbiter.store.models import audit_log
+from arbiter.store.repository import Repository
 
 _INSERT = sa.insert(audit_log)  # built once: statement construction is most of a write's CPU
 
@@ -45,13 +45,17 @@ def write_audit(
     conn.execute(_INSERT, row)
 
 
-class AuditMixin(Database):
-    def audit(self, actor: str, action: str, target: str = "", details: dict[str, Any] | None = None) -> None:
+class AuditLog(Repository):
+    """The audit log: events written on their own, and read back filtered and paged."""
+
+    def record(
+        self, actor: str, action: str, target: str = "", details: dict[str, Any] | None = None
+    ) -> None:
         """Record an event on its own (for actions outside the store, e.g. sign-in). Never document text."""
         with self.write() as conn:
             write_audit(conn, actor, action, target, details)
 
-    def audit_events(
+    def events(
         self,
         *,
         actor: str | None = None,

@@ -164,7 +164,7 @@ def retry_seconds() -> float:
 
 
 class Database:
-    """Holds the engine and hands out read and write transactions; the Store's parts build on it."""
+    """Holds the engine and hands out read and write transactions; the Store's repositories share one."""
 
     def __init__(
         self, url: str | None = None, *, engine: Engine | None = None, retry_s: float | None = None
@@ -322,11 +322,12 @@ def sqlite_holders(database: str) -> list[tuple[int, str]]:
 
 
 def retried(method: Any) -> Any:
-    """A Store method run through Database.with_retries."""
+    """A repository method run through its Database's with_retries."""
 
     @functools.wraps(method)
-    def wrapper(self: Database, *args: Any, **kwargs: Any) -> Any:
-        return self.with_retries(lambda: method(self, *args, **kwargs), what=method.__name__)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        db: Database = self.db
+        return db.with_retries(lambda: method(self, *args, **kwargs), what=method.__name__)
 
     return wrapper
 

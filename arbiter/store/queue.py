@@ -3,178 +3,50 @@ databases (ENGINEERING_NOTES: read-then-update double-claimed nearly everything 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
 
-from arbiter.contracts import ReviewStatus, SMEPacket
+from arbiter.contracts import PacketKind, SMEPacket
 from arbiter.store.audit import write_audit
-from arbiter.store.errors import TooManyClaims, UnknownPacket, UnknownUser
-from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_codes, packets
-from arbiter.store.users import UsersMixin
-
-DEFAULT_LEASE = timedelta(minutes=30)
-PENDING, IN_REVIEW, COMPLETED = ReviewStatus.PENDING.value, ReviewStatus.IN_REVIEW.value, "COMPLETED"
-SUPERSEDED = ReviewStatus.SUPERSEDED.value
-QUEUE_ORDER = (packets.c.priority, packets.c.created_at, packets.c.packet_id)
-
-
-def _param(name: str) -> sa.BindParameter[Any]:
-    return sa.bindparam(name, type_=UTCDateTime()) if name.endswith("_at") else sa.bindparam(name)
-
-
-# The hot statements are built once with bound parameters: building a statement costs more CPU than
-# running it (8 reviewer processes on 2 cores spend their time in SQLAlchemy's construction otherwise).
-_CLAIM_SET = {
-    "status": IN_REVIEW,
-    "claimed_by": _param("p_reviewer"),
-    "claimed_at": _param("p_now_at"),
-    "claim_expires_at": _param("p_expires_at"),
-    "updated_at": _param("p_now_at"),
-}
-# Blind second reviews need a second reviewer: nobody is handed a packet whose pair (the escalation it
-# doubles, or the second review of it) they hold or held.
-_SIB = packets.alias("sib")
-
-
-def _not_paired_with(reviewer: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-    return sa.and_(
-        ~sa.exists().where(_SIB.c.packet_id == packets.c.pair_of, _SIB.c.claimed_by == reviewer),
-        ~sa.exists().where(_SIB.c.pair_of == packets.c.packet_id, _SIB.c.claimed_by == reviewer),
-    )
-
-
-_PICK_NEXT = (
-    sa.select(packets.c.packet_id)
-    .where(sa.text(OPEN_PREDICATE))
-    .where(sa.or_(packets.c.status == PENDING, packets.c.claim_expires_at < _param("p_now_at")))
-    .where(_not_paired_with(sa.bindparam("p_reviewer")))
-    .order_by(*QUEUE_ORDER)
-    .limit(1)
-    .with_for_update(skip_locked=True)
-    .scalar_subquery()
+from arbiter.store.db import Database
+from arbiter.store.errors import TooManyClaims, UnknownUser
+from arbiter.store.models import OPEN_PREDICATE, packet_codes, packets
+from arbiter.store.packet_rows import (
+    CLAIM_NEXT,
+    COMPLETED,
+    DEFAULT_LEASE,
+    DEFAULT_MAX_CLAIMS,
+    IN_REVIEW,
+    PENDING,
+    QUEUE_ORDER,
+    RELEASE,
+    RESUME_OWN,
+    SUPERSEDED,
+    PacketSummary,
+    as_list,
+    load_packet,
+    not_paired_with,
+    packet_from_row,
+    summary_from_row,
 )
-# SQLite without fresh statistics may pick the status index and sort every open packet per claim; the
-# partial index walks open packets in claim order, so name it (SQLAlchemy renders no hints for SQLite).
-_PICK_NEXT_SQLITE = (
-    sa.select(
-        sa.text(
-            f"SELECT packet_id FROM packets INDEXED BY ix_packets_open_order WHERE {OPEN_PREDICATE} "
-            "AND (status = 'PENDING' OR claim_expires_at < :p_now_at) "
-            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.packet_id = packets.pair_of "
-            "AND sib.claimed_by = :p_reviewer) "
-            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.pair_of = packets.packet_id "
-            "AND sib.claimed_by = :p_reviewer) "
-            "ORDER BY priority, created_at, packet_id LIMIT 1"
-        )
-        .bindparams(_param("p_now_at"))
-        .columns(packet_id=sa.String())
-        .subquery("next_packet")
-        .c.packet_id
-    )
-).scalar_subquery()
-CLAIM_NEXT = {
-    name: sa.update(packets).where(packets.c.packet_id == pick).values(_CLAIM_SET).returning(*packets.c)
-    for name, pick in (("postgresql", _PICK_NEXT), ("sqlite", _PICK_NEXT_SQLITE))
-}
-RESUME_OWN = (
-    sa.update(packets)
-    .where(
-        packets.c.packet_id
-        == sa.select(packets.c.packet_id)
-        .where(packets.c.status == IN_REVIEW, packets.c.claimed_by == sa.bindparam("p_reviewer"))
-        .order_by(packets.c.claimed_at, packets.c.packet_id)
-        .limit(1)
-        .scalar_subquery()
-    )
-    .values(claim_expires_at=_param("p_expires_at"), updated_at=_param("p_now_at"))
-    .returning(*packets.c)
-)
-# A reviewer holds at most this many claims at once (claim next hands back their own first; a direct claim
-# beyond it is refused); Store.max_claims overrides it.
-DEFAULT_MAX_CLAIMS = 3
-RELEASE = (
-    sa.update(packets)
-    .where(
-        packets.c.packet_id == sa.bindparam("p_packet_id"),
-        packets.c.status == IN_REVIEW,
-        packets.c.claimed_by == sa.bindparam("p_reviewer"),
-    )
-    .values(
-        status=PENDING, claimed_by=None, claimed_at=None, claim_expires_at=None, updated_at=_param("p_now_at")
-    )
-)
+from arbiter.store.repository import Repository
+from arbiter.store.users import Users
+
+_BATCH = 500
 
 
-@dataclass(frozen=True)
-class PacketSummary:
-    """One queue row: enough to list and filter, none of the document's content."""
+class Queue(Repository):
+    """The packets waiting for review: read in priority order, claimed atomically, released, reassigned."""
 
-    packet_id: str
-    doc_id: str
-    priority: int
-    reason: str
-    status: str
-    claimed_by: str | None
-    claim_expires_at: datetime | None
-    created_at: datetime
-    doc_type: str | None
-    top_codes: list[str]
-    kind: str = "ESCALATION"
+    def __init__(self, db: Database, users: Users, *, max_claims: int = DEFAULT_MAX_CLAIMS) -> None:
+        super().__init__(db)
+        self.users = users
+        self.max_claims = max_claims
 
-
-def packet_from_row(row: Any) -> SMEPacket:
-    """The contract packet: the stored body with the live claim state from the columns."""
-    m = row._mapping
-    status = m["status"]
-    body = dict(m["payload"])
-    body.update(
-        review_status=status,
-        claimed_by=m["claimed_by"],
-        claim_expires_at=m["claim_expires_at"],
-        updated_at=m["updated_at"],
-        packet_kind=m["kind"],
-        pair_of=m["pair_of"],
-    )
-    return SMEPacket.model_validate(body)
-
-
-def load_packet(conn: Connection, packet_id: str) -> Any:
-    row = conn.execute(sa.select(packets).where(packets.c.packet_id == packet_id)).first()
-    if row is None:
-        raise UnknownPacket(f"There is no packet {packet_id}.")
-    return row
-
-
-def _summary(row: Any) -> PacketSummary:
-    m = row._mapping
-    return PacketSummary(
-        packet_id=m["packet_id"],
-        doc_id=m["doc_id"],
-        priority=m["priority"],
-        reason=m["escalation_reason"],
-        status=m["status"],
-        claimed_by=m["claimed_by"],
-        claim_expires_at=m["claim_expires_at"],
-        created_at=m["created_at"],
-        doc_type=m["doc_type"],
-        top_codes=[c for c in m["top_codes"].split(",") if c],
-        kind=m["kind"],
-    )
-
-
-def _as_list(value: str | list[str] | tuple[str, ...] | None) -> list[str] | None:
-    if value is None:
-        return None
-    return [value] if isinstance(value, str) else list(value)
-
-
-class QueueMixin(UsersMixin):
     # Reading the queue --------------------------------------------------------------------------------
-    def queue_counts(self) -> dict[str, Any]:
+    def counts(self) -> dict[str, Any]:
         """{'by_status': {status: n}, 'by_reason': {reason: n open}, 'open': n, 'total': n} (superseded excluded from total)."""
         with self.read() as conn:
             by_status: dict[str, int] = dict(
@@ -207,14 +79,14 @@ class QueueMixin(UsersMixin):
         doc_type: str | list[str] | None,
         claimed_by: str | None,
     ) -> sa.Select[Any]:
-        statuses = _as_list(status)
+        statuses = as_list(status)
         if statuses:
             query = query.where(packets.c.status.in_(statuses))
         else:
             query = query.where(packets.c.status != SUPERSEDED)
-        if reasons := _as_list(reason):
+        if reasons := as_list(reason):
             query = query.where(packets.c.escalation_reason.in_(reasons))
-        if types := _as_list(doc_type):
+        if types := as_list(doc_type):
             query = query.where(packets.c.doc_type.in_(types))
         if claimed_by is not None:
             query = query.where(packets.c.claimed_by == claimed_by)
@@ -226,7 +98,7 @@ class QueueMixin(UsersMixin):
             )
         return query
 
-    def list_packets(
+    def page(
         self,
         *,
         status: str | list[str] | None = None,
@@ -240,7 +112,7 @@ class QueueMixin(UsersMixin):
     ) -> list[PacketSummary]:
         """One page of the queue in priority order (severity, then age), filtered and paged in SQL.
 
-        Given `total` (count_packets with the same filters), a page in the back half is read from the end
+        Given `total` (count with the same filters), a page in the back half is read from the end
         in reverse order, so the last page costs what the first does instead of skipping every row before it.
         """
         cols = [c for c in packets.c if c.name != "payload"]
@@ -261,12 +133,12 @@ class QueueMixin(UsersMixin):
                 query.order_by(*(c.desc() for c in QUEUE_ORDER)).offset(total - end).limit(end - offset)
             )
             with self.read() as conn:
-                return [_summary(r) for r in reversed(conn.execute(backwards).all())]
+                return [summary_from_row(r) for r in reversed(conn.execute(backwards).all())]
         query = query.order_by(*QUEUE_ORDER).offset(offset).limit(limit)
         with self.read() as conn:
-            return [_summary(r) for r in conn.execute(query)]
+            return [summary_from_row(r) for r in conn.execute(query)]
 
-    def count_packets(
+    def count(
         self,
         *,
         status: str | list[str] | None = None,
@@ -275,7 +147,7 @@ class QueueMixin(UsersMixin):
         doc_type: str | list[str] | None = None,
         claimed_by: str | None = None,
     ) -> int:
-        """How many packets list_packets would page through with the same filters."""
+        """How many packets page would page through with the same filters."""
         query = self._filtered(
             sa.select(sa.func.count()).select_from(packets),
             status=status,
@@ -299,14 +171,28 @@ class QueueMixin(UsersMixin):
             "codes": sorted(codes),
         }
 
-    def get_packet(self, packet_id: str) -> SMEPacket:
+    def get(self, packet_id: str) -> SMEPacket:
         with self.read() as conn:
             return packet_from_row(load_packet(conn, packet_id))
 
-    def packet_status(self, packet_id: str) -> str:
+    def status(self, packet_id: str) -> str:
         """The stored status (what get_packet(...).review_status also says)."""
         with self.read() as conn:
             return str(load_packet(conn, packet_id)._mapping["status"])
+
+    def newest_escalations(self) -> list[SMEPacket]:
+        """Each document's newest escalation packet that no later run replaced (what the packet mirrors show;
+        blind samples stay in the database), in doc_id order."""
+        query = (
+            sa.select(packets)
+            .where(packets.c.status != SUPERSEDED, packets.c.kind == PacketKind.ESCALATION.value)
+            .order_by(packets.c.doc_id, packets.c.created_at)
+        )
+        newest: dict[str, Any] = {}
+        with self.read() as conn:
+            for row in conn.execute(query.execution_options(yield_per=_BATCH)):
+                newest[row._mapping["doc_id"]] = row
+            return [packet_from_row(row) for row in newest.values()]
 
     # Claims -------------------------------------------------------------------------------------------
     def claim_next(
@@ -338,12 +224,12 @@ class QueueMixin(UsersMixin):
         """Claim this packet if it is pending, its lease expired, or the reviewer already holds it; else None."""
         now = now or datetime.now(UTC)
         p = packets.c
-        limit = getattr(self, "max_claims", DEFAULT_MAX_CLAIMS)
+        limit = self.max_claims
         stmt = (
             sa.update(packets)
             .where(p.packet_id == packet_id, p.status.in_([PENDING, IN_REVIEW]))
             .where(sa.or_(p.status == PENDING, p.claim_expires_at < now, p.claimed_by == reviewer))
-            .where(_not_paired_with(sa.literal(reviewer)))
+            .where(not_paired_with(sa.literal(reviewer)))
             .values(
                 status=IN_REVIEW,
                 claimed_by=reviewer,
@@ -398,7 +284,7 @@ class QueueMixin(UsersMixin):
 
     def admin_release(self, packet_id: str, admin: str, *, now: datetime | None = None) -> bool:
         """An admin returns anyone's claim to the queue (audited); False when it was not claimed."""
-        self.require_admin(admin)
+        self.users.require_admin(admin)
         now = now or datetime.now(UTC)
         p = packets.c
         with self.write() as conn:
@@ -426,8 +312,8 @@ class QueueMixin(UsersMixin):
         now: datetime | None = None,
     ) -> SMEPacket:
         """An admin hands an open packet to another reviewer with a fresh lease (audited)."""
-        self.require_admin(admin)
-        target = self.get_user(to_user)
+        self.users.require_admin(admin)
+        target = self.users.get(to_user)
         if target is None or not target.active:
             raise UnknownUser(f"No active user named {to_user!r}.")
         now = now or datetime.now(UTC)

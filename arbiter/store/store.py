@@ -1,93 +1,96 @@
-"""The review store: one object the batch run, the CLI and the review app share (docs/design.md §8.1)."""
+"""The review store: one object the batch run, the CLI and the review app share, composed of small
+repositories over one database.
+
+    store.records       a batch run's documents (record, completed_key, document, doc_ids, outcome)
+    store.queue         packets waiting for review (counts, page, count, get, claim_next, claim, release …)
+    store.reviews       SME reviews (submit, get)
+    store.ground_truth  ground-truth versions (history, latest, page, every_version)
+    store.users         accounts and sign-in (add, get, list_all, attempt_sign_in, unlock, require_admin …)
+    store.audit         the audit log (record, events)
+
+Callers name the repository (`store.queue.claim_next(...)`); the Store itself keeps only the database's
+lifecycle (migrate, read/write transactions, dispose, where)."""
 
 from __future__ import annotations
 
-import inspect
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
 
-from arbiter import atomic
-from arbiter.contracts import GroundTruthRecord, PacketKind
-from arbiter.store.audit import AuditMixin
-from arbiter.store.db import retried
-from arbiter.store.models import ground_truth, packets
-from arbiter.store.queue import SUPERSEDED, packet_from_row
-from arbiter.store.records import RecordsMixin
-
-_BATCH = 500
+from arbiter.store.audit import AuditLog
+from arbiter.store.db import Database
+from arbiter.store.packet_rows import DEFAULT_MAX_CLAIMS
+from arbiter.store.queue import Queue
+from arbiter.store.records import Records
+from arbiter.store.reviews import Reviews
+from arbiter.store.users import Users
+from arbiter.store.versions import GroundTruth
 
 
-class Store(RecordsMixin, AuditMixin):
+class Store:
     """Store(url=None): url, else env DATABASE_URL, else sqlite:///output/arbiter.db.
 
-    Call migrate() once before use (idempotent). Thread-safe: every method opens its own transaction.
+    Call migrate() once before use (idempotent). Thread-safe: every operation opens its own transaction, and
+    every repository operation is retried on a fresh connection after a transient fault (Database.with_retries).
     """
 
-    def export_mirrors(self, out_dir: Path | str) -> dict[str, int]:
-        """Regenerate docs/design.md §4's packet and ground-truth JSON files from the database (atomic writes):
-        sme_packets/sme_packet_{doc}.json (the document's newest escalation packet; blind samples stay in the
-        database), ground_truth/gt_{doc}.json
-        (newest version), ground_truth/history/{doc}/v{n:04d}.json (every version), and each document's
-        agent_outputs/{doc}/ decision files and index/{doc}.json from its newest recorded run."""
-        from arbiter.record.mirrors import FileStore
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        engine: Engine | None = None,
+        retry_s: float | None = None,
+        max_claims: int = DEFAULT_MAX_CLAIMS,
+    ) -> None:
+        self.db = Database(url, engine=engine, retry_s=retry_s)
+        self.audit = AuditLog(self.db)
+        self.users = Users(self.db)
+        self.queue = Queue(self.db, self.users, max_claims=max_claims)
+        self.records = Records(self.db)
+        self.reviews = Reviews(self.db)
+        self.ground_truth = GroundTruth(self.db)
 
-        files = FileStore(Path(out_dir))
-        counts = {"packets": 0, "ground_truth_docs": 0, "ground_truth_versions": 0}
-        with self.read() as conn:
-            newest: dict[str, Any] = {}
-            query = (
-                sa.select(packets)
-                .where(packets.c.status != SUPERSEDED, packets.c.kind == PacketKind.ESCALATION.value)
-                .order_by(packets.c.doc_id, packets.c.created_at)
-            )
-            for row in conn.execute(query.execution_options(yield_per=_BATCH)):
-                newest[row._mapping["doc_id"]] = row
-            for doc_id, row in newest.items():
-                atomic.write_json(files.packet_path(doc_id), packet_from_row(row))
-                counts["packets"] += 1
-            last: GroundTruthRecord | None = None
-            gt_query = sa.select(ground_truth.c.payload).order_by(
-                ground_truth.c.doc_id, ground_truth.c.version
-            )
-            for payload in conn.execute(gt_query.execution_options(yield_per=_BATCH)).scalars():
-                record = GroundTruthRecord.model_validate(payload)
-                if last is not None and last.doc_id != record.doc_id:
-                    atomic.write_json(files.ground_truth_path(last.doc_id), last)
-                    counts["ground_truth_docs"] += 1
-                atomic.write_json(files.history_path(record), record)
-                counts["ground_truth_versions"] += 1
-                last = record
-            if last is not None:
-                atomic.write_json(files.ground_truth_path(last.doc_id), last)
-                counts["ground_truth_docs"] += 1
-        # Every document's decision files and index entry, from its newest recorded run (a document the
-        # database holds but whose files a crash never wrote gets them here).
-        counts["documents"] = 0
-        for doc_id in self.recorded_doc_ids():
-            stored = self.document_record(doc_id)
-            if stored is not None:
-                files.save(stored, history=False)
-                counts["documents"] += 1
-        return counts
+    # The database's lifecycle ----------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return self.db.url
 
+    @property
+    def engine(self) -> Engine:
+        return self.db.engine
 
-# Every public operation runs through Database.with_retries: a transient fault (connection lost, server
-# restarting, SQLite locked) is tried again on a fresh connection, then DatabaseUnavailable.
-_NOT_RETRIED = frozenset(
-    {"write", "read", "dispose", "alembic_config", "migrate", "downgrade", "with_retries"}
-    | {"unavailable_message", "where"}
-)
+    @property
+    def dialect(self) -> str:
+        return self.db.dialect
 
+    @property
+    def retry_s(self) -> float:
+        return self.db.retry_s
 
-def _retry_operations(cls: type) -> None:
-    for name in dir(cls):
-        if name.startswith("_") or name in _NOT_RETRIED:
-            continue
-        attr = inspect.getattr_static(cls, name)
-        if inspect.isfunction(attr):
-            setattr(cls, name, retried(attr))
+    def where(self) -> str:
+        """The database, for messages (password hidden)."""
+        return self.db.where()
 
+    def migrate(self, revision: str = "head") -> None:
+        self.db.migrate(revision)
 
-_retry_operations(Store)
+    def downgrade(self, revision: str) -> None:
+        self.db.downgrade(revision)
+
+    def current_revision(self) -> str | None:
+        return self.db.with_retries(self.db.current_revision, what="current_revision")  # type: ignore[no-any-return]
+
+    def dispose(self) -> None:
+        self.db.dispose()
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One write transaction (committed when the block ends, rolled back if it raises)."""
+        with self.db.write() as conn:
+            yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.db.read() as conn:
+            yield conn

@@ -17,9 +17,9 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from arbiter.store.audit import write_audit
-from arbiter.store.db import Database
 from arbiter.store.errors import DuplicateUser, PermissionDenied, UnknownUser
 from arbiter.store.models import users
+from arbiter.store.repository import Repository
 
 Role = Literal["reviewer", "admin"]
 ROLES: tuple[str, ...] = ("reviewer", "admin")
@@ -75,8 +75,10 @@ def _user(row: sa.Row[tuple[object, ...]]) -> User:
     )
 
 
-class UsersMixin(Database):
-    def add_user(self, name: str, role: Role | str, password: str | None, *, actor: str = "system") -> User:
+class Users(Repository):
+    """Accounts, passwords and sign-in throttling."""
+
+    def add(self, name: str, role: Role | str, password: str | None, *, actor: str = "system") -> User:
         """Create an account; password None makes a proxy-header-only account that cannot sign in locally."""
         name = name.strip()
         if not name:
@@ -115,12 +117,12 @@ class UsersMixin(Database):
                 raise UnknownUser(f"No user named {name!r}.")
             write_audit(conn, actor, "user.activate" if active else "user.deactivate", name)
 
-    def get_user(self, name: str) -> User | None:
+    def get(self, name: str) -> User | None:
         with self.read() as conn:
             row = conn.execute(sa.select(users).where(users.c.name == name)).first()
         return _user(row) if row else None
 
-    def list_users(self) -> list[User]:
+    def list_all(self) -> list[User]:
         with self.read() as conn:
             return [_user(r) for r in conn.execute(sa.select(users).order_by(users.c.name))]
 
@@ -216,7 +218,7 @@ class UsersMixin(Database):
         with self.write() as conn:
             write_audit(conn, name, "user.sign_in_failed", name, {"client": client, "reason": reason}, at=now)
 
-    def unlock_user(self, name: str, *, actor: str) -> None:
+    def unlock(self, name: str, *, actor: str) -> None:
         """An admin lifts a lockout (and the throttle); audited."""
         self.require_admin(actor)
         with self.write() as conn:
@@ -231,7 +233,7 @@ class UsersMixin(Database):
 
     def require_admin(self, name: str) -> User:
         """The admin user, or PermissionDenied (admin actions are refused for anyone else)."""
-        user = self.get_user(name)
+        user = self.get(name)
         if user is None or not user.active or not user.is_admin:
             raise PermissionDenied(f"{name} is not an admin; only admins can do this.")
         return user

@@ -24,7 +24,7 @@ from arbiter.metrics import loader
 from arbiter.metrics.rows import PacketKind
 from arbiter.metrics.sql import bound, cut, params
 from arbiter.store.db import make_engine, resolve_url
-from arbiter.store.records import SME_SOURCES
+from arbiter.store.versions import SME_SOURCES
 
 GTC, PAC = "ground_truth_classification", "primary_agent_classification"
 

@@ -15,7 +15,7 @@ admin = state.admin_desk(user)
 
 st.title("Claims")
 state.show_flash()
-claims = store.list_packets(status=["PENDING", "IN_REVIEW"], limit=200)
+claims = store.queue.page(status=["PENDING", "IN_REVIEW"], limit=200)
 st.dataframe(queue_rows(claims), hide_index=True, key="admin_claims")
 ids = [c.packet_id for c in claims]
 labels = {c.packet_id: f"{c.doc_id} ({c.claimed_by or 'unclaimed'})" for c in claims}
@@ -25,20 +25,20 @@ if packet_id:
     if c1.button("Release to the queue", key="admin_release"):
         outcome = admin.release(packet_id)
         (st.success if outcome.ok else st.warning)(escape(outcome.message))
-    reviewers = [u.name for u in store.list_users() if u.active]
+    reviewers = [u.name for u in store.users.list_all() if u.active]
     to_user = c2.selectbox("Reassign to", reviewers, key="admin_to", index=None)
     if to_user and c2.button("Reassign", key="admin_reassign"):
         outcome = admin.reassign(packet_id, to_user)
         (st.success if outcome.ok else st.error)(escape(outcome.message))
 
 st.subheader("Locked accounts")
-locked = [u.name for u in store.list_users() if u.locked]
+locked = [u.name for u in store.users.list_all() if u.locked]
 if not locked:
     st.caption("No account is locked.")
 else:
     st.caption("Locked after too many failed sign-ins; unlocking lets the person try again (audited).")
     to_unlock = st.selectbox("Account", locked, key="admin_locked", index=None)
     if to_unlock and st.button("Unlock", key="admin_unlock"):
-        store.unlock_user(to_unlock, actor=user.name)
+        store.users.unlock(to_unlock, actor=user.name)
         state.flash("success", f"{to_unlock} is unlocked.")
         st.rerun()

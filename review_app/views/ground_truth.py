@@ -13,12 +13,12 @@ st.title("Ground truth")
 state.show_flash()
 search = st.text_input("Find a document", key="gt_search", placeholder="document id")
 page = int(st.number_input("Page", min_value=1, value=1, key="gt_page"))
-latest = store.list_ground_truth(search=search or None, offset=(page - 1) * 50, limit=50)
+latest = store.ground_truth.page(search=search or None, offset=(page - 1) * 50, limit=50)
 st.dataframe(latest_rows(latest), hide_index=True, key="gt_table")
 doc_ids = [row["doc_id"] for row in latest]
 doc_id = st.selectbox("Document", doc_ids, key="gt_doc", index=0 if doc_ids else None)
 if doc_id:
-    history = store.ground_truth_history(doc_id)
+    history = store.ground_truth.history(doc_id)
     st.subheader(escape(f"{doc_id}: {len(history)} version{'s' if len(history) != 1 else ''}"))
     st.dataframe(history_rows(history), hide_index=True, key="gt_history")
     version = st.selectbox(

@@ -58,7 +58,7 @@ if packet_id is None:
         st.stop()
 
 try:
-    packet = store.get_packet(packet_id)
+    packet = store.queue.get(packet_id)
     st.session_state.setdefault("arbiter_loaded_packets", {})[packet_id] = packet
 except UnknownPacket as exc:
     state.close_packet(packet_id)

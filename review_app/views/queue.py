@@ -22,7 +22,7 @@ desk = state.desk(user)
 st.title("Review queue")
 state.show_flash()
 
-counts = store.queue_counts()
+counts = store.queue.counts()
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Waiting", counts["by_status"].get("PENDING", 0))
 c2.metric("In review", counts["by_status"].get("IN_REVIEW", 0))
@@ -44,7 +44,7 @@ if mine:
         state.open_packet(mine[0].packet_id)
         st.switch_page("views/packet.py")
 
-options = store.filter_options()
+options = store.queue.filter_options()
 with st.expander("Filters", expanded=False):
     f1, f2 = st.columns(2)
     status = f1.multiselect(
@@ -62,12 +62,12 @@ with st.expander("Filters", expanded=False):
     doc_type = f4.multiselect("Document type", options["doc_types"], key="filter_type")
 filters = QueueFilters(status=status, reason=reason, code=code or None, doc_type=doc_type)
 
-total = store.count_packets(**filters.query())
+total = store.queue.count(**filters.query())
 pages = page_count(total)
 page = clamp_page(
     int(st.number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1, key="queue_page")), total
 )
-summaries = store.list_packets(**filters.query(), offset=offset_of(page), limit=PAGE_SIZE, total=total)
+summaries = store.queue.page(**filters.query(), offset=offset_of(page), limit=PAGE_SIZE, total=total)
 st.caption(f"{total} packets match; showing {len(summaries)}.")
 selection = st.dataframe(
     queue_rows(summaries),

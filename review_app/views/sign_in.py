@@ -9,7 +9,7 @@ from review_app import state
 
 st.title("Arbiter review")
 st.write("Sign in to review escalated documents.")
-if not state.the_store().list_users():
+if not state.the_store().users.list_all():
     st.warning(NO_ACCOUNTS)
 with st.form("sign_in"):
     name = st.text_input("User name", key="sign_in_name")
@@ -17,7 +17,7 @@ with st.form("sign_in"):
     submitted = st.form_submit_button("Sign in", type="primary")
 if submitted:
     user, refusal = sign_in_checked(
-        state.the_store(),
+        state.the_store().users,
         name,
         password,
         client=state.client_address(),
@@ -28,5 +28,5 @@ if submitted:
         st.error(refusal or "The user name or password is not right.")
     else:
         st.session_state[state.USER] = user
-        state.the_store().audit(user.name, "user.sign_in")
+        state.the_store().audit.record(user.name, "user.sign_in")
         st.rerun()

@@ -18,14 +18,17 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from arbiter.contracts import StopReason
+from arbiter.record.packets import BLIND_REASON
+from arbiter.store import Store
 from arbiter.store.models import documents, ground_truth, outcomes, packet_codes, packets, reviews, runs
-from arbiter.store.queue import COMPLETED, PENDING
-from arbiter.store.store import Store
-from arbiter.store.synthetic import REVIEWERS, seed_ground_truth
+from arbiter.store.packet_rows import COMPLETED, PENDING
+from testing.ground_truth import REVIEWERS, seed_ground_truth
+from testing.seeding import issue, priority_of
+from testing.vocabulary import RETRY_RULE, RULE_REASONS
 
 _CHUNK = 2_000
 _AUTO = "PRIMARY_AGENT_AUTO_ACCEPT"
-_POLICY = "synthetic-metrics"
 
 
 @dataclass
@@ -39,33 +42,23 @@ class Seeded:
     runs: list[str] = field(default_factory=list)
 
 
-def _issue(i: int, code: str, blocker: bool) -> dict[str, Any]:
-    verifier = code.split(".", 1)[0]
-    return {
-        "issue_id": f"{verifier}-{i:04d}",
-        "code": code,
-        "verifier": verifier,
-        "severity": "BLOCKER" if blocker else "MAJOR",
-        "message": "A synthetic finding for the metrics benchmark.",
-        "auto_fixable": False,
-        "fix": None,
-        "location": {"segment_index": 1, "document_type": None, "page": 1, "path": "/segments/0"},
-        "source": "rule",
-        "highlight": None,
-    }
-
-
-def _outcome(doc_id: str, summary: dict[str, Any], classification: dict[str, Any]) -> dict[str, Any]:
-    """A VerificationOutcome-shaped dict with the attempts, decisions and issues the summary names."""
+def _outcome(
+    doc_id: str, summary: dict[str, Any], classification: dict[str, Any], policy: str
+) -> dict[str, Any]:
+    """A VerificationOutcome-shaped dict with the attempts, decisions and issues the summary names: a policy
+    escalation ends on its rule's decision; a loop stopped for another reason (max_retries, no_progress) ends
+    on a retry and is escalated under the stop's name, as the governor does."""
     accepted = summary["final_decision"] == "AUTO_ACCEPT"
-    issues = [
-        _issue(i, c, summary["rule"] == "blocker_present") for i, c in enumerate(summary["issue_codes"], 1)
-    ]
+    by_policy = summary["stop_reason"] in (StopReason.ACCEPTED, StopReason.ESCALATED_BY_POLICY)
+    issues = [issue(i, c) for i, c in enumerate(summary["issue_codes"], 1)]
     n = max(1, int(summary["attempts"]))
     attempts = []
     for a in range(n):
         last = a == n - 1
-        decision = ("AUTO_ACCEPT" if accepted else "ESCALATE_TO_SME") if last else "AUTO_RETRY"
+        if last and by_policy:
+            decision, rule = ("AUTO_ACCEPT" if accepted else "ESCALATE_TO_SME"), summary["rule"]
+        else:
+            decision, rule = "AUTO_RETRY", RETRY_RULE
         results = [
             {
                 "verifier": v,
@@ -84,21 +77,22 @@ def _outcome(doc_id: str, summary: dict[str, Any], classification: dict[str, Any
                 "verifier_results": results,
                 "decision": {
                     "decision": decision,
-                    "rule": summary["rule"] if last else "fixable_major",
-                    "reason": "synthetic",
+                    "rule": rule,
+                    "reason": RULE_REASONS[rule],
                     "counts": {"major": len(issues), "total": len(issues)},
-                    "policy_version": _POLICY,
+                    "policy_version": policy,
                 },
                 "fixes_applied": [],
             }
         )
+    reason = None if accepted else (summary["rule"] if by_policy else summary["stop_reason"])
     return {
         "doc_id": doc_id,
         "final_decision": "AUTO_ACCEPT" if accepted else "ESCALATE_TO_SME",
-        "escalation_reason": None if accepted else summary["rule"],
-        "escalation_message": None if accepted else "Escalated for review.",
+        "escalation_reason": reason,
+        "escalation_message": None if accepted else RULE_REASONS.get(reason or "", "Escalated for review."),
         "stop_reason": summary["stop_reason"],
-        "policy_version": _POLICY,
+        "policy_version": policy,
         "attempts": attempts,
         "final_classification": classification,
         "final_issues": issues,
@@ -127,15 +121,15 @@ def _packet(
         "final_classification": extra["primary"],
         "v5_decision": None,
         "escalation_reason": reason,
-        "escalation_message": "Escalated for review.",
+        "escalation_message": RULE_REASONS.get(reason, "Selected for a blind review."),
         "total_issues": len(issues),
         "issues_summary": issues,
         "retry_log": [],
-        "priority": 0 if any(i["severity"] == "BLOCKER" for i in issues) else 1,
+        "priority": priority_of([i["code"] for i in issues]) if issues else 1,
         "created_at": created.isoformat(),
         "updated_at": created.isoformat(),
         "run_id": run_id,
-        "policy_version": _POLICY,
+        "policy_version": extra["policy"],
         "packet_kind": kind,
         "pair_of": extra.get("pair_of"),
     }
@@ -210,7 +204,9 @@ def _document(
     )
     accepted = first.source == _AUTO
     decided = first.created_at - timedelta(minutes=5)
-    outcome = _outcome(doc_id, summary, p["ground_truth_classification"] if accepted else primary)
+    outcome = _outcome(
+        doc_id, summary, p["ground_truth_classification"] if accepted else primary, p["policy_version"]
+    )
     batch.add(
         documents,
         {
@@ -233,7 +229,7 @@ def _document(
     def packet(kind: str, status: str, reviewer: str | None = None, pair_of: str | None = None) -> str:
         packet_id = f"pkt-{kind[:3].lower()}-{doc_id}"
         issues = outcome["final_issues"] if kind == "ESCALATION" else []
-        reason = outcome["escalation_reason"] if kind == "ESCALATION" else "review_sample"
+        reason = outcome["escalation_reason"] if kind == "ESCALATION" else BLIND_REASON
         row = _packet(
             packet_id,
             kind,
@@ -243,6 +239,7 @@ def _document(
             issues,
             created_at=decided,
             primary=primary,
+            policy=p["policy_version"],
             status=status,
             reviewer=reviewer,
             pair_of=pair_of,

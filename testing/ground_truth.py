@@ -1,8 +1,5 @@
-"""Synthetic packets and ground truth inserted in bulk, for stress tests, benchmarks and load experiments.
-
-They go straight into the tables (executemany, thousands a transaction) rather than through
-record_document, so seeding 100k packets takes seconds; the rows look like the batch run's and the review's.
-"""
+"""Synthetic ground truth inserted in bulk for the export and metrics benchmarks and tests: valid
+GroundTruthRecords over the default profile's taxonomy, with SME reviews, corrections and later versions."""
 
 from __future__ import annotations
 
@@ -13,108 +10,16 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from arbiter.store.models import ground_truth, packet_codes, packets, runs
-from arbiter.store.queue import PENDING
-from arbiter.store.store import Store
+from arbiter.store import Store
+from arbiter.store.models import ground_truth
+from testing.vocabulary import ACCEPT_RULES, DOC_TYPES, ESCALATIONS, POLICY_VERSION, Escalation
 
-REASONS = ("major_non_fixable", "blocker_present", "retry_limit", "pdf_unreadable", "evidence_missing")
-DOC_TYPES = ("discharge_summary", "lab_report", "radiology_report", "progress_note", "operative_note")
-CODES = (
-    "V2_PAGE_COUNT",
-    "V2_MIXTURE_SUM",
-    "V3_TRAP_HEADER",
-    "V4_SNIPPET_NOT_FOUND",
-    "V1_SCHEMA",
-    "V3_FAX_COVER",
-)
 _CHUNK = 2_000
+_MINOR_CODE = "V4.ANCHOR_NOT_FOUND"  # what a minor_only accept tolerates
 
-
-def _payload(
-    packet_id: str, doc_id: str, priority: int, reason: str, created: str, run_id: str
-) -> dict[str, Any]:
-    return {
-        "packet_id": packet_id,
-        "doc_id": doc_id,
-        "pdf_filename": f"{doc_id}.pdf",
-        "pdf_path": f"/docs/{doc_id}.pdf",
-        "pdf_sha256": "0" * 64,
-        "document_bundle_path": None,
-        "total_pages": 4,
-        "primary_agent_classification": {
-            "dominant_type": "lab_report",
-            "segments": [],
-            "document_mixture": [],
-        },
-        "final_classification": None,
-        "v5_decision": None,
-        "escalation_reason": reason,
-        "escalation_message": "Escalated for review.",
-        "total_issues": 0,
-        "issues_summary": [],
-        "retry_log": [],
-        "priority": priority,
-        "created_at": created,
-        "updated_at": created,
-        "run_id": run_id,
-        "policy_version": "synthetic",
-    }
-
-
-def seed_packets(
-    store: Store,
-    n: int,
-    *,
-    run_id: str = "synthetic",
-    prefix: str = "syn",
-    seed: int = 0,
-    start: datetime | None = None,
-) -> list[str]:
-    """Insert n PENDING packets with varied priority, age, reason, type and codes; returns their ids."""
-    rng = random.Random(seed)
-    t0 = start or datetime(2026, 1, 1, tzinfo=UTC)
-    ids: list[str] = []
-    with store.write() as conn:
-        conn.execute(sa.insert(runs).values(run_id=run_id, created_at=t0))
-    for lo in range(0, n, _CHUNK):
-        rows: list[dict[str, Any]] = []
-        code_rows: list[dict[str, str]] = []
-        for i in range(lo, min(n, lo + _CHUNK)):
-            packet_id, doc_id = f"{prefix}-{i:07d}", f"{prefix}-doc-{i:07d}"
-            created = t0 + timedelta(seconds=rng.randrange(0, 90 * 86_400))
-            priority, reason = rng.choice((0, 1, 1, 2, 2, 2)), rng.choice(REASONS)
-            codes = rng.sample(CODES, rng.randint(1, 3))
-            rows.append(
-                {
-                    "packet_id": packet_id,
-                    "doc_id": doc_id,
-                    "run_id": run_id,
-                    "priority": priority,
-                    "escalation_reason": reason,
-                    "doc_type": rng.choice(DOC_TYPES),
-                    "top_codes": ",".join(codes),
-                    "status": PENDING,
-                    "created_at": created,
-                    "updated_at": created,
-                    "payload": _payload(packet_id, doc_id, priority, reason, created.isoformat(), run_id),
-                }
-            )
-            code_rows.extend({"packet_id": packet_id, "code": c} for c in codes)
-            ids.append(packet_id)
-        with store.write() as conn:
-            conn.execute(sa.insert(packets), rows)
-            conn.execute(sa.insert(packet_codes), code_rows)
-    if store.dialect == "postgresql":
-        with store.engine.connect() as conn:  # fresh statistics, as autovacuum would have after a real run
-            conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
-                "ANALYZE packets, packet_codes"
-            )
-    return ids
-
-
-# Ground truth -----------------------------------------------------------------------------------------
-GT_TYPES = ("GENOMIC_REPORT", "LAB_REPORT", "PATHOLOGY_REPORT", "CLINICAL_NOTE", "ADMINISTRATIVE")
-POLICY_VERSIONS = ("medical-2026.10.0", "medical-2026.11.1")
+GT_TYPES = DOC_TYPES
+# Two policy versions (the profile's, and one before it), so reports by policy version have two rows.
+POLICY_VERSIONS = (POLICY_VERSION + "-previous", POLICY_VERSION)
 REVIEWERS = tuple(f"sme{i:02d}" for i in range(1, 13))
 _SNIPPETS = {
     "GENOMIC_REPORT": ("Comprehensive genomic profiling identified a KRAS G12C alteration", "KRAS G12C"),
@@ -123,13 +28,7 @@ _SNIPPETS = {
     "CLINICAL_NOTE": ("Patient seen in follow-up; tolerating therapy well", "follow-up"),
     "ADMINISTRATIVE": ("FACSIMILE TRANSMITTAL - please deliver to oncology", "FACSIMILE"),
 }
-_ACCEPT_RULES = ("no_issues", "only_minor")
-_ESCALATE_RULES = (
-    ("major_non_fixable", "escalated_by_policy", ("V4.SNIPPET_NOT_FOUND",)),
-    ("blocker_present", "escalated_by_policy", ("V3.ROUTINE_LAB_AS_GENOMIC",)),
-    ("retry", "max_retries", ("V2.MIXTURE_SUM", "V1.SEGMENT_PAGE_COUNT")),
-    ("major_count", "no_progress", ("V2.DOMINANT_NOT_ARGMAX", "V4.EVIDENCE_OTHER_PAGE")),
-)
+assert set(_SNIPPETS) == set(GT_TYPES), "a snippet for every type of the default taxonomy"
 _AUTO, _VALIDATED, _CORRECTED = "PRIMARY_AGENT_AUTO_ACCEPT", "SME_VALIDATED", "SME_CORRECTED"
 
 
@@ -228,22 +127,23 @@ def _gt_payload(
     truth, reason = _corrected(primary, rng) if source == _CORRECTED else (primary, "")
     summary: dict[str, Any]
     if machine_accepted:
+        rule = rng.choice(ACCEPT_RULES)
         summary = {
             "final_decision": "AUTO_ACCEPT",
-            "rule": rng.choice(_ACCEPT_RULES),
+            "rule": rule,
             "attempts": rng.choice((1, 1, 1, 2)),
-            "issue_codes": [],
+            "issue_codes": [_MINOR_CODE] if rule == "minor_only" else [],
             "stop_reason": "accepted",
         }
     else:
-        rule, stop, codes = rng.choice(_ESCALATE_RULES)
-        attempts = 3 if stop == "max_retries" else rng.choice((1, 2))
+        story: Escalation = rng.choice(ESCALATIONS)
+        attempts = 3 if story.stop == "max_retries" else rng.choice((1, 2))
         summary = {
             "final_decision": "ESCALATE_TO_SME",
-            "rule": rule,
+            "rule": story.rule,
             "attempts": attempts,
-            "issue_codes": list(codes),
-            "stop_reason": stop,
+            "issue_codes": sorted(story.codes),
+            "stop_reason": story.stop.value,
         }
     review = None
     if source != _AUTO:
@@ -290,7 +190,7 @@ def _gt_payload(
 
 
 def _gt_id(doc_id: str, version: int, sha: str) -> str:
-    """The id next_version gives (arbiter.record.ground_truth)."""
+    """The id next_version gives (arbiter.store.versions)."""
     return "gt-" + hashlib.sha256(f"{doc_id}|{version}|{sha}".encode()).hexdigest()[:16]
 
 

@@ -1,0 +1,26 @@
+"""What one document produced in one run: the unit the run hands to the store and the mirrors write out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arbiter.contracts.bundle import DocumentBundle
+from arbiter.contracts.review import GroundTruthRecord, SMEPacket
+from arbiter.contracts.verification import VerificationOutcome
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """Everything one document produced in one run."""
+
+    doc_id: str
+    run_id: str
+    skip_key: str
+    pdf_path: str
+    outcome: VerificationOutcome
+    primary_raw: str | None
+    bundle: DocumentBundle | None
+    packet: SMEPacket | None
+    ground_truth: GroundTruthRecord | None
+    error: str | None = None
+    samples: tuple[SMEPacket, ...] = ()  # blind audit / second-review packets (database only, no mirror)

@@ -1,0 +1,170 @@
+"""Packet rows and the queue's statements: statuses, the claim statements built once with bound parameters,
+and the conversions from a packets row to the contract packet or a queue summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from arbiter.contracts import ReviewStatus, SMEPacket
+from arbiter.store.errors import UnknownPacket
+from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packets
+
+DEFAULT_LEASE = timedelta(minutes=30)
+PENDING, IN_REVIEW, COMPLETED = ReviewStatus.PENDING.value, ReviewStatus.IN_REVIEW.value, "COMPLETED"
+SUPERSEDED = ReviewStatus.SUPERSEDED.value
+QUEUE_ORDER = (packets.c.priority, packets.c.created_at, packets.c.packet_id)
+
+
+def _param(name: str) -> sa.BindParameter[Any]:
+    return sa.bindparam(name, type_=UTCDateTime()) if name.endswith("_at") else sa.bindparam(name)
+
+
+# The hot statements are built once with bound parameters: building a statement costs more CPU than
+# running it (8 reviewer processes on 2 cores spend their time in SQLAlchemy's construction otherwise).
+_CLAIM_SET = {
+    "status": IN_REVIEW,
+    "claimed_by": _param("p_reviewer"),
+    "claimed_at": _param("p_now_at"),
+    "claim_expires_at": _param("p_expires_at"),
+    "updated_at": _param("p_now_at"),
+}
+# Blind second reviews need a second reviewer: nobody is handed a packet whose pair (the escalation it
+# doubles, or the second review of it) they hold or held.
+_SIB = packets.alias("sib")
+
+
+def not_paired_with(reviewer: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    return sa.and_(
+        ~sa.exists().where(_SIB.c.packet_id == packets.c.pair_of, _SIB.c.claimed_by == reviewer),
+        ~sa.exists().where(_SIB.c.pair_of == packets.c.packet_id, _SIB.c.claimed_by == reviewer),
+    )
+
+
+_PICK_NEXT = (
+    sa.select(packets.c.packet_id)
+    .where(sa.text(OPEN_PREDICATE))
+    .where(sa.or_(packets.c.status == PENDING, packets.c.claim_expires_at < _param("p_now_at")))
+    .where(not_paired_with(sa.bindparam("p_reviewer")))
+    .order_by(*QUEUE_ORDER)
+    .limit(1)
+    .with_for_update(skip_locked=True)
+    .scalar_subquery()
+)
+# SQLite without fresh statistics may pick the status index and sort every open packet per claim; the
+# partial index walks open packets in claim order, so name it (SQLAlchemy renders no hints for SQLite).
+_PICK_NEXT_SQLITE = (
+    sa.select(
+        sa.text(
+            f"SELECT packet_id FROM packets INDEXED BY ix_packets_open_order WHERE {OPEN_PREDICATE} "
+            "AND (status = 'PENDING' OR claim_expires_at < :p_now_at) "
+            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.packet_id = packets.pair_of "
+            "AND sib.claimed_by = :p_reviewer) "
+            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.pair_of = packets.packet_id "
+            "AND sib.claimed_by = :p_reviewer) "
+            "ORDER BY priority, created_at, packet_id LIMIT 1"
+        )
+        .bindparams(_param("p_now_at"))
+        .columns(packet_id=sa.String())
+        .subquery("next_packet")
+        .c.packet_id
+    )
+).scalar_subquery()
+CLAIM_NEXT = {
+    name: sa.update(packets).where(packets.c.packet_id == pick).values(_CLAIM_SET).returning(*packets.c)
+    for name, pick in (("postgresql", _PICK_NEXT), ("sqlite", _PICK_NEXT_SQLITE))
+}
+RESUME_OWN = (
+    sa.update(packets)
+    .where(
+        packets.c.packet_id
+        == sa.select(packets.c.packet_id)
+        .where(packets.c.status == IN_REVIEW, packets.c.claimed_by == sa.bindparam("p_reviewer"))
+        .order_by(packets.c.claimed_at, packets.c.packet_id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    .values(claim_expires_at=_param("p_expires_at"), updated_at=_param("p_now_at"))
+    .returning(*packets.c)
+)
+# A reviewer holds at most this many claims at once (claim next hands back their own first; a direct claim
+# beyond it is refused); Queue.max_claims overrides it.
+DEFAULT_MAX_CLAIMS = 3
+RELEASE = (
+    sa.update(packets)
+    .where(
+        packets.c.packet_id == sa.bindparam("p_packet_id"),
+        packets.c.status == IN_REVIEW,
+        packets.c.claimed_by == sa.bindparam("p_reviewer"),
+    )
+    .values(
+        status=PENDING, claimed_by=None, claimed_at=None, claim_expires_at=None, updated_at=_param("p_now_at")
+    )
+)
+
+
+@dataclass(frozen=True)
+class PacketSummary:
+    """One queue row: enough to list and filter, none of the document's content."""
+
+    packet_id: str
+    doc_id: str
+    priority: int
+    reason: str
+    status: str
+    claimed_by: str | None
+    claim_expires_at: datetime | None
+    created_at: datetime
+    doc_type: str | None
+    top_codes: list[str]
+    kind: str = "ESCALATION"
+
+
+def packet_from_row(row: Any) -> SMEPacket:
+    """The contract packet: the stored body with the live claim state from the columns."""
+    m = row._mapping
+    status = m["status"]
+    body = dict(m["payload"])
+    body.update(
+        review_status=status,
+        claimed_by=m["claimed_by"],
+        claim_expires_at=m["claim_expires_at"],
+        updated_at=m["updated_at"],
+        packet_kind=m["kind"],
+        pair_of=m["pair_of"],
+    )
+    return SMEPacket.model_validate(body)
+
+
+def load_packet(conn: Connection, packet_id: str) -> Any:
+    row = conn.execute(sa.select(packets).where(packets.c.packet_id == packet_id)).first()
+    if row is None:
+        raise UnknownPacket(f"There is no packet {packet_id}.")
+    return row
+
+
+def summary_from_row(row: Any) -> PacketSummary:
+    m = row._mapping
+    return PacketSummary(
+        packet_id=m["packet_id"],
+        doc_id=m["doc_id"],
+        priority=m["priority"],
+        reason=m["escalation_reason"],
+        status=m["status"],
+        claimed_by=m["claimed_by"],
+        claim_expires_at=m["claim_expires_at"],
+        created_at=m["created_at"],
+        doc_type=m["doc_type"],
+        top_codes=[c for c in m["top_codes"].split(",") if c],
+        kind=m["kind"],
+    )
+
+
+def as_list(value: str | list[str] | tuple[str, ...] | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
