@@ -191,21 +191,6 @@ def test_replay_backend_builds_client_with_cache(tmp_path: Path) -> None:
     assert client.cache.root == tmp_path / "c"
 
 
-def test_require_network_refuses_when_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ALLOW_NETWORK False, require_network raises network_disabled naming the backend."""
-    monkeypatch.setattr(network, "ALLOW_NETWORK", False)
-    with pytest.raises(LLMError) as caught:
-        network.require_network("gemini")
-    assert caught.value.kind == "network_disabled"
-    assert "gemini" in caught.value.message
-
-
-def test_require_network_passes_when_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ALLOW_NETWORK True, require_network does nothing."""
-    monkeypatch.setattr(network, "ALLOW_NETWORK", True)
-    network.require_network("openai")
-
-
 @pytest.mark.parametrize(
     ("backend", "module"), [("gemini", "arbiter.llm.gemini"), ("openai", "arbiter.llm.openai_compat")]
 )
