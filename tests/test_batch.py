@@ -126,7 +126,9 @@ def test_rerun_skips_unchanged_and_force_redoes(tmp_path: Path) -> None:
     assert second["accepted_first_time"] == first["accepted_first_time"]
     forced = BatchRunner(make_pipeline(root, store), store, workers=2, force=True).run(docs)
     assert forced["processed"] == 4
-    for history in (store.root / "ground_truth" / "history").glob("*"):
+    histories = list((store.root / "ground_truth" / "history").glob("*"))
+    assert len(histories) == first["accepted_first_time"] + first["accepted_after_fixes"] > 0
+    for history in histories:
         assert [p.name for p in history.iterdir()] == ["v0001.json"]
 
 

@@ -145,11 +145,11 @@ def test_correct_evidence_is_on_its_claimed_page(path: Path) -> None:
     """Every snippet and anchor of a correct classification is in the PDF text of its claimed page."""
     data = json.loads(path.read_text(encoding="utf-8"))
     texts = [normalise(t) for t in page_texts(FIXTURES / "pdfs" / f"{path.stem}.pdf")]
-    for segment in data["segments"]:
-        for entry in segment["types"]:
-            for e in entry["evidence"]:
-                assert normalise(e["snippet"]) in texts[e["page"] - 1], (e["page"], e["snippet"])
-                assert normalise(e["anchor"]) in normalise(e["snippet"])
+    evidence = [e for segment in data["segments"] for entry in segment["types"] for e in entry["evidence"]]
+    assert len(evidence) >= len(data["segments"])
+    for e in evidence:
+        assert normalise(e["snippet"]) in texts[e["page"] - 1], (e["page"], e["snippet"])
+        assert normalise(e["anchor"]) in normalise(e["snippet"])
 
 
 def test_unicode_tricks_are_in_the_text_layer() -> None:
