@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -25,16 +26,25 @@ UNREACHABLE = "postgresql://arbiter:secret@127.0.0.1:9/arbiter"  # port 9 (disca
 NO_KEY_ENV = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "ARBITER_LLM", "DATABASE_URL")
 
 
+@pytest.fixture(scope="module")
+def one_account(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """work/arbiter.db with one account, made once by `arbiter users add` (an argon2 hash and a migration)."""
+    root = tmp_path_factory.mktemp("one-account")
+    added = runner.invoke(
+        app, ["users", "add", "ann", "--password", "long-enough", "--out", str(root / "work")]
+    )
+    assert added.exit_code == 0, added.output
+    return root / "work"
+
+
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder with one account in work/arbiter.db, and no LLM key or database URL in the environment."""
+def workspace(one_account: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder with its own copy of work/arbiter.db (one account), and no LLM key or database URL in the
+    environment."""
     for name in NO_KEY_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ARBITER_DB_RETRY_S", "0")  # an unreachable server fails at once, not after a minute
-    added = runner.invoke(
-        app, ["users", "add", "ann", "--password", "long-enough", "--out", str(tmp_path / "work")]
-    )
-    assert added.exit_code == 0, added.output
+    shutil.copytree(one_account, tmp_path / "work")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
