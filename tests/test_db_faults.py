@@ -75,7 +75,7 @@ def recorded(store: Store) -> int:
 
 
 def test_a_postgresql_restart_mid_run_is_survived(server: OwnServer, tmp_path: Path) -> None:
-    """The server goes down for 3 s (immediate shutdown: connections cut) after the first document; every
+    """The server goes down for 1.5 s (immediate shutdown: connections cut) after the first document; every
     document still gets its result, once, and the run ends normally."""
     store = Store(fresh_database(server, "restart"), retry_s=60)
     store.migrate()
@@ -86,7 +86,7 @@ def test_a_postgresql_restart_mid_run_is_survived(server: OwnServer, tmp_path: P
     def progress(_result: DocResult) -> None:
         if not restarted.is_set():
             restarted.set()
-            server.restart(down_s=3.0)
+            server.restart(down_s=1.5)
 
     summary = batch.run(discover([root / "in"]), progress=progress)
     assert restarted.is_set()
@@ -101,7 +101,7 @@ def test_a_database_that_stays_away_stops_the_run_cleanly(server: OwnServer, tmp
     """Stopped for good after the first document: the run stops with summary.json and a plain message
     (no traceback text, no SQL); started again, a re-run finishes the rest."""
     url = fresh_database(server, "away")
-    store = Store(url, retry_s=3)
+    store = Store(url, retry_s=1.5)
     store.migrate()
     root = inputs(tmp_path)
     batch, pipeline = runner(root, store)
