@@ -16,6 +16,7 @@ from tests.conftest import FIXTURES
 
 CASES: list[dict[str, Any]] = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
 BY_NAME = {case["case"]: case for case in CASES}
+PROFILE = load_profile()
 
 
 @cache
@@ -30,7 +31,7 @@ def outcome_for(name: str) -> VerificationOutcome:
     """The case's outcome through the real chain, computed once for all the tests below (it is deterministic)."""
     case = BY_NAME[name]
     raw = (FIXTURES / case["classification"]).read_bytes()
-    return verify_with_retries(raw, bundle_for(case["pdf"]), load_profile())
+    return verify_with_retries(raw, bundle_for(case["pdf"]), PROFILE)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
