@@ -128,15 +128,20 @@ class CrashingVerifier:
 
 
 @dataclass
-class SleepyVerifier:
-    """Sleeps, optionally meets a barrier (proving it ran alongside another), then passes."""
+class GatedVerifier:
+    """Passes after optional hand-offs with other verifiers, with no sleeping: it meets `barrier` (proving
+    it ran alongside another), waits until `after` has finished, then runs `work`. Records the thread it
+    ran on, and appends its name to `finished` when done (the order the verifiers ended in)."""
 
     name: str
-    seconds: float = 0.0
     barrier: threading.Barrier | None = None
+    after: GatedVerifier | None = None
+    work: Callable[[], None] | None = None
+    finished: list[str] = field(default_factory=list)
     version: str = "test"
-    output_file: str = "sleepy.json"
+    output_file: str = "gated.json"
     threads: list[str] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)
 
     def verify(
         self, subject: Subject, bundle: DocumentBundle, profile: Profile, context: VerifyContext
@@ -144,7 +149,12 @@ class SleepyVerifier:
         self.threads.append(threading.current_thread().name)
         if self.barrier is not None:
             self.barrier.wait(timeout=5)
-        threading.Event().wait(self.seconds)
+        if self.after is not None and not self.after.done.wait(timeout=5):
+            raise TimeoutError(f"{self.after.name} never finished")
+        if self.work is not None:
+            self.work()
+        self.finished.append(self.name)
+        self.done.set()
         return result(self.name)
 
 

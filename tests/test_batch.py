@@ -130,7 +130,9 @@ def test_rerun_skips_unchanged_and_force_redoes(store: Store, tmp_path: Path) ->
     assert second["accepted_first_time"] == first["accepted_first_time"]
     forced = BatchRunner(make_pipeline(root, sink), sink, workers=2, force=True).run(docs)
     assert forced["processed"] == 4
-    for history in (sink.root / "ground_truth" / "history").glob("*"):
+    histories = list((sink.root / "ground_truth" / "history").glob("*"))
+    assert len(histories) == first["accepted_first_time"] + first["accepted_after_fixes"] > 0
+    for history in histories:
         assert [p.name for p in history.iterdir()] == ["v0001.json"]
 
 

@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from arbiter.cli.main import app
@@ -32,26 +31,6 @@ def test_schema_prints_json_schema() -> None:
     schema = json.loads(result.stdout)
     assert schema["additionalProperties"] is False
     assert "segments" in schema["properties"]
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["schema", "nonsense"],
-        ["run", "/nonexistent/dir"],
-        ["run", ".", "--classifier", "file"],
-        ["run", ".", "--classifier", "gpt9"],
-        ["run", ".", "--profile", "/nonexistent.toml"],
-        ["run", ".", "--classifications", "/nonexistent"],
-        ["verify", "--pdf", "/nonexistent.pdf", "--classification", "/x.json"],
-    ],
-)
-def test_usage_errors_exit_2_without_traceback(args: list[str]) -> None:
-    """A user mistake prints a one-line error and exits 2, never a traceback."""
-    result = runner.invoke(app, args)
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    assert "error" in result.output.lower()
 
 
 def test_bad_profile_is_a_clear_error(tmp_path: Path) -> None:

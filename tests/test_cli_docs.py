@@ -104,7 +104,9 @@ def test_bench_help_is_complete(script: str) -> None:
     description = result.stdout.split("\n\n")[1]
     assert description.rstrip().endswith("."), result.stdout
     options = result.stdout.split("options:", 1)[1]
-    for match in re.finditer(r"^  (--[a-z-]+)(?: [A-Z_]+)?(.*)$", options, re.MULTILINE):
+    listed = list(re.finditer(r"^  (--[a-z-]+)(?: [A-Z_]+)?(.*)$", options, re.MULTILINE))
+    assert listed, result.stdout
+    for match in listed:
         assert match.group(2).strip(), f"{script} {match.group(1)} has no help: {result.stdout}"
     if script == "bench/run.py":
         assert "smoke run" in result.stdout

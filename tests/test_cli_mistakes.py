@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -25,16 +26,25 @@ UNREACHABLE = "postgresql://arbiter:secret@127.0.0.1:9/arbiter"  # port 9 (disca
 NO_KEY_ENV = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "ARBITER_LLM", "DATABASE_URL")
 
 
+@pytest.fixture(scope="module")
+def one_account(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """work/arbiter.db with one account, made once by `arbiter users add` (an argon2 hash and a migration)."""
+    root = tmp_path_factory.mktemp("one-account")
+    added = runner.invoke(
+        app, ["users", "add", "ann", "--password", "long-enough", "--out", str(root / "work")]
+    )
+    assert added.exit_code == 0, added.output
+    return root / "work"
+
+
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder with one account in work/arbiter.db, and no LLM key or database URL in the environment."""
+def workspace(one_account: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder with its own copy of work/arbiter.db (one account), and no LLM key or database URL in the
+    environment."""
     for name in NO_KEY_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ARBITER_DB_RETRY_S", "0")  # an unreachable server fails at once, not after a minute
-    added = runner.invoke(
-        app, ["users", "add", "ann", "--password", "long-enough", "--out", str(tmp_path / "work")]
-    )
-    assert added.exit_code == 0, added.output
+    shutil.copytree(one_account, tmp_path / "work")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -68,7 +78,16 @@ MISTAKES: list[tuple[list[str], str]] = [
     (["run", ONE_PDF, "--out", "work", "--llm", "gemini", "--llm-mode", "batch"], "gemini"),
     (["run", ONE_PDF, "--out", "work", "--llm", "chatgpt"], "Unknown LLM backend"),
     (["run", ONE_PDF, "--out", "work", "--extractor", "documentai"], "ARBITER_DOCUMENTAI_PROCESSOR"),
+    (["run", "/nonexistent/dir"], "Input /nonexistent/dir does not exist"),
+    (["run", ".", "--classifier", "file"], "needs --classifications DIR"),
+    (["run", ".", "--classifier", "gpt9"], "Unknown classifier 'gpt9'"),
+    (["run", ".", "--profile", "/nonexistent.toml"], "Profile file /nonexistent.toml does not exist"),
+    (["run", ".", "--classifications", "/nonexistent"], "--classifications /nonexistent is not a directory"),
     (["verify", "--pdf", ONE_PDF, "--classification", "nothing.json"], "does not exist"),
+    (
+        ["verify", "--pdf", "/nonexistent.pdf", "--classification", "/x.json"],
+        "PDF /nonexistent.pdf does not exist",
+    ),
     (["schema", "nonsense"], "nonsense"),
     (["export", "--format", "xlsx", "--out", "work"], "xlsx"),
     (["metrics", "--as-of", "yesterday-ish", "--out", "work"], "yesterday-ish"),

@@ -19,6 +19,9 @@ from tests.conftest import FIXTURES
 runner = CliRunner()
 
 
+MIX = 9  # the first 9 fixtures: 6 accepted, 3 escalated (demo classifications)
+
+
 def run_some(tmp_path: Path, n: int = 4) -> Path:
     folder = tmp_path / "in"
     folder.mkdir()
@@ -34,15 +37,17 @@ def run_some(tmp_path: Path, n: int = 4) -> Path:
 
 def test_run_writes_packets_and_ground_truth_into_the_database(tmp_path: Path) -> None:
     """`arbiter run` records every document in OUT/arbiter.db: packets for escalations, ground truth for accepts."""
-    out = run_some(tmp_path, n=31)
+    out = run_some(tmp_path, n=MIX)
     summary = json.loads(next((out / "runs").glob("*/summary.json")).read_text())
     store = Store(f"sqlite:///{out / 'arbiter.db'}")
     try:
         pending = store.queue.page(status="PENDING", limit=1000)
         escalations = [p for p in pending if p.kind == "ESCALATION"]
-        assert len(escalations) == summary["escalated"] + summary["errors"]
+        assert len(escalations) == summary["escalated"] + summary["errors"] > 0
         assert {p.kind for p in pending} <= {"ESCALATION", "AUDIT", "SECOND_REVIEW"}  # + blind samples
-        for gt in (out / "ground_truth").glob("gt_*.json"):
+        mirrors = list((out / "ground_truth").glob("gt_*.json"))
+        assert len(mirrors) == summary["accepted_first_time"] + summary["accepted_after_fixes"] > 0
+        for gt in mirrors:
             latest = store.ground_truth.latest(gt.stem.removeprefix("gt_"))
             assert latest is not None
             assert latest.ground_truth_source == "PRIMARY_AGENT_AUTO_ACCEPT"
@@ -87,7 +92,7 @@ def test_review_commands_usage_errors(tmp_path: Path, args: list[str], message: 
 
 def test_export_mirrors_regenerates_deleted_files(tmp_path: Path) -> None:
     """`arbiter export --mirrors` rewrites packet and ground-truth files from the database."""
-    out = run_some(tmp_path, n=31)
+    out = run_some(tmp_path, n=MIX)
     before = {p.name: p.read_text() for p in (out / "sme_packets").glob("*.json")}
     assert before
     shutil.rmtree(out / "sme_packets")

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,7 +75,7 @@ def recorded(store: Store) -> int:
 
 
 def test_a_postgresql_restart_mid_run_is_survived(server: OwnServer, tmp_path: Path) -> None:
-    """The server goes down for 3 s (immediate shutdown: connections cut) after the first document; every
+    """The server goes down for 1.5 s (immediate shutdown: connections cut) after the first document; every
     document still gets its result, once, and the run ends normally."""
     store = Store(fresh_database(server, "restart"), retry_s=60)
     store.migrate()
@@ -87,7 +86,7 @@ def test_a_postgresql_restart_mid_run_is_survived(server: OwnServer, tmp_path: P
     def progress(_result: DocResult) -> None:
         if not restarted.is_set():
             restarted.set()
-            server.restart(down_s=3.0)
+            server.restart(down_s=1.5)
 
     summary = batch.run(discover([root / "in"]), progress=progress)
     assert restarted.is_set()
@@ -102,7 +101,7 @@ def test_a_database_that_stays_away_stops_the_run_cleanly(server: OwnServer, tmp
     """Stopped for good after the first document: the run stops with summary.json and a plain message
     (no traceback text, no SQL); started again, a re-run finishes the rest."""
     url = fresh_database(server, "away")
-    store = Store(url, retry_s=3)
+    store = Store(url, retry_s=1.5)
     store.migrate()
     root = inputs(tmp_path)
     batch, pipeline = runner(root, store)
@@ -136,18 +135,22 @@ def test_a_database_that_stays_away_stops_the_run_cleanly(server: OwnServer, tmp
 
 
 LOCKER = """
-import sqlite3, sys, time
+import pathlib, sqlite3, sys, time
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN EXCLUSIVE")
 print("locked", flush=True)
 time.sleep(float(sys.argv[2]))
+if sys.argv[3:]:
+    pathlib.Path(sys.argv[3]).touch()  # before the lock goes: whoever writes next has waited for this
 conn.execute("COMMIT")
 """
 
 
-def lock_sqlite(path: Path, seconds: float) -> subprocess.Popen[str]:
+def lock_sqlite(path: Path, seconds: float, releasing: Path | None = None) -> subprocess.Popen[str]:
+    """A process holding SQLite's write lock for `seconds`; it creates `releasing` just before letting go."""
+    marker = [str(releasing)] if releasing is not None else []
     proc = subprocess.Popen(
-        [sys.executable, "-c", LOCKER, str(path), str(seconds)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", LOCKER, str(path), str(seconds), *marker], stdout=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "locked"
@@ -183,17 +186,16 @@ def test_migrating_a_locked_sqlite_database_names_the_holder(
 def test_a_briefly_locked_sqlite_database_is_waited_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Locked for 2 s (longer than the busy timeout): migrate and writes wait and succeed."""
+    """Locked for longer than the busy timeout: migrate and writes wait for the holder, then succeed."""
     monkeypatch.setattr(store_db, "BUSY_TIMEOUT_MS", 300)
-    path = tmp_path / "arbiter.db"
+    path, releasing = tmp_path / "arbiter.db", tmp_path / "releasing"
     Store(f"sqlite:///{path}").migrate()
-    holder = lock_sqlite(path, 2)
+    holder = lock_sqlite(path, 1.2, releasing)
     try:
         store = Store(f"sqlite:///{path}", retry_s=30)
-        t0 = time.monotonic()
         store.migrate()
         store.audit.record("alice", "sign_in")
-        assert time.monotonic() - t0 >= 1.0
+        assert releasing.exists()  # the write went through only once the holder was letting go
         assert store.audit.events()[0].actor == "alice"
         store.dispose()
     finally:

@@ -46,28 +46,12 @@ def page_texts(pdf: Path) -> tuple[str, ...]:
         doc.close()
 
 
-def _generate(out: Path) -> None:
-    subprocess.run([sys.executable, str(GENERATOR), "--out", str(out)], check=True, capture_output=True)
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    names = ["pdfs", "classifications", "variants", "demo"]
-    files = {str(p.relative_to(root)): p.read_bytes() for n in names for p in sorted((root / n).glob("*"))}
-    files.update({n: (root / n).read_bytes() for n in ("production.csv", "expected.json")})
-    return files
-
-
-def test_generator_is_deterministic(tmp_path: Path) -> None:
-    """Two runs of the generator write byte-identical trees."""
-    _generate(tmp_path / "a")
-    _generate(tmp_path / "b")
-    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
-
-
 def test_committed_fixtures_match_the_generator() -> None:
-    """`generate.py --check` finds no drift between the committed files and a fresh run."""
+    """`generate.py --check`: a fresh run, in its own interpreter, writes byte for byte the committed files,
+    so nothing drifted and the generator is deterministic."""
     run = subprocess.run([sys.executable, str(GENERATOR), "--check"], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
+    assert "fixtures match the generator" in run.stdout
 
 
 def test_at_least_thirty_pdfs_under_60_kb() -> None:
@@ -145,11 +129,11 @@ def test_correct_evidence_is_on_its_claimed_page(path: Path) -> None:
     """Every snippet and anchor of a correct classification is in the PDF text of its claimed page."""
     data = json.loads(path.read_text(encoding="utf-8"))
     texts = [normalise(t) for t in page_texts(FIXTURES / "pdfs" / f"{path.stem}.pdf")]
-    for segment in data["segments"]:
-        for entry in segment["types"]:
-            for e in entry["evidence"]:
-                assert normalise(e["snippet"]) in texts[e["page"] - 1], (e["page"], e["snippet"])
-                assert normalise(e["anchor"]) in normalise(e["snippet"])
+    evidence = [e for segment in data["segments"] for entry in segment["types"] for e in entry["evidence"]]
+    assert len(evidence) >= len(data["segments"])
+    for e in evidence:
+        assert normalise(e["snippet"]) in texts[e["page"] - 1], (e["page"], e["snippet"])
+        assert normalise(e["anchor"]) in normalise(e["snippet"])
 
 
 def test_unicode_tricks_are_in_the_text_layer() -> None:

@@ -26,12 +26,13 @@ from tests.governor_helpers import (
 )
 
 PRIMARY = {"x": 0, "y": 0}
+PROFILE = load_profile()  # read once (~25 ms a read); verify_with_retries never changes it
 
 
 def verify(verifiers: list, raw: Any = None, profile: Profile | None = None, **kwargs: Any):
     text = json.dumps(PRIMARY) if raw is None else raw
     kwargs.setdefault("loader", tiny_loader)
-    return verify_with_retries(text, bundle(), profile or load_profile(), verifiers=verifiers, **kwargs)
+    return verify_with_retries(text, bundle(), profile or PROFILE, verifiers=verifiers, **kwargs)
 
 
 def x_must_be_one(data: Any) -> list:
@@ -240,7 +241,7 @@ ALWAYS_BLOCKED = [FakeVerifier("V1", lambda data: [issue("V1", Severity.BLOCKER)
 @given(raw=st.one_of(st.text(), st.binary()))
 def test_any_text_never_raises_and_a_blocker_never_accepts(raw: str | bytes) -> None:
     """Arbitrary raw input never raises, and with V1 reporting a blocker it never auto-accepts."""
-    outcome = verify_with_retries(raw, bundle(), load_profile(), verifiers=ALWAYS_BLOCKED)
+    outcome = verify_with_retries(raw, bundle(), PROFILE, verifiers=ALWAYS_BLOCKED)
     assert outcome.final_decision == FinalDecision.ESCALATE_TO_SME
     assert outcome.attempts[0].decision.decision == Decision.ESCALATE_TO_SME
 
@@ -264,5 +265,5 @@ def test_odd_raw_inputs_escalate_with_a_blocking_v1(raw: str | bytes) -> None:
 @given(raw=st.text(max_size=200))
 def test_any_text_with_the_real_verifiers_never_raises_or_accepts(raw: str) -> None:
     """With the real V1–V4 and loader, arbitrary text ends in an escalation, never an exception."""
-    outcome = verify_with_retries(raw, bundle(), load_profile())
+    outcome = verify_with_retries(raw, bundle(), PROFILE)
     assert outcome.final_decision == FinalDecision.ESCALATE_TO_SME

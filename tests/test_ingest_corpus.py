@@ -45,9 +45,9 @@ def test_every_file_gets_a_bundle_or_a_clear_failure(sweep: dict[Path, IngestRes
 
 def test_bundles_keep_offsets_consistent(sweep: dict[Path, IngestResult]) -> None:
     """In every bundle, lines and paragraphs slice page.text exactly, whatever the PDF's fonts."""
-    for path, result in sweep.items():
-        if not isinstance(result, DocumentBundle):
-            continue
+    bundles = {path: result for path, result in sweep.items() if isinstance(result, DocumentBundle)}
+    assert bundles
+    for path, result in bundles.items():
         assert result.total_pages == len(result.pages), path
         for page in result.pages:
             for line in page.lines:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -400,8 +401,12 @@ def test_logs_never_contain_prompt_or_answer(tmp_path: Path, caplog: pytest.LogC
 
 
 def test_concurrency_bound_is_respected(tmp_path: Path) -> None:
-    """With many callers, no more than settings.concurrency backend calls run at once, and all are used."""
-    backend = FakeBackend(default=completion(GOOD), latency_s=0.02, jitter_s=0.005, seed=1)
+    """With many callers, no more than settings.concurrency backend calls run at once, and all are used: each
+    call waits until three are in flight together (24 calls, 8 rounds of 3)."""
+    three_at_once = threading.Barrier(3)
+    backend = FakeBackend(
+        default=completion(GOOD), latency_s=1.0, sleep=lambda _delay: three_at_once.wait(timeout=20)
+    )
     llm = client(tmp_path, backend, concurrency=3, use_cache=False)
     with ThreadPoolExecutor(12) as pool:
         list(pool.map(lambda n: llm.for_document(f"d{n}").complete(request(prompt=str(n))), range(24)))

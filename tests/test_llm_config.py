@@ -12,7 +12,7 @@ from arbiter.errors import ConfigError
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import DEFAULT_MODEL, LLMSettings
 from arbiter.llm.factory import build_backend, build_client
-from arbiter.llm.port import LLMError, LLMRequest, offline
+from arbiter.llm.port import LLMError, LLMRequest
 from arbiter.llm.replay import ReplayBackend
 from arbiter.net import switch as network
 
@@ -191,21 +191,6 @@ def test_replay_backend_builds_client_with_cache(tmp_path: Path) -> None:
     assert client.backend.replay_dir == tmp_path / "r"
     assert client.cache is not None
     assert client.cache.root == tmp_path / "c"
-
-
-def test_require_network_refuses_when_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ALLOW_NETWORK False, require_network raises network_disabled naming the backend."""
-    monkeypatch.setattr(network, "ALLOW_NETWORK", False)
-    with pytest.raises(LLMError) as caught:
-        network.require_network("the gemini backend", offline)
-    assert caught.value.kind == "network_disabled"
-    assert "gemini" in caught.value.message
-
-
-def test_require_network_passes_when_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ALLOW_NETWORK True, require_network does nothing."""
-    monkeypatch.setattr(network, "ALLOW_NETWORK", True)
-    network.require_network("openai")
 
 
 @pytest.mark.parametrize(

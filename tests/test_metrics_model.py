@@ -186,7 +186,14 @@ def test_confusion_matrix_of_the_primary() -> None:
 
 def test_no_ground_truth_gives_undefined_scores() -> None:
     """With nothing to score every rate is undefined (None), never 0 %."""
-    for scores in score_models([]):
+    every = score_models([])
+    assert [(s.model, s.scope) for s in every] == [
+        ("primary", "sme"),
+        ("primary", "all"),
+        ("production", "sme"),
+        ("production", "all"),
+    ]
+    for scores in every:
         assert scores.docs == 0
         assert scores.accuracy.rate is None
         if scores.boundaries is not None:

@@ -8,8 +8,8 @@ import hashlib
 import json
 import re
 import weakref
-from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,11 +44,12 @@ PHRASE_TEXT = st.lists(st.sampled_from(PHRASE_WORDS), max_size=30).map(" ".join)
 
 @given(NOISY_ASCII)
 def test_ascii_fast_paths_equal_general_path(text: str) -> None:
-    """For any ASCII text, normalize's fast paths give the general path's text and origin map."""
-    fast, general = normalize(text), normalize_general(text)
+    """For any ASCII text, normalize's fast paths give the general path's text and origin map; at(i) gives
+    origin[i] before the map is expanded, too."""
+    lazy, fast, general = normalize(text), normalize(text), normalize_general(text)
+    assert [lazy.at(i) for i in range(len(lazy.text))] == list(general.origin)
     assert fast.text == general.text
     assert fast.origin == general.origin
-    assert [fast.at(i) for i in range(len(fast.text))] == list(general.origin)
 
 
 @given(st.text(max_size=40))
@@ -185,18 +186,6 @@ def test_fingerprint_of_a_cyclic_object_hashes_its_repr() -> None:
     assert fingerprint(data) == hashlib.sha256(repr(data).encode("utf-8")).hexdigest()
 
 
-class FutureInline(Executor):
-    """The inline executor as it was: each call made at submit time, its outcome kept in a Future."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:
-            future.set_exception(exc)
-        return future
-
-
 @dataclass
 class Deferring:
     """Raises PhaseDeferred, as a verifier whose LLM request went to a batch job."""
@@ -217,8 +206,15 @@ def _comparable(results: list[VerifierResult]) -> list[dict[str, Any]]:
     return [r.model_dump(exclude={"duration_ms"}) for r in results]
 
 
-def test_inline_runner_equals_the_future_based_inline_executor() -> None:
-    """Without Futures, INLINE gives the same results, crashes included, as submitting to Futures."""
+@pytest.fixture
+def pool() -> Iterator[ThreadPoolExecutor]:
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="general") as executor:
+        yield executor
+
+
+def test_inline_runner_equals_the_executor_path(pool: ThreadPoolExecutor) -> None:
+    """INLINE (no Futures, the caller's thread) gives the same results, crashes included, as the runner's
+    general path through an executor's Futures."""
 
     found = [issue("V1")], [issue("V4", fix=[{"op": "remove", "path": "/x"}])]
 
@@ -230,17 +226,19 @@ def test_inline_runner_equals_the_future_based_inline_executor() -> None:
             FakeVerifier("V4", [found[1]]),
         ]
 
-    run = [
-        run_verifiers(subject(), bundle(), PROFILE, build(), VerifyContext(), executor=ex)
-        for ex in (INLINE, FutureInline())
-    ]
-    assert _comparable(run[0]) == _comparable(run[1])
+    inline, general = (
+        run_verifiers(subject(), bundle(), PROFILE, build(), VerifyContext(), executor=executor)
+        for executor in (INLINE, pool)
+    )
+    assert [r.status for r in inline] == ["FAILED", "ERRORED", "PASSED", "FAILED"]
+    assert _comparable(inline) == _comparable(general)
 
 
-@pytest.mark.parametrize("executor", [INLINE, FutureInline()], ids=["inline", "futures"])
-def test_inline_runner_defers_after_every_verifier_ran(executor: Executor) -> None:
+@pytest.mark.parametrize("inline", [True, False], ids=["inline", "executor"])
+def test_inline_runner_defers_after_every_verifier_ran(inline: bool, pool: ThreadPoolExecutor) -> None:
     """PhaseDeferred still propagates only once the later verifiers have run too."""
     later = FakeVerifier("V3")
+    executor = INLINE if inline else pool
     with pytest.raises(PhaseDeferred):
         run_verifiers(subject(), bundle(), PROFILE, [Deferring(), later], VerifyContext(), executor=executor)
     assert len(later.calls) == 1

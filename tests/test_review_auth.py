@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,9 +16,11 @@ from arbiter.store import Store
 from review_app.launch import APP, streamlit_command
 
 
-@pytest.fixture(name="store")
-def store_fixture(tmp_path: Path) -> Store:
-    store = Store(f"sqlite:///{tmp_path / 'a.db'}")
+@pytest.fixture(scope="module")
+def accounts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The accounts, created once (each password costs an argon2 hash); every test gets its own copy."""
+    path = tmp_path_factory.mktemp("accounts") / "a.db"
+    store = Store(f"sqlite:///{path}")
     store.migrate()
     store.users.add("alice", "reviewer", "password-alice")
     store.users.add("root", "admin", "password-root")
@@ -24,7 +28,16 @@ def store_fixture(tmp_path: Path) -> Store:
     store.users.add("proxyroot", "admin", None)
     store.users.add("gone", "reviewer", "password-gone")
     store.users.set_active("gone", False, actor="root")
-    return store
+    store.dispose()
+    return path
+
+
+@pytest.fixture(name="store")
+def store_fixture(accounts: Path, tmp_path: Path) -> Iterator[Store]:
+    shutil.copy(accounts, tmp_path / "a.db")
+    store = Store(f"sqlite:///{tmp_path / 'a.db'}")
+    yield store
+    store.dispose()
 
 
 @pytest.mark.parametrize(

@@ -290,13 +290,14 @@ CELL = st.one_of(
 )
 def test_no_table_crashes_the_check(rows: list[dict[str, Any]]) -> None:
     """Whatever the cells hold, the check returns problems instead of raising."""
-    profile = load_profile()
     bundle = _BUNDLE.get("b") or _BUNDLE.setdefault("b", _load_bundle())
+    profile = _PROFILE.get("p") or _PROFILE.setdefault("p", load_profile())
     checked = check_correction(CorrectionDraft(rows), None, bundle, profile)
     assert checked.ok or checked.blocking
 
 
 _BUNDLE: dict[str, DocumentBundle] = {}
+_PROFILE: dict[str, Profile] = {}  # read once for all examples
 
 
 def _load_bundle() -> DocumentBundle:

@@ -11,10 +11,12 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from store_fixtures import pg_server_url_fixture  # noqa: F401  (fixture)
 
+from arbiter.run import lock
 from arbiter.run.job import RunOptions, execute
 from arbiter.run.lock import RunLocked, run_lock
 from tests.conftest import FIXTURES
@@ -60,30 +62,37 @@ def test_another_output_folder_on_the_same_postgresql_database_is_refused(
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_second_run_waits_when_told_to(
-    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With wait_s, a second run finding the database locked polls until the holder ends, then gets the lock."""
     db = (
         sqlite_url(tmp_path / "shared.db")
         if backend == "sqlite"
         else request.getfixturevalue("pg_server_url")
     )
-    released = threading.Event()
+    started, release, released = threading.Event(), threading.Event(), threading.Event()
+    polls: list[float] = []
+
+    def poll(seconds: float) -> None:
+        """The waiting run's pause between tries: the first one lets the holder finish."""
+        polls.append(seconds)
+        release.set()
+        assert released.wait(20)
 
     def hold() -> None:
         with run_lock(tmp_path / "a", db, wait_s=0):
             started.set()
-            time.sleep(1.5)
+            release.wait(20)
         released.set()
 
-    started = threading.Event()
+    monkeypatch.setattr(lock, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
     holder = threading.Thread(target=hold)
     holder.start()
-    started.wait(10)
-    t0 = time.monotonic()
+    assert started.wait(20)
     with run_lock(tmp_path / "b", db, wait_s=20):
         assert released.is_set()
-    assert time.monotonic() - t0 >= 0.5
     holder.join()
+    assert polls == [lock.POLL_S]
 
 
 HOLDER = """

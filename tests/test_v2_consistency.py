@@ -305,12 +305,18 @@ def test_all_fixes_apply_together_cleanly() -> None:
 
 
 def test_every_patch_applies_with_jsonpatch() -> None:
-    """Each fix is a valid RFC 6902 patch against the classification."""
+    """Each fix is a valid RFC 6902 patch against the classification; applied in turn they clear V2."""
     data = mutated(lambda d: scale_segment(d, 1, 0.5))
     mixture(data, {"LAB_REPORT": 0.2})
-    for issue in run_v2(data).issues:
-        if issue.fix:
-            jsonpatch.JsonPatch(issue.fix).apply(data)
+    fixable = [issue for issue in run_v2(data).issues if issue.fix]
+    assert [issue.code for issue in fixable] == [
+        "V2.SEGMENT_SHARES_SUM",
+        "V2.MIXTURE_SHARES_SUM",
+        "V2.MIXTURE_MISMATCH",
+    ]
+    for issue in fixable:
+        data = jsonpatch.JsonPatch(issue.fix).apply(data)
+    assert run_v2(data).issues == []
 
 
 def test_overlap_one_issue_per_pair() -> None:
