@@ -51,8 +51,9 @@ from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.mirrors import DocumentRecord
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
 from arbiter.store import Store
+from arbiter.whatif.compare import compare
 from arbiter.whatif.history import primary_of, read_history, reading
-from arbiter.whatif.simulate import compare, simulate, simulate_documents
+from arbiter.whatif.simulate import simulate, simulate_documents
 from bench import corpus
 
 TARGET_S = 30.0
