@@ -261,3 +261,25 @@ def test_diff_in_plain_words() -> None:
     assert "[tolerances] min_dominant_confidence changes from 0.6 to 0.7 (raised)." in lines
     assert "[vendors] routine_lab: adds 'Acme Labs'." in lines
     assert diff_profiles(MEDICAL, MEDICAL) == []
+
+
+def test_worker_processes_reverify_as_this_process_does(
+    fixture_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-verification split over worker processes gives each document the decision, path and answer it gets
+    in this process, in document order."""
+    from arbiter.whatif import batch
+
+    store, out_dir = fixture_store
+    content = MEDICAL.content.model_copy(update={"clear_share": 0.61})
+    candidate = MEDICAL.model_copy(update={"content": content})
+    with reading(store.url) as conn:
+        serial = simulate(conn, MEDICAL, candidate, out_dir=out_dir)
+        monkeypatch.setattr(batch, "MIN_PER_WORKER", 1)
+        monkeypatch.setattr(batch.os, "sched_getaffinity", lambda _pid: {0, 1})
+        assert batch._workers(4, str(store.url)) == 2
+        pooled = simulate(conn, MEDICAL, candidate, out_dir=out_dir)
+    for report in (serial, pooled):
+        report.pop("seconds")
+    assert pooled == serial
+    assert serial["paths"] == {paths.REVERIFIED: 4}

@@ -19,6 +19,7 @@ from typing import Any
 
 from arbiter.contracts import Decision
 from arbiter.contracts.profile import Profile
+from arbiter.whatif.history import Recorded
 
 ACCEPT, RETRY, ESCALATE = (
     Decision.AUTO_ACCEPT.value,
@@ -104,3 +105,19 @@ def focused_only(current: Profile, candidate: Profile) -> bool:
         if getattr(current.tolerances, name) != getattr(candidate.tolerances, name)
     }
     return bool(fields) and fields <= FOCUSED_FIELDS
+
+
+def current_of(doc: Recorded) -> Simulated:
+    """What was recorded, in the simulation's terms."""
+    attempts = doc.outcome.get("attempts") or []
+    last = attempts[-1] if attempts else {}
+    accepted = doc.decision == ACCEPT and not doc.error
+    rule = (last.get("decision") or {}).get("rule") if accepted else doc.reason
+    return Simulated(
+        ACCEPT if accepted else ESCALATE,
+        rule or doc.reason or doc.decision,
+        None if accepted else doc.reason,
+        max(len(attempts) - 1, 0),
+        "recorded",
+        classification=None,  # read when judged (history.full_outcome)
+    )

@@ -61,7 +61,7 @@ Adjust = Callable[[int, dict[str, Any]], dict[str, Any] | None]
 COUNT_NAMES = tuple(Counts.model_fields)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class _Decided:
     decision: str
     rule: str
@@ -71,8 +71,25 @@ class _Decided:
 def decide_counts(counts: dict[str, Any], profile: Profile) -> _Decided:
     """policy.decide on the counts it recorded: the first rule whose bounds hold, then the same fail-closed
     guard. Valid while the candidate counts as the recording policy did (same required_verifiers and
-    require_llm_phases); the caller reads every issue otherwise."""
-    values = {name: int(counts.get(name) or 0) for name in COUNT_NAMES}
+    require_llm_phases); the caller reads every issue otherwise. Each distinct count vector is decided once
+    per profile: a history holds few of them (most documents are clean, or fail alike)."""
+    key = tuple(int(counts.get(name) or 0) for name in COUNT_NAMES)
+    entry = _DECIDED.get(id(profile))
+    if entry is None or entry[0] is not profile:
+        if len(_DECIDED) > 8:
+            _DECIDED.clear()
+        entry = _DECIDED[id(profile)] = (profile, {})
+    seen = entry[1]
+    decided = seen.get(key)
+    if decided is None:
+        decided = seen[key] = _decide_values(dict(zip(COUNT_NAMES, key, strict=True)), profile)
+    return decided
+
+
+_DECIDED: dict[int, tuple[Profile, dict[tuple[int, ...], _Decided]]] = {}
+
+
+def _decide_values(values: dict[str, int], profile: Profile) -> _Decided:
     rule = next(r for r in profile.arbiter.rules if all(b.holds(values[n]) for n, b in r.when.items()))
     serious = values["major"] + values["blocker"]
     if _unsafe_because(Decision(rule.decision), Counts(**values)):

@@ -5,7 +5,7 @@ model."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,30 +14,14 @@ from sqlalchemy.engine import Connection
 
 from arbiter.contracts.profile import Profile
 from arbiter.whatif import paths
+from arbiter.whatif.batch import Reverification, reverify_all
 from arbiter.whatif.compare import Outcomes, compare
 from arbiter.whatif.focused import doubt_adjust, recheck_doubt
-from arbiter.whatif.history import History, Recorded, Truth, full_outcome, primary_of, read_history
-from arbiter.whatif.paths import ACCEPT, ESCALATE, Simulated
+from arbiter.whatif.history import History, Recorded, full_outcome, primary_of, read_history
+from arbiter.whatif.paths import current_of
 from arbiter.whatif.redecide import Recheck, classification_at, redecide
-from arbiter.whatif.reverify import load_bundle, reverify
 
 Progress = Callable[[int, int], None]
-
-
-def current_of(doc: Recorded) -> Simulated:
-    """What was recorded, in the simulation's terms."""
-    attempts = doc.outcome.get("attempts") or []
-    last = attempts[-1] if attempts else {}
-    accepted = doc.decision == ACCEPT and not doc.error
-    rule = (last.get("decision") or {}).get("rule") if accepted else doc.reason
-    return Simulated(
-        ACCEPT if accepted else ESCALATE,
-        rule or doc.reason or doc.decision,
-        None if accepted else doc.reason,
-        max(len(attempts) - 1, 0),
-        "recorded",
-        classification=None,  # read when judged (history.full_outcome)
-    )
 
 
 def simulate_documents(
@@ -49,12 +33,9 @@ def simulate_documents(
     progress: Progress | None = None,
 ) -> Outcomes:
     """The candidate's decision for each recorded document (see paths.py for the paths)."""
-    from verifiers import default_verifiers
-
     changed = paths.changed_sections(current, candidate)
     rerun = paths.verifiers_to_rerun(current, candidate)
     stale_llm = bool(set(changed) & set(paths.LLM_SECTIONS))
-    checks = default_verifiers()
     result = Outcomes(history.docs, [], [], history)
     total = len(history.docs)
     focused = paths.focused_only(current, candidate)
@@ -63,6 +44,7 @@ def simulate_documents(
         candidate.arbiter.required_verifiers,
         candidate.arbiter.require_llm_phases,
     )
+    pending: list[int] = []  # documents to re-verify (rules only), after every other is decided
     for i, doc in enumerate(history.docs):
         result.current.append(current_of(doc))
         decided = None
@@ -80,12 +62,19 @@ def simulate_documents(
             if decided is None:
                 decided = redecide(doc, candidate, outcome=full_outcome(conn, doc))
         if decided is None:
-            decided = _reverify(
-                conn, doc, history.truths.get(doc.doc_id), candidate, rerun, checks, stale_llm
-            )
+            pending.append(i)
+            decided = result.current[-1]  # replaced below
         result.candidate.append(decided)
-        if progress is not None and (i + 1) % 1000 == 0:
+        if progress is not None and (i + 1) % 1000 == 0 and not pending:
             progress(i + 1, total)
+    if pending:
+        work = Reverification(candidate, tuple(sorted(rerun)), stale_llm)
+        docs = [history.docs[i] for i in pending]
+        truths = {d.doc_id: history.truths[d.doc_id] for d in docs if d.doc_id in history.truths}
+        for i, decided in zip(pending, reverify_all(conn, work, docs, truths), strict=True):
+            result.candidate[i] = decided
+        if progress is not None:
+            progress(total, total)
     return result
 
 
@@ -102,30 +91,6 @@ def _recheck(conn: Connection, doc: Recorded, history: History, candidate: Profi
         return recheck_doubt(results, version if isinstance(version, dict) else None, candidate)
 
     return recheck
-
-
-def _reverify(
-    conn: Connection,
-    doc: Recorded,
-    truth: Truth | None,
-    candidate: Profile,
-    rerun: set[str],
-    checks: Sequence[Any],
-    stale_llm: bool,
-) -> Simulated:
-    primary = primary_of(conn, doc, truth)
-    bundle = load_bundle(doc.bundle_path) if primary is not None else None
-    if primary is None or bundle is None:
-        stored = redecide(doc, candidate)
-        if stored is not None:
-            stored.path = paths.STORED_ONLY
-            return stored
-        kept = current_of(doc)
-        kept.path = paths.KEPT
-        return kept
-    return reverify(
-        doc, candidate, bundle, primary, rerun, checks, outcome=full_outcome(conn, doc), stale_llm=stale_llm
-    )
 
 
 def simulate(
