@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -276,7 +277,7 @@ def test_worker_processes_reverify_as_this_process_does(
     with reading(store.url) as conn:
         serial = simulate(conn, MEDICAL, candidate, out_dir=out_dir)
         monkeypatch.setattr(batch, "MIN_PER_WORKER", 1)
-        monkeypatch.setattr(batch.os, "sched_getaffinity", lambda _pid: {0, 1})
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
         assert batch._workers(4, str(store.url)) == 2
         pooled = simulate(conn, MEDICAL, candidate, out_dir=out_dir)
     for report in (serial, pooled):
