@@ -284,3 +284,30 @@ def test_worker_processes_reverify_as_this_process_does(
         report.pop("seconds")
     assert pooled == serial
     assert serial["paths"] == {paths.REVERIFIED: 4}
+
+
+def test_a_retried_documents_first_version_is_rechecked_from_the_primarys_stored_segments(
+    store: Store,
+) -> None:
+    """A focused re-check of a document fixed once reads the primary's segments (its first version) and the
+    final segments slim: the whole stored outcome is never read, and the decision is the one the whole
+    record gives."""
+    from arbiter.whatif.history import read_history
+    from arbiter.whatif.simulate import simulate_documents
+
+    primary = classification("fixed-once")
+    made = [attempt(0, [issue("V1", 1, "MAJOR", fixable=True)], MEDICAL), attempt(1, [], MEDICAL)]
+    record(store, outcome("fixed-once", made, StopReason.ACCEPTED, primary), primary)
+    tolerances = MEDICAL.tolerances.model_copy(update={"min_dominant_confidence": 0.95})
+    candidate = MEDICAL.model_copy(update={"tolerances": tolerances})
+    with reading(store.url) as conn:
+        history = read_history(conn, None, segments=True)
+        [doc] = history.docs
+        assert doc.primary_segments is not None
+        decided = simulate_documents(conn, history, MEDICAL, candidate).candidate
+    assert doc.full is None
+    assert (decided[0].decision, decided[0].rule, decided[0].attempt) == (
+        "ESCALATE_TO_SME",
+        "non_fixable_major",
+        0,
+    )

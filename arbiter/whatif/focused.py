@@ -109,11 +109,11 @@ class _Tally:
 
 def doubt_adjust(doc: Recorded, current: Profile, candidate: Profile) -> Adjust:
     """For slim attempts: the recorded counts with the primary-doubt findings of the recording profile
-    replaced by the candidate's, on the last attempt's version (the stored final classification). Those
-    findings are MAJOR and never fixable; an earlier attempt, or a second verifier that is not V2, gives
+    replaced by the candidate's, on the attempt's version: the last attempt's is the stored final
+    classification, the first one's the primary's (history.primary_segments). Those findings are MAJOR and
+    never fixable. An attempt in between, a version not read, or a second verifier that is not V2 gives
     None (the caller reads the whole outcome)."""
     attempts = doc.outcome.get("attempts") or []
-    segments = doc.outcome.get("final_segments")
 
     def adjust(j: int, counts: dict[str, Any]) -> dict[str, Any] | None:
         second, status = (attempts[j].get("second") or [None, None])[:2]
@@ -121,7 +121,11 @@ def doubt_adjust(doc: Recorded, current: Profile, candidate: Profile) -> Adjust:
             return None
         if status not in (VerifierStatus.PASSED, VerifierStatus.FAILED):
             return counts  # V2's rules did not run on this version: nothing to re-check
-        if j != len(attempts) - 1:
+        if j == len(attempts) - 1:
+            segments = doc.outcome.get("final_segments")
+        elif j == 0:
+            segments = doc.primary_segments
+        else:
             return None
         before, after = doubt_findings(segments, current), doubt_findings(segments, candidate)
         if before is None or after is None:
