@@ -311,3 +311,30 @@ def test_a_retried_documents_first_version_is_rechecked_from_the_primarys_stored
         "non_fixable_major",
         0,
     )
+
+
+@pytest.mark.parametrize("floor", [0.0, 0.5, 0.9, 0.91, 0.95, 1.0])
+@pytest.mark.parametrize("margin", [0.1, 0.5])
+def test_the_doubt_difference_counts_as_the_verifier_does(floor: float, margin: float) -> None:
+    """The primary-doubt findings a candidate adds (or removes) are the verifier's own count under each
+    profile, whether only the confidence floor changes or the tie margin too."""
+    from arbiter.whatif.focused import doubt_delta, doubt_findings
+
+    segments = classification("doubt")["segments"] + [
+        {
+            "segment_index": 2,
+            "dominant_type": "CLINICAL_NOTE",
+            "types": [
+                {"document_type": "CLINICAL_NOTE", "share": 0.55, "confidence": 0.91},
+                {"document_type": "LAB_REPORT", "share": 0.45, "confidence": 0.6},
+            ],
+        }
+    ]
+    tolerances = MEDICAL.tolerances.model_copy(
+        update={"min_dominant_confidence": floor, "dominant_margin": margin}
+    )
+    candidate = MEDICAL.model_copy(update={"tolerances": tolerances})
+    before, after = doubt_findings(segments, MEDICAL), doubt_findings(segments, candidate)
+    assert before is not None
+    assert after is not None
+    assert doubt_delta(segments, MEDICAL, candidate) == after - before

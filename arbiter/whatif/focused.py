@@ -97,6 +97,26 @@ def doubt_findings(segments: Any, profile: Profile) -> int | None:
     return found.count
 
 
+def doubt_delta(segments: Any, current: Profile, candidate: Profile) -> int | None:
+    """How many more primary-doubt findings the candidate makes of these segments (None: unreadable). With
+    the same dominant_margin (and taxonomy, which a focused candidate never changes) the type-tie findings
+    are the same under both, so only the low-confidence test is counted: check_primary_doubt's first test,
+    the confidence the segment gives its dominant type against min_dominant_confidence."""
+    if current.tolerances.dominant_margin != candidate.tolerances.dominant_margin:
+        before, after = doubt_findings(segments, current), doubt_findings(segments, candidate)
+        return None if before is None or after is None else after - before
+    model = _light({"segments": segments}) if isinstance(segments, list) else None
+    if model is None:
+        return None
+    low, high = current.tolerances.min_dominant_confidence, candidate.tolerances.min_dominant_confidence
+    delta = 0
+    for segment in model.segments:
+        entry = next((t for t in segment.types if t.document_type == segment.dominant_type), None)
+        if entry is not None:
+            delta += (entry.confidence < high) - (entry.confidence < low)
+    return delta
+
+
 class _Tally:
     """Stands in for an IssueList where only the number of findings matters."""
 
@@ -127,10 +147,9 @@ def doubt_adjust(doc: Recorded, current: Profile, candidate: Profile) -> Adjust:
             segments = doc.primary_segments
         else:
             return None
-        before, after = doubt_findings(segments, current), doubt_findings(segments, candidate)
-        if before is None or after is None:
+        delta = doubt_delta(segments, current, candidate)
+        if delta is None:
             return None
-        delta = after - before
         out = dict(counts)
         for name in ("major", "major_non_fixable", "total"):
             out[name] = max(0, int(out.get(name) or 0) + delta)
