@@ -11,12 +11,15 @@ being one of the distinct ones under its own doc_id, with its bundle file at OUT
 hard link to the distinct document's bundle). SMEs review 2 % of the escalations and every audit through
 claim + submit_review.
 
-Measured, each end to end (read the store, decide, compare), one process:
+Measured, each end to end (read the store, decide, compare), wall and CPU seconds (the CPU figure adds
+the worker processes that re-verify; the machine is shared, so wall time follows its load):
 - policy: a candidate that only changes the policy (fixable majors retried up to 3, three tries) —
-  stored issues re-decided, and the documents the candidate retries beyond the record re-verified
-  (rules only) from their bundles;
-- semantic: a candidate that tightens [tolerances] min_dominant_confidence (V2 re-run on every document,
-  from its bundle); timed on the first `sample` documents and given per document;
+  stored issues re-decided from the recorded counts, and the documents the candidate retries beyond the
+  record re-verified (rules only) from their bundles;
+- semantic: a candidate that tightens [tolerances] min_dominant_confidence — V2's primary-doubt rule
+  re-run on each stored version (the final segments and the primary's, read slim), nothing else;
+- content: a stricter [content] clear_share, which every verifier but V1 reads: every document is
+  re-verified (rules only) from its bundle; timed on the first `sample` documents, extrapolated to N;
 - baseline (naive): the whole governor re-run, rules only, for every document, as if nothing were stored;
   timed on the same sample and extrapolated to N.
 """
@@ -51,8 +54,9 @@ from arbiter.decide.governor import verify_with_retries
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
 from arbiter.store import Store
+from arbiter.whatif.compare import compare
 from arbiter.whatif.history import primary_of, read_history, reading
-from arbiter.whatif.simulate import compare, simulate, simulate_documents
+from arbiter.whatif.simulate import simulate, simulate_documents
 from bench import corpus
 
 TARGET_S = 30.0
@@ -199,7 +203,7 @@ def candidates(profile: Profile) -> dict[str, Profile]:
 
 def _sampled(url: str, out_dir: Path, current: Profile, candidate: Profile, sample: int) -> dict[str, Any]:
     """A simulation over the first `sample` documents (read included), per document."""
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     with reading(url) as conn:
         history = read_history(conn, None, out_dir)
         history.docs = history.docs[:sample]
@@ -209,6 +213,7 @@ def _sampled(url: str, out_dir: Path, current: Profile, candidate: Profile, samp
     return {
         "docs": sample,
         "seconds": round(seconds, 2),
+        "cpu_s": round(_cpu() - cpu, 2),
         "ms_per_doc": round(seconds * 1000 / sample, 3),
         "paths": report["paths"],
     }
@@ -220,12 +225,17 @@ def _naive(out_dir: Path, url: str, sample: int) -> dict[str, Any]:
     with reading(url) as conn:
         history = read_history(conn, None, out_dir)
         primaries = [primary_of(conn, doc, None) for doc in history.docs[:sample]]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     for doc, primary in zip(history.docs[:sample], primaries, strict=True):
         bundle = DocumentBundle.model_validate_json(Path(doc.bundle_path or "").read_bytes())
         verify_with_retries(json.dumps(primary), bundle, profile)
     seconds = time.perf_counter() - started
-    return {"docs": sample, "seconds": round(seconds, 2), "ms_per_doc": round(seconds * 1000 / sample, 3)}
+    return {
+        "docs": sample,
+        "seconds": round(seconds, 2),
+        "cpu_s": round(_cpu() - cpu, 2),
+        "ms_per_doc": round(seconds * 1000 / sample, 3),
+    }
 
 
 def run(
@@ -254,14 +264,16 @@ def run(
             say(f"policy_whatif: seeded {docs:,} documents in {seeded['seed_s']} s")
         cands = candidates(profile)
         timed: dict[str, Any] = {}
+        load_before = os.getloadavg()[0]
         for name in ("policy", "semantic"):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), _cpu()
             with reading(url) as conn:
                 report = simulate(conn, profile, cands[name], out_dir=out_dir)
             seconds = time.perf_counter() - started
             say(f"policy_whatif: {name} candidate {seconds:.1f} s")
             timed[name] = {
                 "seconds": round(seconds, 2),
+                "cpu_s": round(_cpu() - cpu, 2),
                 "read_s": report["seconds"]["read"],
                 "paths": report["paths"],
                 "flips": len(report["flips"]),
@@ -283,8 +295,16 @@ def run(
         "slowest_s": max(timed["policy"]["seconds"], timed["semantic"]["seconds"]),
         "target_s": TARGET_S,
         "met": max(timed["policy"]["seconds"], timed["semantic"]["seconds"]) < TARGET_S,
+        "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "duration_s": round(time.perf_counter() - began, 1),
     }
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished worker processes (the machine is shared: wall time
+    depends on the load, CPU time much less)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def main(argv: list[str] | None = None) -> None:

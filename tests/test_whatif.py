@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import sqlalchemy as sa
 from arbiter.contracts import Issue, StopReason
 from arbiter.contracts.profile import Profile, load_profile
 from arbiter.store import Store
-from arbiter.whatif import replay
+from arbiter.whatif import paths
 from arbiter.whatif.diff import diff_profiles
 from arbiter.whatif.history import reading
 from arbiter.whatif.report import figure_rows, render_html
@@ -59,7 +60,7 @@ def test_reordering_two_escalating_rules_flips_nothing_and_renames_the_reason(st
     report = _run(store, MEDICAL, candidate)
 
     assert report["flips"] == []
-    assert report["paths"] == {replay.REDECIDED: 3}
+    assert report["paths"] == {paths.REDECIDED: 3}
     cur = {s["label"]: s["rate"]["k"] for s in report["current"]["escalation_reasons"]}
     cand = {s["label"]: s["rate"]["k"] for s in report["candidate"]["escalation_reasons"]}
     assert cur == {"too_many_major": 1}
@@ -84,7 +85,7 @@ def test_the_recorded_profile_reproduces_every_recorded_decision(store: Store) -
     tolerances = MEDICAL.tolerances.model_copy(update={"min_dominant_confidence": 0.95})
     doubt = _run(store, MEDICAL, MEDICAL.model_copy(update={"tolerances": tolerances}))
     assert _flips(doubt) == [("retry", "AUTO_ACCEPT", "ESCALATE_TO_SME", "non_fixable_major")]
-    assert doubt["paths"] == {replay.REFOCUSED: 1}
+    assert doubt["paths"] == {paths.REFOCUSED: 1}
 
 
 # A candidate that accepts minor-only documents --------------------------------------------------------
@@ -130,7 +131,7 @@ def test_accepting_minor_only_documents(store: Store) -> None:
         ("m2 <b>*x*</b>", "ESCALATE_TO_SME", "AUTO_ACCEPT", "minor_only"),
     ]
     assert report["flip_counts"] == {"to_accept": 2, "to_escalate": 0}
-    assert set(report["paths"]) == {replay.REDECIDED}
+    assert set(report["paths"]) == {paths.REDECIDED}
     cand = {s["label"]: s["rate"]["k"] for s in report["candidate"]["decisions"]}
     assert cand == {"accepted first time": 2, "accepted after fixes": 1, "escalated to an SME": 1}
     # False accepts: current accepts only "clean" (right); the candidate also accepts "m2" (wrong), "fixed".
@@ -171,7 +172,7 @@ def test_a_retry_beyond_the_record_is_reverified_or_kept(store: Store) -> None:
     candidate = with_rules(MEDICAL, rules)
     report = _run(store, MEDICAL, candidate)
     assert report["flips"] == []
-    assert report["paths"] == {replay.KEPT: 1}
+    assert report["paths"] == {paths.KEPT: 1}
 
 
 def test_simulation_reads_only(store: Store) -> None:
@@ -208,19 +209,19 @@ def test_tightening_min_dominant_confidence_escalates_exactly_the_doubtful(fixtu
         same = simulate(conn, MEDICAL, MEDICAL, out_dir=out_dir)
         report = simulate(conn, MEDICAL, candidate, out_dir=out_dir)
     assert same["flips"] == []
-    assert same["paths"] == {replay.REDECIDED: 4}
+    assert same["paths"] == {paths.REDECIDED: 4}
     # Only note-consult-02 (0.90 < 0.92) flips; 0.93, 0.95 and 0.97 stay accepted.
     assert _flips(report) == [("note-consult-02", "AUTO_ACCEPT", "ESCALATE_TO_SME", "non_fixable_major")]
     # Only V2's primary-doubt rule reads it, and only from the classification: re-checked on each stored
     # version, everything else decided from the stored issues.
-    assert report["paths"] == {replay.REFOCUSED: 4}
+    assert report["paths"] == {paths.REFOCUSED: 4}
     assert report["reverified_verifiers"] == ["V2"]
     # The full re-verification (a [content] change beside it forces it) agrees on these documents.
     content = MEDICAL.content.model_copy(update={"clear_share": 0.61})
     with reading(store.url) as conn:
         full = simulate(conn, MEDICAL, candidate.model_copy(update={"content": content}), out_dir=out_dir)
     assert _flips(full) == _flips(report)
-    assert full["paths"] == {replay.REVERIFIED: 4}
+    assert full["paths"] == {paths.REVERIFIED: 4}
     assert report["llm_findings_needed"]["count"] == 0
     assert report["llm_calls"] == 0
 
@@ -233,7 +234,7 @@ def test_a_missing_bundle_falls_back_to_the_stored_issues(fixture_store: Any, tm
     with reading(store.url) as conn:  # no bundles under tmp_path
         report = simulate(conn, MEDICAL, candidate.model_copy(update={"content": content}), out_dir=tmp_path)
     assert report["flips"] == []  # the stored issues say nothing of the new threshold
-    assert report["paths"] == {replay.STORED_ONLY: 4}
+    assert report["paths"] == {paths.STORED_ONLY: 4}
 
 
 # diff ------------------------------------------------------------------------------------------------
@@ -261,3 +262,79 @@ def test_diff_in_plain_words() -> None:
     assert "[tolerances] min_dominant_confidence changes from 0.6 to 0.7 (raised)." in lines
     assert "[vendors] routine_lab: adds 'Acme Labs'." in lines
     assert diff_profiles(MEDICAL, MEDICAL) == []
+
+
+def test_worker_processes_reverify_as_this_process_does(
+    fixture_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-verification split over worker processes gives each document the decision, path and answer it gets
+    in this process, in document order."""
+    from arbiter.whatif import batch
+
+    store, out_dir = fixture_store
+    content = MEDICAL.content.model_copy(update={"clear_share": 0.61})
+    candidate = MEDICAL.model_copy(update={"content": content})
+    with reading(store.url) as conn:
+        serial = simulate(conn, MEDICAL, candidate, out_dir=out_dir)
+        monkeypatch.setattr(batch, "MIN_PER_WORKER", 1)
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+        assert batch._workers(4, str(store.url)) == 2
+        pooled = simulate(conn, MEDICAL, candidate, out_dir=out_dir)
+    for report in (serial, pooled):
+        report.pop("seconds")
+    assert pooled == serial
+    assert serial["paths"] == {paths.REVERIFIED: 4}
+
+
+def test_a_retried_documents_first_version_is_rechecked_from_the_primarys_stored_segments(
+    store: Store,
+) -> None:
+    """A focused re-check of a document fixed once reads the primary's segments (its first version) and the
+    final segments slim: the whole stored outcome is never read, and the decision is the one the whole
+    record gives."""
+    from arbiter.whatif.history import read_history
+    from arbiter.whatif.simulate import simulate_documents
+
+    primary = classification("fixed-once")
+    made = [attempt(0, [issue("V1", 1, "MAJOR", fixable=True)], MEDICAL), attempt(1, [], MEDICAL)]
+    record(store, outcome("fixed-once", made, StopReason.ACCEPTED, primary), primary)
+    tolerances = MEDICAL.tolerances.model_copy(update={"min_dominant_confidence": 0.95})
+    candidate = MEDICAL.model_copy(update={"tolerances": tolerances})
+    with reading(store.url) as conn:
+        history = read_history(conn, None, segments=True)
+        [doc] = history.docs
+        assert doc.primary_segments is not None
+        decided = simulate_documents(conn, history, MEDICAL, candidate).candidate
+    assert doc.full is None
+    assert (decided[0].decision, decided[0].rule, decided[0].attempt) == (
+        "ESCALATE_TO_SME",
+        "non_fixable_major",
+        0,
+    )
+
+
+@pytest.mark.parametrize("floor", [0.0, 0.5, 0.9, 0.91, 0.95, 1.0])
+@pytest.mark.parametrize("margin", [0.1, 0.5])
+def test_the_doubt_difference_counts_as_the_verifier_does(floor: float, margin: float) -> None:
+    """The primary-doubt findings a candidate adds (or removes) are the verifier's own count under each
+    profile, whether only the confidence floor changes or the tie margin too."""
+    from arbiter.whatif.focused import doubt_delta, doubt_findings
+
+    segments = classification("doubt")["segments"] + [
+        {
+            "segment_index": 2,
+            "dominant_type": "CLINICAL_NOTE",
+            "types": [
+                {"document_type": "CLINICAL_NOTE", "share": 0.55, "confidence": 0.91},
+                {"document_type": "LAB_REPORT", "share": 0.45, "confidence": 0.6},
+            ],
+        }
+    ]
+    tolerances = MEDICAL.tolerances.model_copy(
+        update={"min_dominant_confidence": floor, "dominant_margin": margin}
+    )
+    candidate = MEDICAL.model_copy(update={"tolerances": tolerances})
+    before, after = doubt_findings(segments, MEDICAL), doubt_findings(segments, candidate)
+    assert before is not None
+    assert after is not None
+    assert doubt_delta(segments, MEDICAL, candidate) == after - before

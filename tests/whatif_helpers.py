@@ -154,20 +154,22 @@ def record(
     return sample.packet_id if sample else (packet.packet_id if packet else None)
 
 
-def review(store: Store, packet_id: str, truth: dict[str, Any], *, agrees: bool) -> None:
+def review(
+    store: Store, packet_id: str, truth: dict[str, Any], *, agrees: bool, reviewer: str = "sme"
+) -> None:
     """An SME review through the store: claim, then submit `truth` as the ground truth."""
-    if store.users.get("sme") is None:
-        store.users.add("sme", "reviewer", None)
+    if store.users.get(reviewer) is None:
+        store.users.add(reviewer, "reviewer", None)
     now = datetime.now(UTC)
-    assert store.queue.claim(packet_id, "sme", now=now) is not None
+    assert store.queue.claim(packet_id, reviewer, now=now) is not None
     done = SMEReview(
-        reviewer="sme",
+        reviewer=reviewer,
         agrees_with_primary=agrees,
         confidence=0.9,
         started_at=now - timedelta(minutes=1),
         submitted_at=now,
     )
-    store.reviews.submit(packet_id, "sme", done, truth, idempotency_key=packet_id, now=now)
+    store.reviews.submit(packet_id, reviewer, done, truth, idempotency_key=packet_id, now=now)
 
 
 def with_rules(profile: Profile, rules: list[Rule], version: str = "candidate") -> Profile:

@@ -349,7 +349,13 @@ def _title(reading: PageReading, body: list[tuple[str, bool]], profile: Profile)
 def _has_phrase(norm: str, phrase: str) -> bool:
     if phrase not in norm:
         return False
-    return re.search(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", norm) is not None
+    return _phrase_pattern(phrase).search(norm) is not None
+
+
+@lru_cache(maxsize=2048)
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """A profile's titles and markers outnumber re's own cache: each compiled once."""
+    return re.compile(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])")
 
 
 def _clip(text: str, limit: int = 60) -> str:

@@ -33,8 +33,10 @@ def page_lines(page: Page) -> tuple[list[tuple[str, bool]], list[str]]:
             running.extend(lines)
         else:
             heading = paragraph.block_type == BlockType.HEADING
-            body.extend((line, heading or _capitals_heading(line)) for line in lines)
-            capitals.extend(not heading and _capitals_heading(line) for line in lines)
+            for line in lines:
+                by_capitals = not heading and _capitals_heading(line)
+                body.append((line, heading or by_capitals))
+                capitals.append(by_capitals)
     # A capitals label with another field (or nothing) after it is a form's field, not a section heading:
     # "PATIENT NAME:" above "DATE OF BIRTH:" on an all-capitals form.
     for i, (line, _) in enumerate(body):
@@ -49,10 +51,11 @@ def _capitals_heading(line: str) -> bool:
     """A short line in capitals is a section heading even inside a paragraph block (typed and dictated
     reports put "GROSS DESCRIPTION:" on its own line with the text right under it), unless it is a field."""
     text = line.strip()
+    if not 4 <= len(text) <= 60:
+        return False
     letters = [c for c in text if c.isalpha()]
     return (
-        4 <= len(text) <= 60
-        and len(letters) >= 4
+        len(letters) >= 4
         and all(c.isupper() for c in letters)
         and not _BLANKS.search(text)
         and not _CHECKBOXES.search(text)

@@ -9,7 +9,7 @@ reader (arbiter.metrics.loader.reviews).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,6 +42,7 @@ class Recorded:
     outcome: dict[str, Any]
     bundle_path: str | None = None  # recorded in the run's packet; else OUT/bundles/{doc_id}.json
     full: dict[str, Any] | None = None  # the whole stored outcome, once full_outcome read it
+    primary_segments: list[dict[str, Any]] | None = None  # read by primary_segments, for a focused re-check
 
 
 @dataclass(slots=True)
@@ -114,33 +115,43 @@ _PATHS = (
 # The final version's segments, for a focused re-check: index, type and each type's share and confidence.
 MAX_SEGMENTS, MAX_TYPES = 4, 6
 _TYPE_FIELDS = ("document_type", "share", "confidence")
-_SEGMENT_PATHS = [
-    f"$.final_classification.segments[{k}].{f}"
-    for k in range(MAX_SEGMENTS)
-    for f in (
-        "segment_index",
-        "dominant_type",
-        *(f"types[{t}].{x}" for t in range(MAX_TYPES) for x in _TYPE_FIELDS),
-        f"types[{MAX_TYPES}]",
-    )
-] + [f"$.final_classification.segments[{MAX_SEGMENTS}]"]
+
+
+def _segment_paths(root: str) -> list[str]:
+    return [
+        f"{root}.segments[{k}].{f}"
+        for k in range(MAX_SEGMENTS)
+        for f in (
+            "segment_index",
+            "dominant_type",
+            *(f"types[{t}].{x}" for t in range(MAX_TYPES) for x in _TYPE_FIELDS),
+            f"types[{MAX_TYPES}]",
+        )
+    ] + [f"{root}.segments[{MAX_SEGMENTS}]"]
+
+
+_SEGMENT_PATHS = _segment_paths("$.final_classification")
 _PER_SEGMENT = 2 + MAX_TYPES * len(_TYPE_FIELDS) + 1
 
 
-def _pg_path(path: str) -> str:
+def _pg_path(path: str, column: str = "o.outcome") -> str:
     parts = path[2:].replace("[", ".").replace("]", "").split(".")
-    return "o.outcome #> '{" + ",".join(parts) + "}'"
+    return column + " #> '{" + ",".join(parts) + "}'"
 
 
 def _slim_sql(dialect: str, segments: bool) -> str:
-    paths = [*_PATHS, *_SEGMENT_PATHS] if segments else _PATHS
+    return _extract_sql(dialect, "o.outcome", [*_PATHS, *_SEGMENT_PATHS] if segments else _PATHS)
+
+
+def _extract_sql(dialect: str, column: str, paths: Sequence[str]) -> str:
+    """One SQL expression reading every path of a JSON column as one JSON array (text)."""
     if dialect == "postgresql":  # at most 100 arguments a function: arrays of 90 joined with ||
         parts = [paths[i : i + 90] for i in range(0, len(paths), 90)]
         arrays = " || ".join(
-            "jsonb_build_array(" + ", ".join(_pg_path(p) for p in part) + ")" for part in parts
+            "jsonb_build_array(" + ", ".join(_pg_path(p, column) for p in part) + ")" for part in parts
         )
         return f"({arrays})::text"
-    return "json_extract(o.outcome, " + ", ".join(f"'{p}'" for p in paths) + ")"
+    return f"json_extract({column}, " + ", ".join(f"'{p}'" for p in paths) + ")"
 
 
 def _slim(values: list[Any]) -> dict[str, Any]:
@@ -319,9 +330,51 @@ def primary_of(conn: Connection, doc: Recorded, truth: Truth | None) -> dict[str
     return None
 
 
+# The primary's segments of a retried document's run, as primary_of finds its classification: the run's
+# packet, else the newest ground-truth version written from that run.
+_PRIMARY_SEGMENT_PATHS = _segment_paths("$.primary_agent_classification")
+_PRIMARY_IN = {
+    "packets": "SELECT doc_id, run_id, {segments} FROM packets WHERE doc_id IN ({ids}) AND {is_object} "
+    "ORDER BY packet_id",
+    "ground_truth": "SELECT doc_id, {run_id}, {segments} FROM ground_truth WHERE doc_id IN ({ids}) AND "
+    "{is_object} ORDER BY version DESC",
+}
+_IS_OBJECT = {
+    "sqlite": "json_type(payload, '$.primary_agent_classification') = 'object'",
+    "postgresql": "jsonb_typeof(payload -> 'primary_agent_classification') = 'object'",
+}
+_RUN_ID = {"sqlite": "payload ->> '$.run_id'", "postgresql": "payload ->> 'run_id'"}
+
+
+def primary_segments(conn: Connection, docs: Sequence[Recorded], chunk: int = 500) -> None:
+    """Sets each document's `primary_segments` (its first attempt's version, for a focused re-check) from
+    the run's stored primary classification; left None when none is stored or it has more segments or
+    types than are read (the caller reads the whole record then)."""
+    dialect = conn.dialect.name
+    segments = _extract_sql(dialect, "payload", _PRIMARY_SEGMENT_PATHS)
+    for start in range(0, len(docs), chunk):
+        part = {d.doc_id: d for d in docs[start : start + chunk]}
+        names = {f"d{i}": doc_id for i, doc_id in enumerate(part)}
+        ids = ", ".join(f":{name}" for name in names)
+        found: dict[str, list[dict[str, Any]] | None] = {}
+        for table in ("packets", "ground_truth"):
+            sql = _PRIMARY_IN[table].format(
+                segments=segments, ids=ids, is_object=_IS_OBJECT[dialect], run_id=_RUN_ID[dialect]
+            )
+            for doc_id, run_id, values in conn.execute(sa.text(sql), names):
+                if doc_id in found or run_id != part[doc_id].run_id:
+                    continue
+                data = _json(values)
+                found[doc_id] = _segments(data) if isinstance(data, list) else None
+        for doc_id, value in found.items():
+            part[doc_id].primary_segments = value
+
+
 def read_history(
     conn: Connection, as_of: datetime | None, out_dir: Path | None = None, *, segments: bool = False
 ) -> History:
-    return History(
-        documents(conn, as_of, out_dir, segments=segments), truths(conn, as_of), audited(conn, as_of)
-    )
+    """The history; `segments` (a focused re-check) adds the segments of each retried document's versions."""
+    docs = documents(conn, as_of, out_dir, segments=segments)
+    if segments:
+        primary_segments(conn, [d for d in docs if len(d.outcome.get("attempts") or ()) > 1])
+    return History(docs, truths(conn, as_of), audited(conn, as_of))

@@ -1,26 +1,11 @@
-"""`arbiter policy simulate`: every recorded document decided again under a candidate profile, compared with
-what was recorded, and both judged against the SME ground truth. Read-only; never calls a model.
-
-Figures (each rate k of n with its Wilson 95 % interval, arbiter.metrics.stats.rate):
-- decision mix and escalation reasons (arbiter.metrics.arbiter_side.decision_mix, as `arbiter metrics`);
-- escalation load: escalation packets per 1,000 documents, and the blind review packets the profile's
-  sampling shares would add (expected, not sampled);
-- flips: documents whose final decision changes, both ways, with the rule or stop that decided;
-- false accepts: accepted documents whose SME ground truth differs from the accepted answer (dominant type
-  or any segment's pages or type), of the accepted documents with SME ground truth;
-- needless escalations: escalated documents whose answer the SME ground truth confirms, of the escalated
-  documents with SME ground truth;
-- the blind-audit false-accept rate re-weighted to the candidate's accepts: the audits of documents both
-  accept, and the SME-reviewed documents only the candidate accepts, weighted by how many documents each
-  group holds (the interval weights the groups' Wilson bounds alike).
-"""
+"""`arbiter policy simulate`: every recorded document decided again under a candidate profile (each on the
+path arbiter.whatif.paths names), compared with what was recorded (compare.py). Read-only; never calls a
+model."""
 
 from __future__ import annotations
 
 import time
-from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,61 +13,15 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from arbiter.contracts.profile import Profile
-from arbiter.metrics.arbiter_side import decision_mix
-from arbiter.metrics.rows import DocRun
-from arbiter.metrics.stats import rate
-from arbiter.whatif import replay
-from arbiter.whatif.history import History, Recorded, Truth, full_outcome, primary_of, read_history
-from arbiter.whatif.replay import ACCEPT, ESCALATE, Simulated
+from arbiter.whatif import paths
+from arbiter.whatif.batch import Reverification, reverify_all
+from arbiter.whatif.compare import Outcomes, compare
+from arbiter.whatif.focused import doubt_adjust, recheck_doubt
+from arbiter.whatif.history import History, Recorded, full_outcome, primary_of, read_history
+from arbiter.whatif.paths import current_of
+from arbiter.whatif.redecide import Recheck, classification_at, redecide
 
 Progress = Callable[[int, int], None]
-
-
-def same_answer(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    """Two classifications give the same answer: dominant type and every segment's pages and type."""
-    if not isinstance(a, dict) or not isinstance(b, dict):
-        return False
-
-    def key(c: dict[str, Any]) -> tuple[Any, ...]:
-        found = c.get("segments")
-        segments: list[Any] = found if isinstance(found, list) else []
-        return (
-            c.get("dominant_type"),
-            tuple(
-                (s.get("start_page"), s.get("end_page"), s.get("dominant_type"))
-                for s in segments
-                if isinstance(s, dict)
-            ),
-        )
-
-    return key(a) == key(b)
-
-
-@dataclass
-class Outcomes:
-    """Both policies' decision for every document, with what the comparison needs."""
-
-    docs: list[Recorded]
-    current: list[Simulated]
-    candidate: list[Simulated]
-    history: History
-    primaries: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-
-
-def current_of(doc: Recorded) -> Simulated:
-    """What was recorded, in the simulation's terms."""
-    attempts = doc.outcome.get("attempts") or []
-    last = attempts[-1] if attempts else {}
-    accepted = doc.decision == ACCEPT and not doc.error
-    rule = (last.get("decision") or {}).get("rule") if accepted else doc.reason
-    return Simulated(
-        ACCEPT if accepted else ESCALATE,
-        rule or doc.reason or doc.decision,
-        None if accepted else doc.reason,
-        max(len(attempts) - 1, 0),
-        "recorded",
-        classification=None,  # read when judged (history.full_outcome)
-    )
 
 
 def simulate_documents(
@@ -93,50 +32,53 @@ def simulate_documents(
     *,
     progress: Progress | None = None,
 ) -> Outcomes:
-    """The candidate's decision for each recorded document (see replay.py for the two paths)."""
-    from verifiers import default_verifiers
-
-    changed = replay.changed_sections(current, candidate)
-    rerun = replay.verifiers_to_rerun(current, candidate)
-    stale_llm = bool(set(changed) & set(replay.LLM_SECTIONS))
-    checks = default_verifiers()
+    """The candidate's decision for each recorded document (see paths.py for the paths)."""
+    changed = paths.changed_sections(current, candidate)
+    rerun = paths.verifiers_to_rerun(current, candidate)
+    stale_llm = bool(set(changed) & set(paths.LLM_SECTIONS))
     result = Outcomes(history.docs, [], [], history)
     total = len(history.docs)
-    focused = replay.focused_only(current, candidate)
+    focused = paths.focused_only(current, candidate)
     # The recorded counts stand while the candidate counts alike; else every issue is read.
     counts_ok = (current.arbiter.required_verifiers, current.arbiter.require_llm_phases) == (
         candidate.arbiter.required_verifiers,
         candidate.arbiter.require_llm_phases,
     )
+    pending: list[int] = []  # documents to re-verify (rules only), after every other is decided
     for i, doc in enumerate(history.docs):
         result.current.append(current_of(doc))
         decided = None
         if doc.error or not doc.outcome.get("attempts"):
-            decided = replay.redecide(doc, candidate)
+            decided = redecide(doc, candidate)
         elif focused:
             if counts_ok:
-                adjust = replay.doubt_adjust(doc, current, candidate)
-                decided = replay.redecide(doc, candidate, adjust=adjust)
+                adjust = doubt_adjust(doc, current, candidate)
+                decided = redecide(doc, candidate, adjust=adjust)
             if decided is None:
                 full = full_outcome(conn, doc)
-                decided = replay.redecide(
-                    doc, candidate, _recheck(conn, doc, history, candidate), outcome=full
-                )
+                decided = redecide(doc, candidate, _recheck(conn, doc, history, candidate), outcome=full)
         elif not rerun:
-            decided = replay.redecide(doc, candidate) if counts_ok else None
+            decided = redecide(doc, candidate) if counts_ok else None
             if decided is None:
-                decided = replay.redecide(doc, candidate, outcome=full_outcome(conn, doc))
+                decided = redecide(doc, candidate, outcome=full_outcome(conn, doc))
         if decided is None:
-            decided = _reverify(
-                conn, doc, history.truths.get(doc.doc_id), candidate, rerun, checks, stale_llm
-            )
+            pending.append(i)
+            decided = result.current[-1]  # replaced below
         result.candidate.append(decided)
-        if progress is not None and (i + 1) % 1000 == 0:
+        if progress is not None and (i + 1) % 1000 == 0 and not pending:
             progress(i + 1, total)
+    if pending:
+        work = Reverification(candidate, tuple(sorted(rerun)), stale_llm)
+        docs = [history.docs[i] for i in pending]
+        truths = {d.doc_id: history.truths[d.doc_id] for d in docs if d.doc_id in history.truths}
+        for i, decided in zip(pending, reverify_all(conn, work, docs, truths), strict=True):
+            result.candidate[i] = decided
+        if progress is not None:
+            progress(total, total)
     return result
 
 
-def _recheck(conn: Connection, doc: Recorded, history: History, candidate: Profile) -> replay.Recheck:
+def _recheck(conn: Connection, doc: Recorded, history: History, candidate: Profile) -> Recheck:
     """The focused re-check of each stored attempt's version (the last one's is stored in the outcome)."""
     attempts = full_outcome(conn, doc).get("attempts") or []
 
@@ -145,266 +87,10 @@ def _recheck(conn: Connection, doc: Recorded, history: History, candidate: Profi
             version = full_outcome(conn, doc).get("final_classification")
         else:
             primary = primary_of(conn, doc, history.truths.get(doc.doc_id))
-            version = replay.classification_at(primary, full_outcome(conn, doc), j)
-        return replay.recheck_doubt(results, version if isinstance(version, dict) else None, candidate)
+            version = classification_at(primary, full_outcome(conn, doc), j)
+        return recheck_doubt(results, version if isinstance(version, dict) else None, candidate)
 
     return recheck
-
-
-def _reverify(
-    conn: Connection,
-    doc: Recorded,
-    truth: Truth | None,
-    candidate: Profile,
-    rerun: set[str],
-    checks: Sequence[Any],
-    stale_llm: bool,
-) -> Simulated:
-    primary = primary_of(conn, doc, truth)
-    bundle = replay.load_bundle(doc.bundle_path) if primary is not None else None
-    if primary is None or bundle is None:
-        stored = replay.redecide(doc, candidate)
-        if stored is not None:
-            stored.path = replay.STORED_ONLY
-            return stored
-        kept = current_of(doc)
-        kept.path = replay.KEPT
-        return kept
-    return replay.reverify(
-        doc, candidate, bundle, primary, rerun, checks, outcome=full_outcome(conn, doc), stale_llm=stale_llm
-    )
-
-
-# Comparison ------------------------------------------------------------------------------------------
-
-
-def _doc_runs(docs: Sequence[Recorded], sims: Sequence[Simulated]) -> list[DocRun]:
-    return [
-        DocRun(
-            doc_id=d.doc_id,
-            run_id=d.run_id,
-            decision=s.decision,
-            reason=s.reason,
-            error=d.error,
-            reattempted=s.attempt > 0,
-        )
-        for d, s in zip(docs, sims, strict=True)
-    ]
-
-
-def _rate_dict(k: int, n: int) -> dict[str, Any]:
-    return rate(k, n).model_dump()
-
-
-def _per_1000(k: int, n: int) -> dict[str, Any]:
-    r = rate(k, n)
-    scale = {key: (None if r_ is None else round(r_ * 1000, 2)) for key, r_ in (("per_1000", r.rate),)}
-    return {
-        "k": k,
-        "n": n,
-        **scale,
-        "low": None if r.low is None else round(r.low * 1000, 2),
-        "high": None if r.high is None else round(r.high * 1000, 2),
-    }
-
-
-class _Judge:
-    """Answers and their SME truth, per document and policy."""
-
-    def __init__(self, conn: Connection | None, outcomes: Outcomes) -> None:
-        self.conn = conn
-        self.outcomes = outcomes
-
-    def answer(self, doc: Recorded, sim: Simulated) -> dict[str, Any] | None:
-        if sim.classification is not None:
-            return sim.classification
-        if self.conn is None:
-            return None
-        full = full_outcome(self.conn, doc)
-        attempts = full.get("attempts") or []
-        if sim.attempt >= len(attempts) - 1:  # the last version is the stored final classification
-            final = full.get("final_classification")
-            return final if isinstance(final, dict) else None
-        return replay.classification_at(self._primary(doc), full, sim.attempt)
-
-    def _primary(self, doc: Recorded) -> dict[str, Any] | None:
-        cache = self.outcomes.primaries
-        if doc.doc_id not in cache:
-            truth = self.outcomes.history.truths.get(doc.doc_id)
-            if truth is not None and truth.primary is not None and truth.run_id in (None, doc.run_id):
-                cache[doc.doc_id] = truth.primary
-            elif self.conn is not None:
-                cache[doc.doc_id] = primary_of(self.conn, doc, truth)
-            else:
-                cache[doc.doc_id] = None
-        return cache[doc.doc_id]
-
-    def right(self, doc: Recorded, sim: Simulated) -> bool | None:
-        """The answer matches the SME truth (None: no SME truth, or no answer to compare)."""
-        truth = self.outcomes.history.truths.get(doc.doc_id)
-        if truth is None:
-            return None
-        answer = self.answer(doc, sim)
-        if answer is None:
-            return None
-        return same_answer(answer, truth.classification)
-
-
-def _side(
-    docs: Sequence[Recorded], sims: Sequence[Simulated], profile: Profile, judge: _Judge
-) -> dict[str, Any]:
-    n = len(docs)
-    mix = decision_mix(_doc_runs(docs, sims))
-    escalated = sum(s.decision == ESCALATE for s in sims)
-    accepted = n - escalated
-    sampling = profile.sampling
-    fa_k = fa_n = ne_k = ne_n = 0
-    false_ids: list[str] = []
-    needless_ids: list[str] = []
-    for doc, sim in zip(docs, sims, strict=True):
-        if doc.error:
-            continue
-        right = judge.right(doc, sim)
-        if right is None:
-            continue
-        if sim.decision == ACCEPT:
-            fa_n += 1
-            if not right:
-                fa_k += 1
-                false_ids.append(doc.doc_id)
-        else:
-            ne_n += 1
-            if right:
-                ne_k += 1
-                needless_ids.append(doc.doc_id)
-    blind = accepted * sampling.audit_share + escalated * sampling.second_review_share
-    return {
-        "profile": profile.name,
-        "version": profile.version,
-        "policy_version": profile.arbiter.policy_version,
-        "documents": n,
-        "decisions": [s.model_dump() for s in mix.decisions],
-        "escalation_reasons": [s.model_dump() for s in mix.escalation_reasons],
-        "escalation_load": _per_1000(escalated, n),
-        "expected_blind_packets_per_1000": round(blind * 1000 / n, 2) if n else None,
-        "false_accepts": {**_rate_dict(fa_k, fa_n), "doc_ids": sorted(false_ids)},
-        "needless_escalations": {**_rate_dict(ne_k, ne_n), "doc_ids": sorted(needless_ids)},
-    }
-
-
-def _audit(outcomes: Outcomes, judge: _Judge) -> dict[str, Any]:
-    """The blind-audit false-accept rate, as recorded and re-weighted to the candidate's accepts."""
-    audited = outcomes.history.audited
-
-    def verdict(doc: Recorded, sim: Simulated) -> bool | None:
-        right = judge.right(doc, sim)
-        if right is None and doc.doc_id in audited and sim.path in ("recorded", replay.REDECIDED):
-            return audited[doc.doc_id]
-        return right
-
-    current_k = current_n = 0
-    kept_docs = kept_k = kept_n = new_docs = new_k = new_n = 0
-    for doc, cur, cand in zip(outcomes.docs, outcomes.current, outcomes.candidate, strict=True):
-        if cur.decision == ACCEPT and doc.doc_id in audited:
-            ok = verdict(doc, cur)
-            if ok is not None:
-                current_n += 1
-                current_k += not ok
-        if cand.decision != ACCEPT:
-            continue
-        if cur.decision == ACCEPT:
-            kept_docs += 1
-            if doc.doc_id in audited:
-                ok = verdict(doc, cand)
-                if ok is not None:
-                    kept_n += 1
-                    kept_k += not ok
-        else:
-            new_docs += 1
-            ok = judge.right(doc, cand)
-            if ok is not None:
-                new_n += 1
-                new_k += not ok
-    strata: list[dict[str, Any]] = [
-        {
-            "label": "accepted by both: blind audits",
-            "documents": kept_docs,
-            "audit": _rate_dict(kept_k, kept_n),
-        },
-        {
-            "label": "accepted only by the candidate: SME reviews of their escalations",
-            "documents": new_docs,
-            "audit": _rate_dict(new_k, new_n),
-        },
-    ]
-    weighted: dict[str, Any] = {
-        "k": kept_k + new_k,
-        "n": kept_n + new_n,
-        "rate": None,
-        "low": None,
-        "high": None,
-    }
-    parts = [(s["documents"], s["audit"]) for s in strata if s["documents"]]
-    if parts and all(r["n"] for _, r in parts):
-        total = sum(w for w, _ in parts)
-        for key in ("rate", "low", "high"):
-            weighted[key] = sum(w * r[key] for w, r in parts) / total
-    unknown = [s["label"] for s in strata if s["documents"] and not s["audit"]["n"]]
-    return {
-        "current": _rate_dict(current_k, current_n),
-        "candidate": {**weighted, "strata": strata, "unknown_strata": unknown},
-    }
-
-
-def compare(
-    outcomes: Outcomes, current: Profile, candidate: Profile, conn: Connection | None = None
-) -> dict[str, Any]:
-    """The comparison as plain data (the JSON of `arbiter policy simulate --json`)."""
-    judge = _Judge(conn, outcomes)
-    flips: list[dict[str, str]] = []
-    paths: Counter[str] = Counter()
-    needs_llm: list[str] = []
-    llm_reused = 0
-    for doc, cur, cand in zip(outcomes.docs, outcomes.current, outcomes.candidate, strict=True):
-        paths[cand.path] += 1
-        if cand.needs_llm:
-            needs_llm.append(doc.doc_id)
-        llm_reused += cand.llm_reused
-        if cur.decision != cand.decision:
-            flips.append(
-                {
-                    "doc_id": doc.doc_id,
-                    "from": cur.decision,
-                    "to": cand.decision,
-                    "rule": cand.rule,
-                    "from_rule": cur.rule,
-                    "path": cand.path,
-                }
-            )
-    cur_side = _side(outcomes.docs, outcomes.current, current, judge)
-    cand_side = _side(outcomes.docs, outcomes.candidate, candidate, judge)
-    return {
-        "documents": len(outcomes.docs),
-        "changed_sections": replay.changed_sections(current, candidate),
-        "reverified_verifiers": sorted(replay.verifiers_to_rerun(current, candidate)),
-        "paths": dict(paths.most_common()),
-        "current": cur_side,
-        "candidate": cand_side,
-        "flips": flips,
-        "flip_counts": {
-            "to_accept": sum(f["to"] == ACCEPT for f in flips),
-            "to_escalate": sum(f["to"] == ESCALATE for f in flips),
-        },
-        "false_accepts": {"current": cur_side["false_accepts"], "candidate": cand_side["false_accepts"]},
-        "needless_escalations": {
-            "current": cur_side["needless_escalations"],
-            "candidate": cand_side["needless_escalations"],
-        },
-        "audit_false_accept": _audit(outcomes, judge),
-        "llm_findings_needed": {"count": len(needs_llm), "doc_ids": sorted(needs_llm)},
-        "llm_findings_reused_docs": llm_reused,
-        "llm_calls": 0,
-    }
 
 
 def simulate(
@@ -418,7 +104,7 @@ def simulate(
 ) -> dict[str, Any]:
     """Read the history (read-only connection), decide again, compare."""
     started = time.perf_counter()
-    history = read_history(conn, as_of, out_dir, segments=replay.focused_only(current, candidate))
+    history = read_history(conn, as_of, out_dir, segments=paths.focused_only(current, candidate))
     read_s = time.perf_counter() - started
     outcomes = simulate_documents(conn, history, current, candidate, progress=progress)
     report = compare(outcomes, current, candidate, conn)
