@@ -240,3 +240,23 @@ def test_pip_install_then_demo_in_an_empty_folder(tmp_path: Path) -> None:
     outcome = json.loads(verify.stdout)
     assert outcome["llm_usage"]["input_tokens"] > 0  # the bundled sample answers were read
     assert "LLM_ERROR" not in verify.stdout
+
+
+def test_demo_inputs_do_not_depend_on_fonts_registered_before(tmp_path: Path) -> None:
+    """Another font of Vera registered earlier in the process (as a benchmark does) leaves the demo's PDFs,
+    and the U+2011 hyphen in their text layer, byte for byte as committed."""
+    script = (
+        "import sys, reportlab\n"
+        "from pathlib import Path\n"
+        "from reportlab.pdfbase import pdfmetrics\n"
+        "from reportlab.pdfbase.ttfonts import TTFont\n"
+        "pdfmetrics.registerFont(TTFont('OtherVera', str(Path(reportlab.__file__).parent / 'fonts' / 'Vera.ttf')))\n"
+        "from arbiter.demo.corpus import write_demo_inputs\n"
+        "write_demo_inputs(Path(sys.argv[1]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "demo")], check=True, env=env, timeout=300)
+    written = tmp_path / "demo" / "pdfs"
+    names = sorted(p.name for p in (FIXTURES / "pdfs").iterdir())
+    assert names
+    assert [n for n in names if (written / n).read_bytes() != (FIXTURES / "pdfs" / n).read_bytes()] == []
