@@ -6,10 +6,12 @@ Usage statistics are off and the server is headless whatever the user's own Stre
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import FrameType
 
 from arbiter.review.auth import trusted_headers_option
 from arbiter.review.settings import AppSettings
@@ -82,4 +84,37 @@ def launch(
         settings = replace(settings, user_header=user_header)
     open_store(db_url).dispose()
     args, env = streamlit_command(settings, port=port, address=address)
-    return subprocess.call(args, env=env)
+    return run_child(args, env)
+
+
+STOP_GRACE_S = 10.0
+
+
+def run_child(args: list[str], env: dict[str, str] | None = None) -> int:
+    """Run `args` in the foreground and stop it with this process: Ctrl+C or SIGTERM (or any error here)
+    terminates the child, waits for it, and kills it if it has not stopped after STOP_GRACE_S seconds, so
+    no server is left serving after `arbiter review` has gone."""
+    child = subprocess.Popen(args, env=env)
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, forward)
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        return _stop(child)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if child.poll() is None:
+            _stop(child)
+
+
+def _stop(child: subprocess.Popen[bytes]) -> int:
+    if child.poll() is None:
+        child.terminate()
+    try:
+        return child.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        return child.wait()
