@@ -21,12 +21,15 @@ from arbiter.contracts.classification import (
 from arbiter.contracts.record import DocumentRecord
 from arbiter.contracts.review import (
     BLIND_KINDS,
+    AdjudicationCase,
+    AdjudicationChoice,
     Corrections,
     GroundTruthRecord,
     GroundTruthSource,
     PacketKind,
     ProductionClassification,
     RetryLogEntry,
+    ReviewedAnswer,
     ReviewStatus,
     SMEPacket,
     SMEReview,
@@ -59,6 +62,8 @@ from arbiter.contracts.verification import (
 __all__ = [
     "BLIND_KINDS",
     "SEVERITY_ORDER",
+    "AdjudicationCase",
+    "AdjudicationChoice",
     "ArbiterDecision",
     "Attempt",
     "BlockType",
@@ -90,6 +95,7 @@ __all__ = [
     "ProductionClassification",
     "RetryLogEntry",
     "ReviewStatus",
+    "ReviewedAnswer",
     "SMEPacket",
     "SMEReview",
     "Segment",

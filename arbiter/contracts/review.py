@@ -29,6 +29,8 @@ class PacketKind(StrEnum):
     ESCALATION = "ESCALATION"  # the arbiter escalated the document
     AUDIT = "AUDIT"  # a sample of auto-accepted documents: measures the false-accept rate
     SECOND_REVIEW = "SECOND_REVIEW"  # a sample of escalations reviewed again by someone else: agreement
+    # The two reviews of a double-reviewed document disagree: an admin or a third reviewer decides.
+    ADJUDICATION = "ADJUDICATION"
 
 
 BLIND_KINDS = frozenset({PacketKind.AUDIT, PacketKind.SECOND_REVIEW})
@@ -38,6 +40,7 @@ class GroundTruthSource(StrEnum):
     PRIMARY_AGENT_AUTO_ACCEPT = "PRIMARY_AGENT_AUTO_ACCEPT"
     SME_VALIDATED = "SME_VALIDATED"
     SME_CORRECTED = "SME_CORRECTED"
+    SME_ADJUDICATED = "SME_ADJUDICATED"  # an adjudicator's decision between two disagreeing reviews
 
 
 class ProductionClassification(Strict):
@@ -52,6 +55,33 @@ class RetryLogEntry(Strict):
     rule: str
     issue_codes: list[str]
     fixes_applied: list[FixRecord] = Field(default_factory=list)
+
+
+class ReviewedAnswer(Strict):
+    """One of the two answers an adjudicator compares: who gave it, on which packet, and the classification."""
+
+    packet_id: str
+    reviewer: str
+    classification: dict[str, Any]
+    agrees_with_primary: bool
+    review_notes: str = ""
+    confidence: float = Field(ge=0.0, le=1.0)
+    submitted_at: datetime
+
+
+class AdjudicationCase(Strict):
+    """What an ADJUDICATION packet asks: first (the escalation's review) or second (the blind second review),
+    and where they differ, in words."""
+
+    first: ReviewedAnswer
+    second: ReviewedAnswer
+    differences: list[str]
+
+
+class AdjudicationChoice(StrEnum):
+    FIRST = "FIRST"  # the escalation's review was right
+    SECOND = "SECOND"  # the blind second review was right
+    CORRECTED = "CORRECTED"  # neither: the adjudicator's own answer
 
 
 class SMEPacket(Strict):
@@ -84,6 +114,9 @@ class SMEPacket(Strict):
     pair_of: str | None = Field(
         default=None, description="SECOND_REVIEW only: the escalation packet this one reviews again."
     )
+    adjudication: AdjudicationCase | None = Field(
+        default=None, description="ADJUDICATION only: the two reviews that disagree, side by side."
+    )
     semantic_checks: SemanticChecks | None = Field(
         default=None,
         description="ESCALATION only: whether the decision rested on the rules alone or on the rules and a "
@@ -111,6 +144,9 @@ class SMEReview(Strict):
     reason_codes: list[str] = Field(default_factory=list)
     started_at: datetime
     submitted_at: datetime
+    adjudication: AdjudicationChoice | None = Field(
+        default=None, description="ADJUDICATION packets only: which answer the adjudicator chose."
+    )
 
 
 class VerificationSummary(Strict):

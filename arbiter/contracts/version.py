@@ -7,4 +7,4 @@ meaning). Export manifests record it next to a hash of the GroundTruthRecord JSO
 
 from __future__ import annotations
 
-CONTRACT_VERSION = "1.1"  # 1.1: semantic_checks on outcomes, packets and ground truth
+CONTRACT_VERSION = "1.2"  # 1.1: semantic_checks; 1.2: adjudication (packet kind, source, review choice)

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 
 from arbiter.metrics.model import NO_LABEL, Labelled, Prediction, dominant_label, prediction
 from arbiter.metrics.sql import bound, cut, params
+from arbiter.store.adjudication import unsettled_sql
 from arbiter.store.versions import SME_SOURCES
 
 if TYPE_CHECKING:
@@ -95,7 +96,10 @@ _FULL = {
 
 
 def _newest(as_of: datetime | None, lo: bool, hi: bool) -> str:
-    where = [cut("created_at", as_of)] + (["doc_id >= :lo"] if lo else []) + (["doc_id < :hi"] if hi else [])
+    # A document awaiting adjudication has no settled truth to score against (store/adjudication.py).
+    settled = f"NOT {unsettled_sql('ground_truth.doc_id', as_of is not None)}"
+    where = [cut("created_at", as_of), settled]
+    where += (["doc_id >= :lo"] if lo else []) + (["doc_id < :hi"] if hi else [])
     return f"SELECT doc_id, max(version) AS version FROM ground_truth WHERE {' AND '.join(where)} GROUP BY doc_id"
 
 

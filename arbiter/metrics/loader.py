@@ -38,8 +38,8 @@ _FACTS = {
     ),
 }
 # Reviews, each as one JSON array, all of them joined into one text (one statement step): packet, document,
-# run, kind, pair, reviewer, [agrees, started, submitted], the label (dominant type of the ground-truth
-# version the review wrote; only where a metric uses it: audits and double-reviewed escalations) and,
+# run, kind, pair, reviewer, [agrees, started, submitted], the label (dominant type of the answer the review
+# gave, or for a review saved before answers were kept, of the ground-truth version it wrote; only where a metric uses it: audits and double-reviewed escalations) and,
 # for audits, the dominant type the arbiter accepted and how that accept was earned (_EARNED).
 _PAIRED = "(p.kind <> 'ESCALATION' OR EXISTS (SELECT 1 FROM packets s WHERE s.pair_of = p.packet_id))"
 # How an audited accept was earned: its outcome's semantic_checks; for an outcome stored before that field
@@ -69,16 +69,16 @@ _REVIEW = {
     "sqlite": (
         "group_concat(json_array(r.packet_id, r.doc_id, p.run_id, p.kind, p.pair_of, r.reviewer, "
         "json_extract(r.payload, '$.agrees_with_primary', '$.started_at', '$.submitted_at'), "
-        f"CASE WHEN {_PAIRED} THEN (SELECT t.payload -> '$.{GTC}.dominant_type' FROM ground_truth t "
-        f"WHERE t.gt_id = r.gt_id) END, CASE WHEN p.kind = 'AUDIT' THEN COALESCE({_ACCEPTED}, "
+        f"CASE WHEN {_PAIRED} THEN COALESCE(r.answer ->> '$.dominant_type', (SELECT t.payload ->> "
+        f"'$.{GTC}.dominant_type' FROM ground_truth t WHERE t.gt_id = r.gt_id)) END, CASE WHEN p.kind = 'AUDIT' THEN COALESCE({_ACCEPTED}, "
         "p.payload ->> '$.final_classification.dominant_type') END, "
         f"CASE WHEN p.kind = 'AUDIT' THEN {_EARNED['sqlite']} END), ',')"
     ),
     "postgresql": (
         "string_agg(jsonb_build_array(r.packet_id, r.doc_id, p.run_id, p.kind, p.pair_of, r.reviewer, "
         "jsonb_build_array(r.payload -> 'agrees_with_primary', r.payload -> 'started_at', "
-        f"r.payload -> 'submitted_at'), CASE WHEN {_PAIRED} THEN (SELECT t.payload #> '{{{GTC},dominant_type}}' "
-        f"FROM ground_truth t WHERE t.gt_id = r.gt_id) END, CASE WHEN p.kind = 'AUDIT' THEN COALESCE({_ACCEPTED}, "
+        f"r.payload -> 'submitted_at'), CASE WHEN {_PAIRED} THEN COALESCE(r.answer ->> 'dominant_type', "
+        f"(SELECT t.payload #>> '{{{GTC},dominant_type}}' FROM ground_truth t WHERE t.gt_id = r.gt_id)) END, CASE WHEN p.kind = 'AUDIT' THEN COALESCE({_ACCEPTED}, "
         "p.payload #>> '{final_classification,dominant_type}') END, "
         f"CASE WHEN p.kind = 'AUDIT' THEN {_EARNED['postgresql']} END)::text, ',')"
     ),

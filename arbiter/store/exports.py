@@ -1,7 +1,7 @@
 """Read queries of the ground-truth export (docs/design.md §9.2): the version in force per document, streamed.
 
 The version in force at a time T is, per document, the highest version created at or before T; without T
-it is the newest. One statement (a version is chosen when no later version exists, by T), read in batches
+it is the newest; a document awaiting adjudication at T (store/adjudication.py) has none. One statement (a version is chosen when no later version exists, by T), read in batches
 (a server-side cursor on PostgreSQL) in doc_id order. Payloads come back as UTF-8 JSON bytes, as stored,
 so the exporter hands them to a C JSON parser instead of building Python objects for every record.
 """
@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from arbiter.store.adjudication import unsettled
 from arbiter.store.models import ground_truth
 
 BATCH = 5_000
@@ -29,7 +30,10 @@ def in_force_query(as_of: datetime | None = None, *, dialect: str = "sqlite") ->
         newer.append(later.c.created_at <= as_of)
     # SQLite hands a BLOB over without decoding it; PostgreSQL renders jsonb as text either way.
     payload = sa.cast(g.payload, sa.LargeBinary if dialect == "sqlite" else sa.Text)
-    query = sa.select(g.gt_id, payload.label("payload")).where(~sa.exists().where(*newer))
+    # A document whose two reviews disagree and await adjudication has no settled truth: it is left out.
+    query = sa.select(g.gt_id, payload.label("payload")).where(
+        ~sa.exists().where(*newer), ~unsettled(g.doc_id, as_of)
+    )
     if as_of is not None:
         query = query.where(g.created_at <= as_of)
     return query.order_by(g.doc_id)

@@ -157,8 +157,12 @@ class ReviewRow(SQLModel, table=True):
     doc_id: str = Field(index=True, max_length=255)
     reviewer: str = Field(max_length=128)
     idempotency_key: str = Field(unique=True, max_length=128)
+    # The ground-truth version in force after the review: the one it wrote, or (it said the same, or it
+    # disagrees with the other review of a double review and awaits adjudication) the one it left in force.
     gt_id: str = Field(max_length=64)
     payload: dict[str, Any] = _json()
+    # The classification the review gave (migration 0008; None on reviews saved before it).
+    answer: dict[str, Any] | None = _json(nullable=True)
     created_at: datetime = _ts()
 
 

@@ -34,7 +34,8 @@ _CLAIM_SET = {
     "updated_at": _param("p_now_at"),
 }
 # Blind second reviews need a second reviewer: nobody is handed a packet whose pair (the escalation it
-# doubles, or the second review of it) they hold or held.
+# doubles, or the second review of it) they hold or held; an adjudication (paired with the escalation, like
+# the second review) needs a third: neither the escalation's reviewer nor the second review's.
 _SIB = packets.alias("sib")
 
 
@@ -42,6 +43,11 @@ def not_paired_with(reviewer: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
     return sa.and_(
         ~sa.exists().where(_SIB.c.packet_id == packets.c.pair_of, _SIB.c.claimed_by == reviewer),
         ~sa.exists().where(_SIB.c.pair_of == packets.c.packet_id, _SIB.c.claimed_by == reviewer),
+        ~sa.exists().where(
+            _SIB.c.pair_of == packets.c.pair_of,
+            _SIB.c.packet_id != packets.c.packet_id,
+            _SIB.c.claimed_by == reviewer,
+        ),
     )
 
 
@@ -66,6 +72,8 @@ _PICK_NEXT_SQLITE = (
             "AND sib.claimed_by = :p_reviewer) "
             "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.pair_of = packets.packet_id "
             "AND sib.claimed_by = :p_reviewer) "
+            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.pair_of = packets.pair_of "
+            "AND sib.packet_id <> packets.packet_id AND sib.claimed_by = :p_reviewer) "
             "ORDER BY priority, created_at, packet_id LIMIT 1"
         )
         .bindparams(_param("p_now_at"))

@@ -10,8 +10,9 @@ import sqlalchemy as sa
 
 from arbiter.contracts import PacketKind, SMEPacket
 from arbiter.store.audit import write_audit
+from arbiter.store.blind import HIDDEN_MESSAGE, held_blind, visible_to
 from arbiter.store.db import Database
-from arbiter.store.errors import TooManyClaims, UnknownUser
+from arbiter.store.errors import TooManyClaims, UnknownPacket, UnknownUser
 from arbiter.store.models import OPEN_PREDICATE, packet_codes, packets
 from arbiter.store.packet_rows import (
     CLAIM_NEXT,
@@ -78,7 +79,9 @@ class Queue(Repository):
         code: str | None,
         doc_type: str | list[str] | None,
         claimed_by: str | None,
+        viewer: str | None = None,
     ) -> sa.Select[Any]:
+        query = query.where(visible_to(viewer, packets.c.doc_id, packets.c.packet_id))
         statuses = as_list(status)
         if statuses:
             query = query.where(packets.c.status.in_(statuses))
@@ -109,11 +112,13 @@ class Queue(Repository):
         offset: int = 0,
         limit: int = 50,
         total: int | None = None,
+        viewer: str | None = None,
     ) -> list[PacketSummary]:
         """One page of the queue in priority order (severity, then age), filtered and paged in SQL.
 
         Given `total` (count with the same filters), a page in the back half is read from the end
         in reverse order, so the last page costs what the first does instead of skipping every row before it.
+        Given `viewer`, packets of documents the viewer holds blind are left out (store/blind.py).
         """
         cols = [c for c in packets.c if c.name != "payload"]
         query = self._filtered(
@@ -123,6 +128,7 @@ class Queue(Repository):
             code=code,
             doc_type=doc_type,
             claimed_by=claimed_by,
+            viewer=viewer,
         )
         offset, limit = max(offset, 0), max(limit, 0)
         if total is not None and offset > total // 2:
@@ -146,6 +152,7 @@ class Queue(Repository):
         code: str | None = None,
         doc_type: str | list[str] | None = None,
         claimed_by: str | None = None,
+        viewer: str | None = None,
     ) -> int:
         """How many packets page would page through with the same filters."""
         query = self._filtered(
@@ -155,6 +162,7 @@ class Queue(Repository):
             code=code,
             doc_type=doc_type,
             claimed_by=claimed_by,
+            viewer=viewer,
         )
         with self.read() as conn:
             return int(conn.execute(query).scalar_one())
@@ -171,9 +179,18 @@ class Queue(Repository):
             "codes": sorted(codes),
         }
 
-    def get(self, packet_id: str) -> SMEPacket:
+    def get(self, packet_id: str, *, viewer: str | None = None) -> SMEPacket:
+        """The packet; for a `viewer` who holds another, blind packet of its document, UnknownPacket."""
         with self.read() as conn:
-            return packet_from_row(load_packet(conn, packet_id))
+            row = load_packet(conn, packet_id)
+            if (
+                viewer is not None
+                and conn.execute(
+                    sa.select(held_blind(viewer, sa.literal(row._mapping["doc_id"]), sa.literal(packet_id)))
+                ).scalar()
+            ):
+                raise UnknownPacket(HIDDEN_MESSAGE)
+            return packet_from_row(row)
 
     def status(self, packet_id: str) -> str:
         """The stored status (what get_packet(...).review_status also says)."""

@@ -82,6 +82,51 @@ def _retrying(fn: Any) -> Any:
     return None  # pragma: no cover
 
 
+def insert_packet(conn: Connection, packet: SMEPacket, now: datetime) -> str:
+    """Queue a packet (its issue codes beside it), retiring the pending ones it replaces."""
+    # A newer packet replaces an older one of the same kind nobody has started (a new escalation also
+    # retires the old escalation's pending second review); claimed or completed ones stay.
+    p = packets.c
+    kind = packet.packet_kind.value
+    replaces = [kind, PacketKind.SECOND_REVIEW.value] if kind == PacketKind.ESCALATION else [kind]
+    conn.execute(
+        sa.update(packets)
+        .where(
+            p.doc_id == packet.doc_id,
+            p.status == PENDING,
+            p.kind.in_(replaces),
+            p.packet_id != packet.packet_id,
+        )
+        .values(status=SUPERSEDED, superseded_by=packet.packet_id, updated_at=now)
+    )
+    codes = _codes(packet)
+    inserted = insert_ignore(
+        conn,
+        packets,
+        {
+            "packet_id": packet.packet_id,
+            "doc_id": packet.doc_id,
+            "run_id": packet.run_id,
+            "priority": packet.priority,
+            "escalation_reason": packet.escalation_reason,
+            "doc_type": _doc_type(packet.final_classification, packet.primary_agent_classification),
+            "top_codes": ",".join(codes[:3])[:255],
+            "status": PENDING,
+            "kind": kind,
+            "pair_of": packet.pair_of,
+            "created_at": packet.created_at,
+            "updated_at": packet.updated_at,
+            "payload": packet.model_dump(
+                mode="json",
+                exclude={"review_status", "claimed_by", "claim_expires_at", "packet_kind", "pair_of"},
+            ),
+        },
+    )
+    if inserted and codes:
+        conn.execute(sa.insert(packet_codes), [{"packet_id": packet.packet_id, "code": c} for c in codes])
+    return packet.packet_id
+
+
 class Records(Repository):
     """A batch run's documents: written once per (doc_id, run_id), read back for resume and the mirrors."""
 
@@ -133,9 +178,9 @@ class Records(Repository):
                     "outcome": outcome.model_dump(mode="json"),
                 },
             )
-            packet_id = self._insert_packet(conn, packet, now) if packet is not None else None
+            packet_id = insert_packet(conn, packet, now) if packet is not None else None
             for sample in record.samples:
-                self._insert_packet(conn, sample, now)
+                insert_packet(conn, sample, now)
             gt = self._auto_ground_truth(conn, record) if record.ground_truth is not None else None
             details = {
                 "run_id": record.run_id,
@@ -147,49 +192,6 @@ class Records(Repository):
             }
             write_audit(conn, "arbiter", "document.record", record.doc_id, details, at=now)
             return RecordResult(True, packet_id, gt)
-
-    def _insert_packet(self, conn: Connection, packet: SMEPacket, now: datetime) -> str:
-        # A newer packet replaces an older one of the same kind nobody has started (a new escalation also
-        # retires the old escalation's pending second review); claimed or completed ones stay.
-        p = packets.c
-        kind = packet.packet_kind.value
-        replaces = [kind, PacketKind.SECOND_REVIEW.value] if kind == PacketKind.ESCALATION else [kind]
-        conn.execute(
-            sa.update(packets)
-            .where(
-                p.doc_id == packet.doc_id,
-                p.status == PENDING,
-                p.kind.in_(replaces),
-                p.packet_id != packet.packet_id,
-            )
-            .values(status=SUPERSEDED, superseded_by=packet.packet_id, updated_at=now)
-        )
-        codes = _codes(packet)
-        inserted = insert_ignore(
-            conn,
-            packets,
-            {
-                "packet_id": packet.packet_id,
-                "doc_id": packet.doc_id,
-                "run_id": packet.run_id,
-                "priority": packet.priority,
-                "escalation_reason": packet.escalation_reason,
-                "doc_type": _doc_type(packet.final_classification, packet.primary_agent_classification),
-                "top_codes": ",".join(codes[:3])[:255],
-                "status": PENDING,
-                "kind": kind,
-                "pair_of": packet.pair_of,
-                "created_at": packet.created_at,
-                "updated_at": packet.updated_at,
-                "payload": packet.model_dump(
-                    mode="json",
-                    exclude={"review_status", "claimed_by", "claim_expires_at", "packet_kind", "pair_of"},
-                ),
-            },
-        )
-        if inserted and codes:
-            conn.execute(sa.insert(packet_codes), [{"packet_id": packet.packet_id, "code": c} for c in codes])
-        return packet.packet_id
 
     def _auto_ground_truth(self, conn: Connection, record: DocumentRecord) -> GroundTruthRecord | None:
         """Re-base the run's PRIMARY_AGENT_AUTO_ACCEPT version on the newest stored one (another writer may

@@ -15,16 +15,19 @@ from arbiter.contracts import (
     FinalDecision,
     GroundTruthRecord,
     GroundTruthSource,
+    PacketKind,
+    ProductionClassification,
     SMEPacket,
     SMEReview,
     StopReason,
     VerificationOutcome,
 )
+from arbiter.store.adjudication import adjudication_packet, answered, disagreement, partner_answer
 from arbiter.store.audit import write_audit
 from arbiter.store.errors import ClaimLost
 from arbiter.store.models import UTCDateTime, ground_truth, outcomes, packets, reviews
 from arbiter.store.packet_rows import COMPLETED, IN_REVIEW, SUPERSEDED, load_packet, packet_from_row
-from arbiter.store.records import RETRIES
+from arbiter.store.records import RETRIES, insert_packet
 from arbiter.store.repository import Repository
 from arbiter.store.versions import insert_gt, next_version
 
@@ -51,6 +54,33 @@ _CONTEXT = sa.select(
     .where(outcomes.c.doc_id == sa.bindparam("p_doc_id"), outcomes.c.run_id == sa.bindparam("p_run_id"))
     .scalar_subquery(),
 )
+
+
+def _source_of(packet: SMEPacket, review: SMEReview) -> GroundTruthSource:
+    if packet.packet_kind == PacketKind.ADJUDICATION:
+        return GroundTruthSource.SME_ADJUDICATED
+    return GroundTruthSource.SME_VALIDATED if review.agrees_with_primary else GroundTruthSource.SME_CORRECTED
+
+
+def production_of(
+    conn: Connection, packet: SMEPacket, previous: GroundTruthRecord | None
+) -> ProductionClassification | None:
+    """The production classifier's answer for the packet's document: blind packets do not carry it (it would
+    hint at a verdict), so it comes from the run's escalation packet, else the version in force for the PDF."""
+    if packet.production_classification is not None:
+        return packet.production_classification
+    p = packets.c
+    body = conn.execute(
+        sa.select(p.payload)
+        .where(p.doc_id == packet.doc_id, p.run_id == packet.run_id, p.kind == PacketKind.ESCALATION.value)
+        .limit(1)
+    ).scalar()
+    found = body.get("production_classification") if isinstance(body, dict) else None
+    if found is not None:
+        return ProductionClassification.model_validate(found)
+    if previous is not None and previous.pdf_sha256 == packet.pdf_sha256:
+        return previous.production_classification
+    return None
 
 
 class Reviews(Repository):
@@ -109,29 +139,30 @@ class Reviews(Repository):
                 raise ClaimLost(self._lost_message(conn, packet_id, reviewer, now))
             packet = packet_from_row(row)
             previous, outcome = self._context_for(conn, packet)
-            source = (
-                GroundTruthSource.SME_VALIDATED
-                if review.agrees_with_primary
-                else GroundTruthSource.SME_CORRECTED
-            )
-            record = next_version(
-                previous,
-                doc_id=packet.doc_id,
-                source=source,
-                classification=classification,
-                primary=packet.primary_agent_classification,
-                production=packet.production_classification,
-                outcome=outcome,
-                pdf_sha256=packet.pdf_sha256,
-                review=review,
-                run_id=packet.run_id,
-                now=now,
-            )
-            if record is None:  # says exactly what the newest version says (same review twice)
+            opened = self._adjudicate_if_split(conn, packet, review, classification, previous, now)
+            source = None if opened is not None else _source_of(packet, review)
+            if source is None:
                 assert previous is not None
                 record = previous
             else:
-                insert_gt(conn, record)
+                record = next_version(
+                    previous,
+                    doc_id=packet.doc_id,
+                    source=source,
+                    classification=classification,
+                    primary=packet.primary_agent_classification,
+                    production=production_of(conn, packet, previous),
+                    outcome=outcome,
+                    pdf_sha256=packet.pdf_sha256,
+                    review=review,
+                    run_id=packet.run_id,
+                    now=now,
+                )
+                if record is None:  # says exactly what the newest version says (same review twice)
+                    assert previous is not None
+                    record = previous
+                else:
+                    insert_gt(conn, record)
             review_row = {
                 "packet_id": packet_id,
                 "doc_id": packet.doc_id,
@@ -139,12 +170,43 @@ class Reviews(Repository):
                 "idempotency_key": key,
                 "gt_id": record.gt_id,
                 "payload": review.model_dump(mode="json"),
+                "answer": classification,
                 "created_at": now,
             }
             conn.execute(_INSERT_REVIEW, review_row)
-            details = {"gt_id": record.gt_id, "version": record.version, "source": source.value}
+            details: dict[str, Any] = {"gt_id": record.gt_id, "version": record.version}
+            details.update(
+                {"source": source.value} if source else {"adjudication": opened and opened.packet_id}
+            )
             write_audit(conn, reviewer, "packet.submit", packet_id, details, at=now)
             return record
+
+    def _adjudicate_if_split(
+        self,
+        conn: Connection,
+        packet: SMEPacket,
+        review: SMEReview,
+        classification: dict[str, Any],
+        previous: GroundTruthRecord | None,
+        now: datetime,
+    ) -> SMEPacket | None:
+        """When this is the later review of a double review and it disagrees with the earlier one, queue the
+        ADJUDICATION packet (audited) and return it: nothing becomes the truth until it is decided."""
+        other = partner_answer(conn, packet)
+        if other is None or previous is None:
+            return None
+        case = disagreement(packet, answered(packet.packet_id, review, classification), other)
+        if case is None:
+            return None
+        opened = adjudication_packet(conn, packet, case, now)
+        insert_packet(conn, opened, now)
+        details = {
+            "first": case.first.packet_id,
+            "second": case.second.packet_id,
+            "differences": case.differences,
+        }
+        write_audit(conn, "arbiter", "adjudication.open", opened.packet_id, details, at=now)
+        return opened
 
     def _by_idempotency_key(self, conn: Connection, key: str, packet_id: str) -> GroundTruthRecord | None:
         row = conn.execute(

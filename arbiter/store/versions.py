@@ -19,10 +19,12 @@ from arbiter.contracts import (
     VerificationOutcome,
     VerificationSummary,
 )
+from arbiter.store.adjudication import unsettled
+from arbiter.store.blind import visible_to
 from arbiter.store.models import ground_truth
 from arbiter.store.repository import Repository
 
-SME_SOURCES = (GroundTruthSource.SME_VALIDATED.value, GroundTruthSource.SME_CORRECTED.value)
+SME_SOURCES = tuple(s.value for s in GroundTruthSource if s != GroundTruthSource.PRIMARY_AGENT_AUTO_ACCEPT)
 _BATCH = 500
 _INSERT_GT = sa.insert(ground_truth)  # built once: the submit path runs it for every review
 
@@ -108,12 +110,13 @@ def insert_gt(conn: Connection, record: GroundTruthRecord) -> None:
 class GroundTruth(Repository):
     """Reads of the ground-truth versions (written by Records for accepts and Reviews for SME answers)."""
 
-    def history(self, doc_id: str) -> list[GroundTruthRecord]:
-        """Every version of the document's ground truth, oldest first."""
+    def history(self, doc_id: str, *, viewer: str | None = None) -> list[GroundTruthRecord]:
+        """Every version of the document's ground truth, oldest first; none for a `viewer` who holds a blind
+        packet of the document (store/blind.py)."""
         with self.read() as conn:
             rows = conn.execute(
                 sa.select(ground_truth.c.payload)
-                .where(ground_truth.c.doc_id == doc_id)
+                .where(ground_truth.c.doc_id == doc_id, visible_to(viewer, ground_truth.c.doc_id))
                 .order_by(ground_truth.c.version)
             ).scalars()
             return [GroundTruthRecord.model_validate(r) for r in rows]
@@ -122,12 +125,19 @@ class GroundTruth(Repository):
         with self.read() as conn:
             return latest_gt(conn, doc_id)
 
-    def page(self, *, search: str | None = None, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
-        """The newest version per document (doc_id, version, source, created_at), paged in SQL."""
+    def page(
+        self, *, search: str | None = None, offset: int = 0, limit: int = 50, viewer: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The newest version per document (doc_id, version, source, created_at, and whether the document
+        awaits adjudication), paged in SQL; documents a `viewer` holds blind are left out."""
         g = ground_truth.c
         newest = sa.select(g.doc_id, sa.func.max(g.version).label("v")).group_by(g.doc_id).subquery()
-        query = sa.select(g.doc_id, g.version, g.source, g.created_at, g.gt_id).join(
-            newest, sa.and_(newest.c.doc_id == g.doc_id, newest.c.v == g.version)
+        query = (
+            sa.select(
+                g.doc_id, g.version, g.source, g.created_at, g.gt_id, unsettled(g.doc_id).label("unsettled")
+            )
+            .join(newest, sa.and_(newest.c.doc_id == g.doc_id, newest.c.v == g.version))
+            .where(visible_to(viewer, g.doc_id))
         )
         if search:
             query = query.where(g.doc_id.contains(search, autoescape=True))
