@@ -30,6 +30,7 @@ _SNIPPETS = {
 }
 assert set(_SNIPPETS) == set(GT_TYPES), "a snippet for every type of the default taxonomy"
 _AUTO, _VALIDATED, _CORRECTED = "PRIMARY_AGENT_AUTO_ACCEPT", "SME_VALIDATED", "SME_CORRECTED"
+_ADJUDICATED = "SME_ADJUDICATED"
 
 
 def _segment(index: int, start: int, end: int, dominant: str, second: str | None, rng: random.Random) -> Any:
@@ -205,7 +206,10 @@ def _versions(doc_id: str, rng: random.Random, t0: datetime, revised: float, run
     if rng.random() < revised:
         for _ in range(rng.choice((1, 1, 2))):
             created = created + timedelta(seconds=rng.randrange(3_600, 20 * 86_400))
-            history.append((_CORRECTED if rng.random() < 0.6 else _VALIDATED, created))
+            later = rng.random()  # one draw: a few of the agreeing revisions are adjudicated decisions
+            history.append(
+                (_CORRECTED if later < 0.6 else (_ADJUDICATED if later >= 0.95 else _VALIDATED), created)
+            )
     rows, previous = [], None
     for version, (src, at) in enumerate(history, 1):
         payload = _gt_payload(doc_id, version, previous, src, machine_accepted, primary, at, run_id, rng)

@@ -39,6 +39,18 @@ def _labelled(record: GroundTruthRecord) -> Labelled:
     )
 
 
+def _unsettled(conn: Any, as_of: datetime | None) -> set[str]:
+    """Documents with an ADJUDICATION packet (by the time) that no review decided (by the time)."""
+    p, r = packets.c, reviews.c
+    decided = set(conn.execute(sa.select(r.packet_id).where(_cut(r.created_at, as_of))).scalars())
+    rows = conn.execute(
+        sa.select(p.packet_id, p.doc_id).where(
+            p.kind == "ADJUDICATION", p.status != "SUPERSEDED", _cut(p.created_at, as_of)
+        )
+    )
+    return {doc_id for packet_id, doc_id in rows if packet_id not in decided}
+
+
 def naive_report(
     store: Store, as_of: datetime | None = None, label_order: Sequence[str] = ()
 ) -> MetricsReport:
@@ -59,6 +71,8 @@ def naive_report(
             last = record
         if last is not None:
             labelled.append(_labelled(last))
+        unsettled = _unsettled(conn, as_of)
+        labelled = [x for x in labelled if x.doc_id not in unsettled]
         d, o = documents.c, outcomes.c
         doc_rows = conn.execute(
             sa.select(
@@ -92,7 +106,7 @@ def naive_report(
             )
         r = reviews.c
         review_rows = conn.execute(
-            sa.select(r.packet_id, r.doc_id, r.reviewer, r.gt_id, r.payload)
+            sa.select(r.packet_id, r.doc_id, r.reviewer, r.gt_id, r.payload, r.answer)
             .where(_cut(r.created_at, as_of))
             .order_by(r.id)
         ).all()
@@ -101,13 +115,14 @@ def naive_report(
         for packet_id, code in conn.execute(sa.select(packet_codes.c.packet_id, packet_codes.c.code)):
             codes.setdefault(packet_id, []).append(code)
         first: dict[str, Reviewed] = {}
-        for packet_id, doc_id, reviewer, gt_id, payload in review_rows:
+        for packet_id, doc_id, reviewer, gt_id, payload, answer in review_rows:
             if packet_id in first:
                 continue
             review = SMEReview.model_validate(payload)
             row = packet_rows[packet_id]
             packet = SMEPacket.model_validate(row.payload | {"packet_kind": row.kind, "pair_of": row.pair_of})
-            label = labels.get(gt_id)
+            given = answer.get("dominant_type") if isinstance(answer, dict) else None
+            label = (given if isinstance(given, str) and given else None) if answer else labels.get(gt_id)
             accepted = doc_type.get((doc_id, row.run_id)) or (packet.final_classification or {}).get(
                 "dominant_type"
             )
