@@ -88,7 +88,7 @@ class Desk:
             return Outcome(
                 False,
                 "Someone else is reviewing this packet, it is already done, or it is a blind second review "
-                "of a document you reviewed (it needs another reviewer).",
+                "or an adjudication of a document you reviewed (it needs another reviewer).",
             )
         return Outcome(True, f"You claimed {packet.doc_id}.", packet=packet)
 
@@ -161,6 +161,10 @@ class Desk:
         )
         return self._submit(packet, review, checked, token)
 
+    def submit(self, packet: SMEPacket, review: SMEReview, checked: Checked, token: str) -> Outcome:
+        """Save a review whose answer was already checked (the adjudication's decision comes this way)."""
+        return self._submit(packet, review, checked, token)
+
     def _submit(self, packet: SMEPacket, review: SMEReview, checked: Checked, token: str) -> Outcome:
         assert checked.classification is not None
         try:
@@ -179,9 +183,12 @@ class Desk:
             return Outcome(False, SUBMIT_WAITING, problems=checked.problems)
         except (UnknownPacket, ValueError) as exc:
             return Outcome(False, str(exc), problems=checked.problems)
+        saved = f"Saved: {packet.doc_id} ground truth version {record.version} ({record.ground_truth_source.value})."
+        if packet.blind:  # the version in force may be another review's: say nothing of it
+            saved = f"Saved your review of {packet.doc_id}."
         return Outcome(
             True,
-            f"Saved: {packet.doc_id} ground truth version {record.version} ({record.ground_truth_source.value}).",
+            saved,
             packet=packet,
             record=record,
             problems=checked.problems,

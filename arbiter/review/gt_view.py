@@ -11,6 +11,7 @@ SOURCE_LABELS = {
     "PRIMARY_AGENT_AUTO_ACCEPT": "Accepted automatically",
     "SME_VALIDATED": "Reviewer agreed",
     "SME_CORRECTED": "Reviewer corrected",
+    "SME_ADJUDICATED": "Adjudicated",
 }
 
 
@@ -26,6 +27,7 @@ def latest_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "Version": r["version"],
             "Source": SOURCE_LABELS.get(r["source"], r["source"]),
             "Saved": _when(r["created_at"]),
+            "Settled": "awaiting adjudication" if r.get("unsettled") else "yes",
         }
         for r in rows
     ]

@@ -15,7 +15,7 @@ admin = state.admin_desk(user)
 
 st.title("Claims")
 state.show_flash()
-claims = store.queue.page(status=["PENDING", "IN_REVIEW"], limit=200)
+claims = store.queue.page(status=["PENDING", "IN_REVIEW"], limit=200, viewer=user.name)
 st.dataframe(queue_rows(claims), hide_index=True, key="admin_claims")
 ids = [c.packet_id for c in claims]
 labels = {c.packet_id: f"{c.doc_id} ({c.claimed_by or 'unclaimed'})" for c in claims}

@@ -2,23 +2,26 @@
 
 import streamlit as st
 
+from arbiter.review.adjudication import answer_rows
 from arbiter.review.gt_view import history_rows, latest_rows, version_caption
 from arbiter.review.packet_view import escape
 from review_app import state
 
-state.require_user()
+user = state.require_user()
 store = state.the_store()
 
 st.title("Ground truth")
 state.show_flash()
 search = st.text_input("Find a document", key="gt_search", placeholder="document id")
 page = int(st.number_input("Page", min_value=1, value=1, key="gt_page"))
-latest = store.ground_truth.page(search=search or None, offset=(page - 1) * 50, limit=50)
+# viewer: a document the user holds a blind packet of is neither listed nor shown (the store's rule).
+latest = store.ground_truth.page(search=search or None, offset=(page - 1) * 50, limit=50, viewer=user.name)
 st.dataframe(latest_rows(latest), hide_index=True, key="gt_table")
+st.caption("A document you are reviewing blind is not listed until you submit or skip that review.")
 doc_ids = [row["doc_id"] for row in latest]
 doc_id = st.selectbox("Document", doc_ids, key="gt_doc", index=0 if doc_ids else None)
 if doc_id:
-    history = store.ground_truth.history(doc_id)
+    history = store.ground_truth.history(doc_id, viewer=user.name)
     st.subheader(escape(f"{doc_id}: {len(history)} version{'s' if len(history) != 1 else ''}"))
     st.dataframe(history_rows(history), hide_index=True, key="gt_history")
     version = st.selectbox(
@@ -27,4 +30,6 @@ if doc_id:
     chosen = next((r for r in history if r.version == version), None)
     if chosen is not None:
         st.caption(escape(version_caption(chosen)))
-        st.json(chosen.ground_truth_classification, expanded=False)
+        st.dataframe(answer_rows(chosen.ground_truth_classification), hide_index=True, key="gt_segments")
+        with st.expander("As stored (JSON)"):
+            st.json(chosen.ground_truth_classification, expanded=False)

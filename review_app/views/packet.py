@@ -6,6 +6,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from arbiter.contracts import PacketKind
 from arbiter.record.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
 from arbiter.review.context import issue_context
@@ -31,7 +32,7 @@ from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
 from arbiter.review.render import RenderError, page_marks, unhighlighted_reason
 from arbiter.review.rows import DOMINANT_COLUMN
 from arbiter.store import DatabaseUnavailable, UnknownPacket
-from review_app import state
+from review_app import adjudication_panel, state
 
 user = state.require_user()
 store = state.the_store()
@@ -58,7 +59,7 @@ if packet_id is None:
         st.stop()
 
 try:
-    packet = store.queue.get(packet_id)
+    packet = store.queue.get(packet_id, viewer=user.name)  # refused while the user holds another, blind one
     st.session_state.setdefault("arbiter_loaded_packets", {})[packet_id] = packet
 except UnknownPacket as exc:
     state.close_packet(packet_id)
@@ -151,7 +152,9 @@ with left:
             st.error(escape(str(exc)))
 
 with right:
-    if packet.blind:
+    if packet.packet_kind == PacketKind.ADJUDICATION:
+        adjudication_panel.show_summary(packet)
+    elif packet.blind:
         st.subheader("Blind review")
         st.info(
             "This document was sampled for an independent review. The machine's verdict, its checks and "
@@ -178,6 +181,12 @@ with right:
                 st.button(
                     f"Show page {ctx.page}", key=f"issue_page_{number}", on_click=show_page, args=(ctx.page,)
                 )
+
+if packet.packet_kind == PacketKind.ADJUDICATION:
+    adjudication_panel.show_decision(
+        packet, desk, bundle, profile, attempt, not closed and bundle is not None
+    )
+    st.stop()
 
 tab_names = ["Review", "Segments", "Classification"] + ([] if packet.blind else ["Retry log"])
 review_tab, segments_tab, answer_tab, *more_tabs = st.tabs(tab_names)
