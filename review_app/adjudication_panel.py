@@ -10,7 +10,7 @@ import streamlit as st
 
 from arbiter.contracts import AdjudicationChoice, DocumentBundle, SMEPacket
 from arbiter.contracts.profile import Profile
-from arbiter.review.adjudication import CHOICE_LABELS, adjudicate, case_of, sides
+from arbiter.review.adjudication import adjudicate, case_of, choice_label, sides
 from arbiter.review.desk import Desk
 from arbiter.review.forms import CorrectionDraft, segment_rows
 from arbiter.review.packet_view import escape
@@ -21,10 +21,7 @@ from review_app import state
 def show_summary(packet: SMEPacket) -> None:
     """The right-hand column: what the adjudicator is asked, and where the answers differ."""
     st.subheader("Adjudication")
-    st.info(
-        "Two independent reviews of this document disagree. Compare both answers below with the document, "
-        "then keep one of them or give the corrected answer. Only your decision becomes the ground truth."
-    )
+    st.write("Where the two reviews differ (both answers are below the page):")
     for difference in case_of(packet).differences:
         st.text(f"• {difference}")
 
@@ -50,7 +47,8 @@ def show_decision(
     choice = st.radio(
         "Your decision",
         list(AdjudicationChoice),
-        format_func=lambda c: CHOICE_LABELS[c],
+        index=None,
+        format_func=lambda c: choice_label(c, case),
         key=f"adj_choice_{key}",
     )
     draft = None
@@ -72,8 +70,11 @@ def show_decision(
     confidence = st.slider("Your confidence", 0.0, 1.0, 0.9, 0.05, key=f"adj_conf_{key}")
     if draft is not None:
         draft.notes, draft.confidence = notes, confidence
-    if st.button("Save decision", type="primary", key="save_adjudication", disabled=not can_submit):
+    if st.button(
+        "Save decision", type="primary", key="save_adjudication", disabled=not can_submit or choice is None
+    ):
         assert bundle is not None
+        assert choice is not None
         outcome = adjudicate(
             desk,
             packet,

@@ -14,11 +14,14 @@ from arbiter.contracts.profile import Profile
 from arbiter.review.desk import Desk, Outcome
 from arbiter.review.forms import Checked, CorrectionDraft, check_correction, corrections_of
 
-CHOICE_LABELS = {
-    AdjudicationChoice.FIRST: "Keep the first review's answer",
-    AdjudicationChoice.SECOND: "Keep the second review's answer",
-    AdjudicationChoice.CORRECTED: "Give a corrected answer",
-}
+
+def choice_label(choice: AdjudicationChoice, case: AdjudicationCase) -> str:
+    """The decision as the adjudicator reads it, naming whose answer is kept."""
+    if choice == AdjudicationChoice.FIRST:
+        return f"Keep {case.first.reviewer}'s answer (first review)"
+    if choice == AdjudicationChoice.SECOND:
+        return f"Keep {case.second.reviewer}'s answer (second review)"
+    return "Give a corrected answer"
 
 
 def answer_rows(classification: Any) -> list[dict[str, Any]]:

@@ -141,10 +141,8 @@ class Reviews(Repository):
             previous, outcome = self._context_for(conn, packet)
             opened = self._adjudicate_if_split(conn, packet, review, classification, previous, now)
             source = None if opened is not None else _source_of(packet, review)
-            if source is None:
-                assert previous is not None
-                record = previous
-            else:
+            record: GroundTruthRecord | None = previous
+            if source is not None:
                 record = next_version(
                     previous,
                     doc_id=packet.doc_id,
@@ -159,10 +157,10 @@ class Reviews(Repository):
                     now=now,
                 )
                 if record is None:  # says exactly what the newest version says (same review twice)
-                    assert previous is not None
                     record = previous
                 else:
                     insert_gt(conn, record)
+            assert record is not None  # an adjudication opens only over a version in force
             review_row = {
                 "packet_id": packet_id,
                 "doc_id": packet.doc_id,
