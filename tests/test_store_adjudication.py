@@ -4,6 +4,7 @@ and PostgreSQL."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -286,3 +287,16 @@ def test_a_blind_holder_sees_nothing_else_of_the_document(seeded: Store) -> None
     submit(seeded, second, "bob", answer("LAB_REPORT"), 6)
     assert len(seeded.ground_truth.history("esc", viewer="bob")) == 2
     assert seeded.queue.get(escalation, viewer="bob").packet_id == escalation
+
+
+def test_nobody_is_handed_a_packet_of_a_document_they_hold_blind(seeded: Store) -> None:
+    """alice holds the blind audit of "acc" when a later run escalates it: her direct claim of that
+    escalation is refused (the pages would hide it from her), carol's is not."""
+    seeded.records.record(audited(), now=T0)
+    assert seeded.queue.claim(packet_of(seeded, "acc", PacketKind.AUDIT), "alice") is not None
+    later = double_reviewed("acc")
+    assert later.packet is not None
+    packet = later.packet.model_copy(update={"packet_id": "pkt-acc-run-2", "run_id": "run-2"})
+    seeded.records.record(dataclasses.replace(later, run_id="run-2", packet=packet, samples=()), now=T0)
+    assert seeded.queue.claim("pkt-acc-run-2", "alice") is None
+    assert seeded.queue.claim("pkt-acc-run-2", "carol") is not None

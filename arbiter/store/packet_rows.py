@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from arbiter.contracts import ReviewStatus, SMEPacket
+from arbiter.contracts import BLIND_KINDS, ReviewStatus, SMEPacket
 from arbiter.store.errors import UnknownPacket
 from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packets
 
@@ -37,6 +37,8 @@ _CLAIM_SET = {
 # doubles, or the second review of it) they hold or held; an adjudication (paired with the escalation, like
 # the second review) needs a third: neither the escalation's reviewer nor the second review's.
 _SIB = packets.alias("sib")
+_BLIND = sorted(kind.value for kind in BLIND_KINDS)
+_BLIND_SQL = ", ".join(f"'{kind}'" for kind in _BLIND)
 
 
 def not_paired_with(reviewer: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
@@ -46,6 +48,15 @@ def not_paired_with(reviewer: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
         ~sa.exists().where(
             _SIB.c.pair_of == packets.c.pair_of,
             _SIB.c.packet_id != packets.c.packet_id,
+            _SIB.c.claimed_by == reviewer,
+        ),
+        # Nor a packet of a document they hold a blind packet of: the pages would refuse to show it
+        # (store/blind.py), so the claim would be a dead end.
+        ~sa.exists().where(
+            _SIB.c.doc_id == packets.c.doc_id,
+            _SIB.c.packet_id != packets.c.packet_id,
+            _SIB.c.kind.in_(_BLIND),
+            _SIB.c.status == IN_REVIEW,
             _SIB.c.claimed_by == reviewer,
         ),
     )
@@ -74,6 +85,9 @@ _PICK_NEXT_SQLITE = (
             "AND sib.claimed_by = :p_reviewer) "
             "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.pair_of = packets.pair_of "
             "AND sib.packet_id <> packets.packet_id AND sib.claimed_by = :p_reviewer) "
+            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.doc_id = packets.doc_id "
+            f"AND sib.packet_id <> packets.packet_id AND sib.kind IN ({_BLIND_SQL}) "
+            "AND sib.status = 'IN_REVIEW' AND sib.claimed_by = :p_reviewer) "
             "ORDER BY priority, created_at, packet_id LIMIT 1"
         )
         .bindparams(_param("p_now_at"))
