@@ -300,3 +300,16 @@ def test_nobody_is_handed_a_packet_of_a_document_they_hold_blind(seeded: Store) 
     seeded.records.record(dataclasses.replace(later, run_id="run-2", packet=packet, samples=()), now=T0)
     assert seeded.queue.claim("pkt-acc-run-2", "alice") is None
     assert seeded.queue.claim("pkt-acc-run-2", "carol") is not None
+
+
+def test_the_export_manifest_counts_documents_awaiting_adjudication(
+    seeded: Store, split: str, tmp_path: Any
+) -> None:
+    """The export leaves the unsettled document out and says how many were left out."""
+    from arbiter.export.writer import export_ground_truth
+
+    manifest = export_ground_truth(seeded, ["jsonl"], tmp_path / "out")
+    assert (manifest["records"], manifest["awaiting_adjudication"]) == (0, 1)
+    submit(seeded, split, "root", answer("LAB_REPORT"), 3, adjudication=AdjudicationChoice.FIRST)
+    manifest = export_ground_truth(seeded, ["jsonl"], tmp_path / "out")
+    assert (manifest["records"], manifest["awaiting_adjudication"]) == (1, 0)

@@ -34,6 +34,7 @@ from arbiter.contracts.version import CONTRACT_VERSION
 from arbiter.export.arrow import ExportError, arrow_schema, flex_fields, to_table
 from arbiter.export.flat import COLUMNS, csv_rows
 from arbiter.store import Store
+from arbiter.store.adjudication import unsettled_count
 from arbiter.store.exports import BATCH, iter_in_force
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -218,6 +219,8 @@ def export_ground_truth(
                 batch_newest = pc.max(table.column("created_at")).as_py()
                 newest = batch_newest if newest is None else max(newest, batch_newest)
         files = [out.commit() for out in outputs]
+        with store.read() as conn:  # left out: their two reviews disagree and nobody has decided yet
+            awaiting = unsettled_count(conn, as_of)
     except BaseException:
         for out in outputs:
             out.discard()
@@ -233,6 +236,7 @@ def export_ground_truth(
         "records": records,
         "newest_version_created_at": iso(newest) if newest else None,
         "counts_by_source": dict(sorted(sources.items())),
+        "awaiting_adjudication": awaiting,
         "policy_versions": dict(sorted(policies.items())),
         "json_fallbacks": dict(fallbacks),
         "contract": contract_info(),

@@ -133,3 +133,12 @@ def unsettled_sql(doc_column: str, as_of: bool) -> str:
         f"AND adj.status <> '{SUPERSEDED}'{adj_cut} AND NOT EXISTS (SELECT 1 FROM reviews r "
         f"WHERE r.packet_id = adj.packet_id{review_cut}))"
     )
+
+
+def unsettled_count(conn: Connection, as_of: datetime | None = None) -> int:
+    """How many documents with ground truth await adjudication (as of the time)."""
+    g = ground_truth.c
+    query = sa.select(sa.func.count(sa.distinct(g.doc_id))).where(unsettled(g.doc_id, as_of))
+    if as_of is not None:
+        query = query.where(g.created_at <= as_of)
+    return int(conn.execute(query).scalar_one())
