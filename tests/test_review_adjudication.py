@@ -135,3 +135,43 @@ def test_the_adjudicator_sees_both_answers_as_tables_and_decides(sampled: Seeded
     ]
     assert history[-1].ground_truth_classification == machine(sampled)
     assert sampled.store.queue.status(adjudication) == "COMPLETED"
+
+
+def test_a_corrected_decision_is_checked_like_any_correction(sampled: Seeded) -> None:
+    """A corrected answer with an unreadable page is refused and saves nothing; a valid one becomes the
+    SME_ADJUDICATED version with its corrections and the choice recorded."""
+    from arbiter.contracts import AdjudicationChoice
+    from arbiter.contracts.profile import load_profile
+    from arbiter.review.adjudication import adjudicate
+    from arbiter.review.desk import Desk
+    from arbiter.review.forms import CorrectionDraft, segment_rows
+
+    review(sampled, PacketKind.ESCALATION, "alice", relabelled(machine(sampled), "LAB_REPORT"))
+    review(sampled, PacketKind.SECOND_REVIEW, "bob", machine(sampled))
+    adjudication = packet_of(sampled, PacketKind.ADJUDICATION)
+    packet = sampled.store.queue.claim(adjudication, "root")
+    assert packet is not None
+    bundle = next(r.bundle for r in sampled.records if r.doc_id == DOC)
+    assert bundle is not None
+    profile = load_profile()
+    [row] = segment_rows(machine(sampled), profile)
+    desk = Desk(sampled.store, "root")
+    now = datetime.now(UTC)
+
+    def decide(draft_row: dict[str, Any], token: str) -> Any:
+        draft = CorrectionDraft(segments=[draft_row])
+        choice = AdjudicationChoice.CORRECTED
+        return adjudicate(desk, packet, choice, bundle, profile, draft=draft, started_at=now, token=token)
+
+    refused = decide({**row, "start_page": "one"}, "t1")
+    assert not refused.ok
+    assert refused.problems
+    assert len(sampled.store.ground_truth.history(DOC)) == 1
+    saved = decide({**row, "dominant_type": None, "GENOMIC_REPORT": 0.0, "ADMINISTRATIVE": 1.0}, "t2")
+    assert saved.ok, saved.message
+    newest = sampled.store.ground_truth.history(DOC)[-1]
+    assert newest.ground_truth_source == GroundTruthSource.SME_ADJUDICATED
+    assert newest.ground_truth_classification["dominant_type"] == "ADMINISTRATIVE"
+    assert newest.sme_review is not None
+    assert newest.sme_review.adjudication == AdjudicationChoice.CORRECTED
+    assert newest.sme_review.corrections is not None
