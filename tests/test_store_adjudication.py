@@ -313,3 +313,21 @@ def test_the_export_manifest_counts_documents_awaiting_adjudication(
     submit(seeded, split, "root", answer("LAB_REPORT"), 3, adjudication=AdjudicationChoice.FIRST)
     manifest = export_ground_truth(seeded, ["jsonl"], tmp_path / "out")
     assert (manifest["records"], manifest["awaiting_adjudication"]) == (1, 0)
+
+
+def test_the_metrics_pages_leave_out_a_document_held_blind(seeded: Store, split: str) -> None:
+    """A user holding a blind packet of a document finds it in no per-document row of the metrics (here the
+    list of disagreements); the counts stay."""
+    from arbiter.review.blind import for_viewer, held_blind
+
+    seeded.records.record(audited("esc-later"), now=T0)
+    with seeded.write() as conn:  # the audit of a later run of "esc", as far as the claim goes
+        conn.exec_driver_sql("UPDATE packets SET doc_id = 'esc' WHERE doc_id = 'esc-later'")
+    assert seeded.queue.claim(packet_of(seeded, "esc", PacketKind.AUDIT), "carol") is not None
+    report = compute_metrics(seeded, parallel=False)
+    assert [d.doc_id for d in report.agreement.disagreements] == ["esc"]
+    carol = for_viewer(report, held_blind(seeded.queue.page(status="IN_REVIEW", claimed_by="carol")))
+    assert carol.agreement.disagreements == []
+    assert carol.agreement.kappa == report.agreement.kappa
+    root = for_viewer(report, held_blind(seeded.queue.page(status="IN_REVIEW", claimed_by="root")))
+    assert [d.doc_id for d in root.agreement.disagreements] == ["esc"]
