@@ -113,6 +113,9 @@ def test_the_adjudicator_sees_both_answers_as_tables_and_decides(sampled: Seeded
     assert sampled.store.queue.claim(adjudication, "alice") is None
     assert sampled.store.queue.claim(adjudication, "root") is not None
     at = sign_in(app_test(), "root")
+    at.switch_page("views/ground_truth.py").run()
+    table = at.dataframe[0].value
+    assert list(table.loc[table["Document"] == DOC, "Settled"]) == ["awaiting adjudication"]
     at.switch_page("views/packet.py").run()
     assert not at.exception
     assert [s.value.replace("\\", "") for s in at.subheader][:3] == [
@@ -175,3 +178,19 @@ def test_a_corrected_decision_is_checked_like_any_correction(sampled: Seeded) ->
     assert newest.sme_review is not None
     assert newest.sme_review.adjudication == AdjudicationChoice.CORRECTED
     assert newest.sme_review.corrections is not None
+
+
+def test_the_packet_page_refuses_another_packet_of_a_document_held_blind(sampled: Seeded) -> None:
+    """bob holds the blind second review; the escalation's packet, opened by id in his session, is refused by
+    the store and shows nothing of it."""
+    from arbiter.store.blind import HIDDEN_MESSAGE
+
+    review(sampled, PacketKind.ESCALATION, "alice", relabelled(machine(sampled), "LAB_REPORT"))
+    assert sampled.store.queue.claim(packet_of(sampled, PacketKind.SECOND_REVIEW), "bob") is not None
+    bob = sign_in(app_test(), "bob")
+    bob.session_state["arbiter_packet_id"] = packet_of(sampled, PacketKind.ESCALATION)
+    bob.switch_page("views/packet.py").run()
+    assert not bob.exception
+    assert [e.value.replace("\\", "") for e in bob.error] == [HIDDEN_MESSAGE]
+    assert len(bob.image) == 0
+    assert not any("Issues" in str(s.value) for s in bob.subheader)
