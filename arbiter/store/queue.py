@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from arbiter.contracts import PacketKind, SMEPacket
 from arbiter.store.audit import write_audit
-from arbiter.store.blind import HIDDEN_MESSAGE, held_blind, visible_to
+from arbiter.store.blind import HIDDEN_MESSAGE, Hidden, hidden_from
 from arbiter.store.db import Database
 from arbiter.store.errors import TooManyClaims, UnknownPacket, UnknownUser
 from arbiter.store.models import OPEN_PREDICATE, packet_codes, packets
@@ -36,6 +36,7 @@ from arbiter.store.repository import Repository
 from arbiter.store.users import Users
 
 _BATCH = 500
+_NOTHING = Hidden()
 
 
 class Queue(Repository):
@@ -79,9 +80,9 @@ class Queue(Repository):
         code: str | None,
         doc_type: str | list[str] | None,
         claimed_by: str | None,
-        viewer: str | None = None,
+        hidden: Hidden = _NOTHING,
     ) -> sa.Select[Any]:
-        query = query.where(visible_to(viewer, packets.c.doc_id, packets.c.packet_id))
+        query = query.where(hidden.visible(packets.c.doc_id, packets.c.packet_id))
         statuses = as_list(status)
         if statuses:
             query = query.where(packets.c.status.in_(statuses))
@@ -128,7 +129,7 @@ class Queue(Repository):
             code=code,
             doc_type=doc_type,
             claimed_by=claimed_by,
-            viewer=viewer,
+            hidden=self._hidden(viewer),
         )
         offset, limit = max(offset, 0), max(limit, 0)
         if total is not None and offset > total // 2:
@@ -162,7 +163,7 @@ class Queue(Repository):
             code=code,
             doc_type=doc_type,
             claimed_by=claimed_by,
-            viewer=viewer,
+            hidden=self._hidden(viewer),
         )
         with self.read() as conn:
             return int(conn.execute(query).scalar_one())
@@ -179,16 +180,18 @@ class Queue(Repository):
             "codes": sorted(codes),
         }
 
+    def _hidden(self, viewer: str | None) -> Hidden:
+        if viewer is None:
+            return _NOTHING
+        with self.read() as conn:
+            return hidden_from(conn, viewer)
+
     def get(self, packet_id: str, *, viewer: str | None = None) -> SMEPacket:
         """The packet; for a `viewer` who holds another, blind packet of its document, UnknownPacket."""
         with self.read() as conn:
             row = load_packet(conn, packet_id)
-            if (
-                viewer is not None
-                and conn.execute(
-                    sa.select(held_blind(viewer, sa.literal(row._mapping["doc_id"]), sa.literal(packet_id)))
-                ).scalar()
-            ):
+            hidden = hidden_from(conn, viewer)
+            if row._mapping["doc_id"] in hidden.doc_ids and packet_id not in hidden.own_packets:
                 raise UnknownPacket(HIDDEN_MESSAGE)
             return packet_from_row(row)
 

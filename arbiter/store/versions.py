@@ -20,7 +20,7 @@ from arbiter.contracts import (
     VerificationSummary,
 )
 from arbiter.store.adjudication import unsettled
-from arbiter.store.blind import visible_to
+from arbiter.store.blind import hidden_from
 from arbiter.store.models import ground_truth
 from arbiter.store.repository import Repository
 
@@ -114,9 +114,11 @@ class GroundTruth(Repository):
         """Every version of the document's ground truth, oldest first; none for a `viewer` who holds a blind
         packet of the document (store/blind.py)."""
         with self.read() as conn:
+            if doc_id in hidden_from(conn, viewer).doc_ids:
+                return []
             rows = conn.execute(
                 sa.select(ground_truth.c.payload)
-                .where(ground_truth.c.doc_id == doc_id, visible_to(viewer, ground_truth.c.doc_id))
+                .where(ground_truth.c.doc_id == doc_id)
                 .order_by(ground_truth.c.version)
             ).scalars()
             return [GroundTruthRecord.model_validate(r) for r in rows]
@@ -132,17 +134,14 @@ class GroundTruth(Repository):
         awaits adjudication), paged in SQL; documents a `viewer` holds blind are left out."""
         g = ground_truth.c
         newest = sa.select(g.doc_id, sa.func.max(g.version).label("v")).group_by(g.doc_id).subquery()
-        query = (
-            sa.select(
-                g.doc_id, g.version, g.source, g.created_at, g.gt_id, unsettled(g.doc_id).label("unsettled")
-            )
-            .join(newest, sa.and_(newest.c.doc_id == g.doc_id, newest.c.v == g.version))
-            .where(visible_to(viewer, g.doc_id))
-        )
+        query = sa.select(
+            g.doc_id, g.version, g.source, g.created_at, g.gt_id, unsettled(g.doc_id).label("unsettled")
+        ).join(newest, sa.and_(newest.c.doc_id == g.doc_id, newest.c.v == g.version))
         if search:
             query = query.where(g.doc_id.contains(search, autoescape=True))
         query = query.order_by(g.doc_id).offset(offset).limit(limit)
         with self.read() as conn:
+            query = query.where(hidden_from(conn, viewer).visible(g.doc_id))
             return [dict(r._mapping) for r in conn.execute(query)]
 
     def every_version(self) -> Iterator[GroundTruthRecord]:
