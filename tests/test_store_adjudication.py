@@ -331,3 +331,14 @@ def test_the_metrics_pages_leave_out_a_document_held_blind(seeded: Store, split:
     assert carol.agreement.kappa == report.agreement.kappa
     root = for_viewer(report, held_blind(seeded.queue.page(status="IN_REVIEW", claimed_by="root")))
     assert [d.doc_id for d in root.agreement.disagreements] == ["esc"]
+
+
+def test_the_policy_what_if_compares_only_with_settled_truth(seeded: Store, split: str) -> None:
+    """The what-if's SME truths leave out a document awaiting adjudication and take its decision after."""
+    from arbiter.whatif.history import truths
+
+    with seeded.read() as conn:
+        assert "esc" not in truths(conn, None)
+    submit(seeded, split, "root", answer("GENOMIC_REPORT"), 3, adjudication=AdjudicationChoice.SECOND)
+    with seeded.read() as conn:
+        assert truths(conn, None)["esc"].source == "SME_ADJUDICATED"

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection, Engine
 from arbiter.metrics import loader
 from arbiter.metrics.rows import PacketKind
 from arbiter.metrics.sql import bound, cut, params
+from arbiter.store.adjudication import unsettled_sql
 from arbiter.store.db import make_engine, resolve_url
 from arbiter.store.versions import SME_SOURCES
 
@@ -217,7 +218,7 @@ _BUNDLE = {
 _TRUTH = (
     "SELECT g.doc_id, g.source, g.payload FROM ground_truth g JOIN (SELECT doc_id, max(version) AS v "
     "FROM ground_truth WHERE {cut} GROUP BY doc_id) n ON n.doc_id = g.doc_id AND n.v = g.version "
-    "WHERE g.source IN ({sources})"
+    "WHERE g.source IN ({sources}) AND NOT {unsettled}"
 )
 
 
@@ -270,9 +271,11 @@ def full_outcome(conn: Connection, doc: Recorded) -> dict[str, Any]:
 
 
 def truths(conn: Connection, as_of: datetime | None) -> dict[str, Truth]:
-    """Documents whose newest ground-truth version (as of the time) an SME wrote."""
+    """Documents whose newest ground-truth version (as of the time) an SME wrote, unless awaiting adjudication."""
     sources = ", ".join(f"'{s}'" for s in SME_SOURCES)
-    sql = _TRUTH.format(cut=cut("created_at", as_of), sources=sources)
+    # A document whose two reviews await adjudication has no settled truth (store/adjudication.py).
+    unsettled = unsettled_sql("g.doc_id", as_of is not None)
+    sql = _TRUTH.format(cut=cut("created_at", as_of), sources=sources, unsettled=unsettled)
     out = {}
     for doc_id, source, payload in conn.execute(bound(sql, as_of), params(as_of)):
         data = _json(payload)
