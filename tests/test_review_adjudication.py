@@ -13,7 +13,8 @@ from review_helpers import Seeded, app_on, app_test, sign_in
 
 from arbiter.contracts import GroundTruthSource, PacketKind, SMEReview
 
-DOC = "admin-requisition-03"
+# Agreeing with its machine answer raises no V1/V2/V4 problem (only V3 escalated it).
+DOC = "note-injection-03"
 
 
 @pytest.fixture(name="sampled")
@@ -170,7 +171,7 @@ def test_a_corrected_decision_is_checked_like_any_correction(sampled: Seeded) ->
     assert not refused.ok
     assert refused.problems
     assert len(sampled.store.ground_truth.history(DOC)) == 1
-    saved = decide({**row, "dominant_type": None, "GENOMIC_REPORT": 0.0, "ADMINISTRATIVE": 1.0}, "t2")
+    saved = decide({**row, "dominant_type": None, "CLINICAL_NOTE": 0.0, "ADMINISTRATIVE": 1.0}, "t2")
     assert saved.ok, saved.message
     newest = sampled.store.ground_truth.history(DOC)[-1]
     assert newest.ground_truth_source == GroundTruthSource.SME_ADJUDICATED
@@ -194,3 +195,23 @@ def test_the_packet_page_refuses_another_packet_of_a_document_held_blind(sampled
     assert [e.value.replace("\\", "") for e in bob.error] == [HIDDEN_MESSAGE]
     assert len(bob.image) == 0
     assert not any("Issues" in str(s.value) for s in bob.subheader)
+
+
+def test_an_escalation_review_saved_into_a_disagreement_names_no_version(sampled: Seeded) -> None:
+    """bob's blind second review came first; alice's differing escalation review writes no version, and
+    her confirmation does not present bob's version as hers."""
+    from arbiter.contracts.profile import load_profile
+    from arbiter.review.desk import Desk
+
+    review(sampled, PacketKind.SECOND_REVIEW, "bob", relabelled(machine(sampled), "LAB_REPORT"))
+    packet = sampled.store.queue.claim(packet_of(sampled, PacketKind.ESCALATION), "alice")
+    assert packet is not None
+    bundle = next(r.bundle for r in sampled.records if r.doc_id == DOC)
+    assert bundle is not None
+    now = datetime.now(UTC)
+    outcome = Desk(sampled.store, "alice").agree(
+        packet, bundle, load_profile(), notes="", confidence=0.9, reason_codes=[], started_at=now, token="t"
+    )
+    assert outcome.ok
+    assert outcome.message == f"Saved your review of {DOC}."
+    assert len(sampled.store.ground_truth.history(DOC)) == 1

@@ -184,7 +184,9 @@ class Desk:
         except (UnknownPacket, ValueError) as exc:
             return Outcome(False, str(exc), problems=checked.problems)
         saved = f"Saved: {packet.doc_id} ground truth version {record.version} ({record.ground_truth_source.value})."
-        if packet.blind:  # the version in force may be another review's: say nothing of it
+        if packet.blind or record.sme_review != review:
+            # The version in force may be another review's (a blind packet, or a disagreement now waiting for
+            # adjudication): say nothing of it.
             saved = f"Saved your review of {packet.doc_id}."
         return Outcome(
             True,
