@@ -34,7 +34,8 @@ class DocRun:
 class Reviewed:
     """A packet's first review, with what the metrics need from the packet and the ground truth it wrote.
 
-    label: the dominant type of the ground-truth version the review wrote (None when there is none);
+    label: the dominant type of the answer the review gave (a review saved before answers were kept: of the
+    ground-truth version it wrote; None when there is none);
     accepted_label: for an audit, the dominant type the arbiter accepted;
     semantic_checks: for an audit, how the accept was earned (SemanticChecks value; None when unknown).
     """
