@@ -138,6 +138,8 @@ def test_blind_second_review_stays_blind_and_a_disagreement_is_adjudicated(
     root.get_by_text("2 packets match; showing 2.").wait_for()
     _go(bob, "Queue")
     bob.get_by_text("1 packets match; showing 1.").wait_for()
+    in_review = bob.locator("[data-testid='stMetric']").filter(has_text="In review")
+    assert in_review.inner_text().split() == ["In", "review", "1"]  # the counts agree with the list
     _shot(bob, "bob-queue-while-blind")
 
     # alice agrees with the machine: version 1.

@@ -278,6 +278,8 @@ def test_a_blind_holder_sees_nothing_else_of_the_document(seeded: Store) -> None
     }
     assert seeded.queue.count(viewer="bob", status=None) == 3
     assert seeded.queue.count(viewer="carol", status=None) == 4
+    assert seeded.queue.counts(viewer="bob")["by_status"] == {"PENDING": 2, "IN_REVIEW": 1, "COMPLETED": 0}
+    assert seeded.queue.counts(viewer="carol")["by_status"] == {"PENDING": 2, "IN_REVIEW": 1, "COMPLETED": 1}
     assert [r["doc_id"] for r in seeded.ground_truth.page(viewer="bob")] == []
     assert seeded.ground_truth.history("esc", viewer="bob") == []
     assert [r["doc_id"] for r in seeded.ground_truth.page(viewer="carol")] == ["esc"]

@@ -48,16 +48,21 @@ class Queue(Repository):
         self.max_claims = max_claims
 
     # Reading the queue --------------------------------------------------------------------------------
-    def counts(self) -> dict[str, Any]:
-        """{'by_status': {status: n}, 'by_reason': {reason: n open}, 'open': n, 'total': n} (superseded excluded from total)."""
+    def counts(self, *, viewer: str | None = None) -> dict[str, Any]:
+        """{'by_status': {status: n}, 'by_reason': {reason: n open}, 'open': n, 'total': n} (superseded excluded
+        from total); for a `viewer`, without the packets hidden from them (a count that differs from the list
+        would say a document they hold blind has another packet)."""
         with self.read() as conn:
+            shown = hidden_from(conn, viewer).visible(packets.c.doc_id, packets.c.packet_id)
             by_status: dict[str, int] = dict(
-                conn.execute(sa.select(packets.c.status, sa.func.count()).group_by(packets.c.status)).all()
+                conn.execute(
+                    sa.select(packets.c.status, sa.func.count()).where(shown).group_by(packets.c.status)
+                ).all()
             )
             by_reason: dict[str, int] = dict(
                 conn.execute(
                     sa.select(packets.c.escalation_reason, sa.func.count())
-                    .where(sa.text(OPEN_PREDICATE))
+                    .where(sa.text(OPEN_PREDICATE), shown)
                     .group_by(packets.c.escalation_reason)
                     .order_by(sa.func.count().desc())
                 ).all()

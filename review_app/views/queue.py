@@ -22,7 +22,7 @@ desk = state.desk(user)
 st.title("Review queue")
 state.show_flash()
 
-counts = store.queue.counts()
+counts = store.queue.counts(viewer=user.name)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Waiting", counts["by_status"].get("PENDING", 0))
 c2.metric("In review", counts["by_status"].get("IN_REVIEW", 0))
