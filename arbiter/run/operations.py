@@ -96,5 +96,7 @@ def _message(doc_id: str, decision: str, opened: bool, record: DocumentRecord | 
     if record is not None and record.error in REDO_ERRORS:
         return f"The retry of {doc_id} did not finish: {said} Try again."
     if decision == FinalDecision.ESCALATE_TO_SME.value:
-        return f"{doc_id} was read this time and escalated: it is now in the review queue. {said or ''}".strip()
+        return (
+            f"{doc_id} was read this time and escalated: it is now in the review queue. {said or ''}".strip()
+        )
     return f"{doc_id} was read this time and accepted automatically; its ground truth is recorded."
