@@ -356,3 +356,19 @@ def test_two_plain_escalations_of_one_document_may_share_a_reviewer(store: Store
     again = store.queue.claim_next("alice", now=NOW)
     assert again is not None
     assert again.doc_id == "doc-1"
+
+
+def test_skipping_one_half_still_bars_the_other(store: Store) -> None:
+    """Alice opened the escalation and skipped it: she has seen the machine's answer, so its blind second
+    review goes to someone else, by claim next and by a direct claim."""
+    first, second = _pair(store)
+    assert store.queue.claim(first, "alice", now=NOW) is not None
+    assert store.queue.release(first, "alice", now=NOW)
+    again = store.queue.claim_next("alice", now=NOW)
+    assert again is not None
+    assert again.packet_id == first  # her skipped packet, not the blind half
+    store.queue.release(first, "alice", now=NOW)
+    with pytest.raises(NotIndependent, match=r"alice opened \(and skipped\) the escalation review of esc-1"):
+        store.queue.claim(second, "alice", now=NOW)
+    bob = store.queue.claim_next("bob", now=NOW)
+    assert bob is not None

@@ -1,6 +1,6 @@
 """Reviews that must be independent: two packets of one document, either of them blind (an audit, a second
 review), never go to the same reviewer (the two answers of a double review, an audit of a document the
-reviewer saw before). Claim next filters with packet_rows.not_paired_with; a direct claim and an admin
+reviewer saw before, also when they only opened it and skipped it). Claim next filters with packet_rows.not_paired_with; a direct claim and an admin
 reassign ask here, so they can say why they refuse."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arbiter.contracts import PacketKind
-from arbiter.store.models import packets
+from arbiter.store.models import packet_skips, packets
 
 _KIND_WORDS = {
     PacketKind.ESCALATION.value: "the escalation review",
@@ -28,15 +28,21 @@ def kind_words(kind: str) -> str:
 def other_review(conn: Connection, packet: Mapping[str, Any], reviewer: str) -> str | None:
     """Why `reviewer` may not hold this packet (a plain sentence), or None when nothing stands in the way."""
     p = packets.c
-    query = sa.select(p.packet_id, p.kind, p.status).where(
-        p.doc_id == packet["doc_id"], p.packet_id != packet["packet_id"], p.claimed_by == reviewer
+    skipped = sa.exists().where(packet_skips.c.reviewer == reviewer, packet_skips.c.packet_id == p.packet_id)
+    query = sa.select(p.packet_id, p.kind, p.status, p.claimed_by).where(
+        p.doc_id == packet["doc_id"],
+        p.packet_id != packet["packet_id"],
+        sa.or_(p.claimed_by == reviewer, skipped),
     )
     if packet["kind"] == PacketKind.ESCALATION.value:
         query = query.where(p.kind != PacketKind.ESCALATION.value)
     row = conn.execute(query.order_by(p.created_at, p.packet_id).limit(1)).first()
     if row is None:
         return None
-    done = "already did" if row.status == "COMPLETED" else "holds"
+    if row.claimed_by != reviewer:
+        done = "opened (and skipped)"
+    else:
+        done = "already did" if row.status == "COMPLETED" else "holds"
     return (
         f"{reviewer} {done} {kind_words(row.kind)} of {packet['doc_id']}; {kind_words(packet['kind'])} of it "
         "needs a different reviewer, so the two answers stay independent."

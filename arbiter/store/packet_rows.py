@@ -34,24 +34,27 @@ _CLAIM_SET = {
     "claim_expires_at": _param("p_expires_at"),
     "updated_at": _param("p_now_at"),
 }
-# Independent reviews need distinct reviewers: nobody is handed a packet of a document of which they hold or
-# held (claimed, completed) another packet when either one is blind (an audit, a second review): both halves
-# of a double review, an audit and any other review of the document. A pair stays barred after the first
-# half is completed (a completed packet keeps its claimed_by).
+# Independent reviews need distinct reviewers: nobody is handed a packet of a document of which they hold,
+# held (claimed, completed) or opened and skipped another packet when either one is blind (an audit, a second
+# review): both halves of a double review, an audit and any other review of the document. A pair stays
+# barred after the first half is completed (a completed packet keeps its claimed_by; a skip keeps its row).
 _SIB = packets.alias("sib")
+_SEEN = packet_skips.alias("seen")
 _ESCALATION = PacketKind.ESCALATION.value
 _INDEPENDENT_SQL = (
     "NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.doc_id = {p}.doc_id AND sib.packet_id <> {p}.packet_id "
-    "AND sib.claimed_by = :p_reviewer AND ({p}.kind <> 'ESCALATION' OR sib.kind <> 'ESCALATION'))"
+    "AND ({p}.kind <> 'ESCALATION' OR sib.kind <> 'ESCALATION') AND (sib.claimed_by = :p_reviewer OR EXISTS "
+    "(SELECT 1 FROM packet_skips AS seen WHERE seen.reviewer = :p_reviewer AND seen.packet_id = sib.packet_id)))"
 )
 
 
 def not_paired_with(reviewer: sa.ColumnElement[Any], table: Any = packets) -> sa.ColumnElement[bool]:
+    seen = sa.exists().where(_SEEN.c.reviewer == reviewer, _SEEN.c.packet_id == _SIB.c.packet_id)
     return ~sa.exists().where(
         _SIB.c.doc_id == table.c.doc_id,
         _SIB.c.packet_id != table.c.packet_id,
-        _SIB.c.claimed_by == reviewer,
         sa.or_(table.c.kind != _ESCALATION, _SIB.c.kind != _ESCALATION),
+        sa.or_(_SIB.c.claimed_by == reviewer, seen),
     )
 
 

@@ -31,24 +31,39 @@ if not items:
     st.stop()
 st.dataframe(ops_rows(items), hide_index=True, key="ops_table")
 labels = {i.packet_id: f"{i.doc_id} — {reason_label(i.reason)}" for i in items}
+
+
+def _done(kind: str, message: str) -> None:
+    state.flash(kind, message)
+    st.session_state["ops_packet"] = None  # the closed item is no longer a choice
+
+
+def _retry(packet_id: str) -> None:
+    # The password lives only in this widget's state until the form clears it; never stored or logged.
+    outcome = ops.retry(packet_id, st.session_state.get("ops_password") or "")
+    _done("success" if outcome.ok else "warning", outcome.message)
+
+
+def _dismiss(packet_id: str) -> None:
+    outcome = ops.dismiss(packet_id)
+    _done("success" if outcome.ok else "error", outcome.message)
+
+
 packet_id = st.selectbox(
     "Document", list(labels), format_func=lambda p: labels[p], key="ops_packet", index=None
 )
-if packet_id:
+if packet_id in labels:
     packet = store.queue.get(packet_id)
     st.text(packet.escalation_message)  # ingestion's plain-English reason, shown as text
     st.caption(escape(f"File {packet.pdf_filename} · run {packet.run_id}"))
     left, right = st.columns(2)
     with left, st.form("ops_retry_form", clear_on_submit=True):
-        password = st.text_input("Password (for a locked PDF)", type="password", key="ops_password")
-        retried = st.form_submit_button("Retry with this password", type="primary")
-    if retried:
-        with st.spinner("Reading the document again…"):
-            outcome = ops.retry(packet_id, password)
-        state.flash("success" if outcome.ok else "warning", outcome.message)
-        st.rerun()
+        st.text_input("Password (for a locked PDF)", type="password", key="ops_password")
+        st.form_submit_button("Retry with this password", type="primary", on_click=_retry, args=(packet_id,))
     right.write("The file is not a medical record at all:")
-    if right.button(f"Close: {RESOLUTIONS['not_medical_record'].lower()}", key="ops_dismiss"):
-        outcome = ops.dismiss(packet_id)
-        state.flash("success" if outcome.ok else "error", outcome.message)
-        st.rerun()
+    right.button(
+        f"Close: {RESOLUTIONS['not_medical_record'].lower()}",
+        key="ops_dismiss",
+        on_click=_dismiss,
+        args=(packet_id,),
+    )
