@@ -140,3 +140,40 @@ def test_reassigning_the_other_half_of_a_double_review_says_why(tmp_path: Path, 
         claim = Desk(store, "alice").claim(second.packet_id)
         assert not claim.ok
         assert "needs a different reviewer" in claim.message
+
+
+def test_metrics_page_leaves_a_same_reviewer_pair_out_and_says_so(tmp_path: Path, monkeypatch: Any) -> None:
+    """A legacy double review alice wrote both halves of: κ has no pair, and the page says one was left out."""
+    from datetime import UTC, datetime, timedelta
+
+    import sqlalchemy as sa
+
+    from arbiter.contracts import SMEReview
+
+    with app_on(tmp_path, monkeypatch, sample_all=True) as seeded:
+        store = seeded.store
+        second = next(p for p in store.queue.page(limit=50) if p.kind == "SECOND_REVIEW")
+        first = store.queue.get(second.packet_id).pair_of
+        assert first is not None
+        truth = store.queue.get(first).final_classification or {}
+        now = datetime.now(UTC)
+        review = SMEReview(
+            reviewer="alice", agrees_with_primary=True, confidence=0.9, started_at=now - timedelta(minutes=1),
+            submitted_at=now,
+        )  # fmt: skip
+        assert store.queue.claim(first, "alice") is not None
+        store.reviews.submit(first, "alice", review, truth, idempotency_key="first")
+        with store.write() as conn:  # what an old reassign allowed
+            conn.execute(
+                sa.text(
+                    "UPDATE packets SET status = 'IN_REVIEW', claimed_by = 'alice', claim_expires_at = :e "
+                    "WHERE packet_id = :p"
+                ),
+                {"e": (now + timedelta(hours=1)).replace(tzinfo=None), "p": second.packet_id},
+            )
+        store.reviews.submit(second.packet_id, "alice", review, truth, idempotency_key="second")
+        at = sign_in(app_test(), "root", PASSWORD)
+        at.switch_page("views/metrics.py").run()
+        assert not at.exception
+        assert any("1 pair left out: one reviewer wrote both answers" in t for t in _texts(at.warning))
+        assert any("no double-reviewed escalations yet" in t for t in _texts(at.markdown))

@@ -372,3 +372,34 @@ def test_skipping_one_half_still_bars_the_other(store: Store) -> None:
         store.queue.claim(second, "alice", now=NOW)
     bob = store.queue.claim_next("bob", now=NOW)
     assert bob is not None
+
+
+def test_migration_moves_queued_unreadable_documents_to_the_operations_lane(store: Store) -> None:
+    """A database from before 0006 with a damaged PDF waiting (even claimed) in the queue: after migrating,
+    it waits in the operations lane unclaimed, and an ordinary escalation stays where it was."""
+    store.downgrade("0005")
+    insert = sa.text(
+        "INSERT INTO packets (packet_id, doc_id, run_id, priority, escalation_reason, top_codes, status, "
+        "claimed_by, kind, created_at, updated_at, payload) VALUES (:p, :d, 'r', 0, :why, '', :s, :who, "
+        "'ESCALATION', :t, :t, :body)"
+    )
+    stamp = T0.replace(tzinfo=None)
+    rows = [
+        ("pkt-empty", "empty-upload", "pdf_empty", "IN_REVIEW", "alice"),
+        ("pkt-plain", "esc-0", "non_fixable_major", "PENDING", None),
+        ("pkt-pdfish", "pdfa-report", "pdfa_mismatch", "PENDING", None),
+    ]
+    with store.write() as conn:
+        for packet_id, doc_id, why, status, who in rows:
+            conn.execute(
+                insert,
+                {"p": packet_id, "d": doc_id, "why": why, "s": status, "who": who, "t": stamp, "body": "{}"},
+            )
+    store.migrate()
+    with store.read() as conn:
+        found = dict(
+            conn.execute(
+                sa.text("SELECT packet_id, status || ':' || coalesce(claimed_by, '-') FROM packets")
+            ).all()
+        )
+    assert found == {"pkt-empty": "OPERATIONS:-", "pkt-plain": "PENDING:-", "pkt-pdfish": "PENDING:-"}
