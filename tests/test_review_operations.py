@@ -177,3 +177,13 @@ def test_metrics_page_leaves_a_same_reviewer_pair_out_and_says_so(tmp_path: Path
         assert not at.exception
         assert any("1 pair left out: one reviewer wrote both answers" in t for t in _texts(at.warning))
         assert any("no double-reviewed escalations yet" in t for t in _texts(at.markdown))
+
+
+def test_the_admins_queue_page_points_to_the_operations_lane(seeded: Seeded) -> None:
+    """An admin's queue page links to the Operations page with how many documents wait there; a reviewer's does not."""
+    admin = sign_in(app_test(), "root", PASSWORD)
+    assert not admin.exception
+    links = [str(e.proto.label) for e in admin.get("page_link")]
+    assert links == ["4 documents could not be read: see Operations"]
+    reviewer = sign_in(app_test())
+    assert reviewer.get("page_link") == []
