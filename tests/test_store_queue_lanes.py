@@ -403,3 +403,14 @@ def test_migration_moves_queued_unreadable_documents_to_the_operations_lane(stor
             ).all()
         )
     assert found == {"pkt-empty": "OPERATIONS:-", "pkt-plain": "PENDING:-", "pkt-pdfish": "PENDING:-"}
+
+
+def test_skipping_the_blind_half_leaves_the_escalation_open_to_the_reviewer(store: Store) -> None:
+    """A blind page shows no verdict: alice skipped the second review and may still take the escalation
+    (after which the second review is barred for her by the escalation itself)."""
+    first, second = _pair(store)
+    assert store.queue.claim(second, "alice", now=NOW) is not None
+    assert store.queue.release(second, "alice", now=NOW)
+    assert store.queue.claim(first, "alice", now=NOW) is not None
+    with pytest.raises(NotIndependent, match="alice holds the escalation review of esc-1"):
+        store.queue.claim(second, "alice", now=NOW)

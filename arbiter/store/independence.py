@@ -1,6 +1,6 @@
 """Reviews that must be independent: two packets of one document, either of them blind (an audit, a second
 review), never go to the same reviewer (the two answers of a double review, an audit of a document the
-reviewer saw before, also when they only opened it and skipped it). Claim next filters with packet_rows.not_paired_with; a direct claim and an admin
+reviewer saw before, also when they only opened an escalation of it and skipped it). Claim next filters with packet_rows.not_paired_with; a direct claim and an admin
 reassign ask here, so they can say why they refuse."""
 
 from __future__ import annotations
@@ -28,7 +28,11 @@ def kind_words(kind: str) -> str:
 def other_review(conn: Connection, packet: Mapping[str, Any], reviewer: str) -> str | None:
     """Why `reviewer` may not hold this packet (a plain sentence), or None when nothing stands in the way."""
     p = packets.c
-    skipped = sa.exists().where(packet_skips.c.reviewer == reviewer, packet_skips.c.packet_id == p.packet_id)
+    skipped = sa.and_(
+        p.kind
+        == PacketKind.ESCALATION.value,  # its page showed the verdict; a blind page shows nothing to hide
+        sa.exists().where(packet_skips.c.reviewer == reviewer, packet_skips.c.packet_id == p.packet_id),
+    )
     query = sa.select(p.packet_id, p.kind, p.status, p.claimed_by).where(
         p.doc_id == packet["doc_id"],
         p.packet_id != packet["packet_id"],

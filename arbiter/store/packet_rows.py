@@ -34,17 +34,19 @@ _CLAIM_SET = {
     "claim_expires_at": _param("p_expires_at"),
     "updated_at": _param("p_now_at"),
 }
-# Independent reviews need distinct reviewers: nobody is handed a packet of a document of which they hold,
-# held (claimed, completed) or opened and skipped another packet when either one is blind (an audit, a second
-# review): both halves of a double review, an audit and any other review of the document. A pair stays
-# barred after the first half is completed (a completed packet keeps its claimed_by; a skip keeps its row).
+# Independent reviews need distinct reviewers: nobody is handed a packet of a document of which they hold or
+# held (claimed, completed) another packet when either one is blind (an audit, a second review): both halves
+# of a double review, an audit and any other review of the document. Opening an escalation and skipping it
+# counts too (its page showed the machine's verdict); skipping a blind packet showed nothing to keep from
+# them. A pair stays barred after the first half is completed (a completed packet keeps its claimed_by).
 _SIB = packets.alias("sib")
 _SEEN = packet_skips.alias("seen")
 _ESCALATION = PacketKind.ESCALATION.value
 _INDEPENDENT_SQL = (
     "NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.doc_id = {p}.doc_id AND sib.packet_id <> {p}.packet_id "
-    "AND ({p}.kind <> 'ESCALATION' OR sib.kind <> 'ESCALATION') AND (sib.claimed_by = :p_reviewer OR EXISTS "
-    "(SELECT 1 FROM packet_skips AS seen WHERE seen.reviewer = :p_reviewer AND seen.packet_id = sib.packet_id)))"
+    "AND ({p}.kind <> 'ESCALATION' OR sib.kind <> 'ESCALATION') AND (sib.claimed_by = :p_reviewer OR "
+    "(sib.kind = 'ESCALATION' AND EXISTS (SELECT 1 FROM packet_skips AS seen "
+    "WHERE seen.reviewer = :p_reviewer AND seen.packet_id = sib.packet_id))))"
 )
 
 
@@ -54,7 +56,7 @@ def not_paired_with(reviewer: sa.ColumnElement[Any], table: Any = packets) -> sa
         _SIB.c.doc_id == table.c.doc_id,
         _SIB.c.packet_id != table.c.packet_id,
         sa.or_(table.c.kind != _ESCALATION, _SIB.c.kind != _ESCALATION),
-        sa.or_(_SIB.c.claimed_by == reviewer, seen),
+        sa.or_(_SIB.c.claimed_by == reviewer, sa.and_(_SIB.c.kind == _ESCALATION, seen)),
     )
 
 
