@@ -200,7 +200,10 @@ class Queue(Repository):
         self, reviewer: str, *, lease: timedelta = DEFAULT_LEASE, now: datetime | None = None
     ) -> SMEPacket | None:
         """The reviewer's own open claim if they hold one (its lease renewed); else claim the most urgent
-        open packet (pending, or claimed with an expired lease) in ONE statement.
+        open packet (pending, or claimed with an expired lease) in ONE statement. Packets the reviewer skipped
+        come after every other claimable one (their oldest skip first); the operations lane (documents that
+        could not be read) is not open, so it is never claimed; a packet whose review must be independent of
+        one the reviewer did or holds is passed over (packet_rows.not_paired_with).
 
         UPDATE … WHERE packet_id = (SELECT … ORDER BY priority, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING: PostgreSQL skips rows other claimers hold; SQLite drops FOR UPDATE and the write lock
