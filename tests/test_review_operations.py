@@ -187,3 +187,24 @@ def test_the_admins_queue_page_points_to_the_operations_lane(seeded: Seeded) -> 
     assert links == ["4 documents could not be read: see Operations"]
     reviewer = sign_in(app_test())
     assert reviewer.get("page_link") == []
+
+
+def test_the_claims_page_refuses_a_reassign_that_breaks_a_double_review(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """On the admin's Claims page, reassigning a blind second review to the escalation's reviewer shows why
+    it is refused, and the packet stays unclaimed."""
+    with app_on(tmp_path, monkeypatch, sample_all=True) as seeded:
+        store = seeded.store
+        second = next(p for p in store.queue.page(limit=50) if p.kind == "SECOND_REVIEW")
+        first = store.queue.get(second.packet_id).pair_of
+        assert first is not None
+        assert store.queue.claim(first, "alice") is not None
+        at = sign_in(app_test(), "root", PASSWORD)
+        at.switch_page("views/admin.py").run()
+        at.selectbox(key="admin_packet").set_value(second.packet_id).run()
+        at.selectbox(key="admin_to").set_value("alice").run()
+        at.button(key="admin_reassign").click().run()
+        assert not at.exception
+        assert any("needs a different reviewer" in t for t in _texts(at.error))
+        assert store.queue.get(second.packet_id).claimed_by is None
