@@ -35,6 +35,7 @@ def _main() -> None:
             pages.append(
                 st.Page("views/admin.py", title="Claims (admin)", icon=":material/admin_panel_settings:")
             )
+            pages.append(st.Page("views/operations.py", title="Operations (admin)", icon=":material/build:"))
         nav = st.navigation(pages)
         with st.sidebar:
             st.caption(f"Signed in as **{escape(user.name)}** ({escape(user.role)})")

@@ -12,6 +12,7 @@ import pytest
 from review_helpers import Seeded, app_on, app_test, sign_in
 
 from arbiter.contracts import GroundTruthSource, PacketKind, SMEReview
+from arbiter.store import NotIndependent
 
 # Agreeing with its machine answer raises no V1/V2/V4 problem (only V3 escalated it).
 DOC = "note-injection-03"
@@ -111,7 +112,8 @@ def test_the_adjudicator_sees_both_answers_as_tables_and_decides(sampled: Seeded
     review(sampled, PacketKind.ESCALATION, "alice", relabelled(machine(sampled), "LAB_REPORT"))
     review(sampled, PacketKind.SECOND_REVIEW, "bob", machine(sampled))
     adjudication = packet_of(sampled, PacketKind.ADJUDICATION)
-    assert sampled.store.queue.claim(adjudication, "alice") is None
+    with pytest.raises(NotIndependent):
+        sampled.store.queue.claim(adjudication, "alice")
     assert sampled.store.queue.claim(adjudication, "root") is not None
     at = sign_in(app_test(), "root")
     at.switch_page("views/ground_truth.py").run()

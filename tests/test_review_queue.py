@@ -45,9 +45,10 @@ def test_offset_of_a_page() -> None:
 
 
 def test_filters_become_store_arguments() -> None:
-    """Empty choices mean "any" (None) for the store."""
+    """Empty choices mean "any" (None) for the store; any status means any review status (never the
+    operations lane of unreadable documents)."""
     assert QueueFilters(status=[], code="").query() == {
-        "status": None,
+        "status": ["PENDING", "IN_REVIEW", "COMPLETED"],
         "reason": None,
         "code": None,
         "doc_type": None,

@@ -28,7 +28,7 @@ from arbiter.record.packets import BLIND_REASON, build_blind_packet, sampled
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import new_run_id
 from arbiter.run.document import Pipeline
-from arbiter.store import Store
+from arbiter.store import NotIndependent, Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SALT = "test-salt"
@@ -134,7 +134,8 @@ def test_no_reviewer_gets_both_halves_of_a_double_review(store: Store) -> None:
     other = store.queue.claim_next("bob", now=T0)
     assert other is not None
     assert {first.packet_kind, other.packet_kind} == {PacketKind.ESCALATION, PacketKind.SECOND_REVIEW}
-    assert store.queue.claim(other.packet_id, "alice", now=T0) is None  # nor by a direct claim
+    with pytest.raises(NotIndependent):  # nor by a direct claim
+        store.queue.claim(other.packet_id, "alice", now=T0)
 
 
 def test_reviewed_pair_stays_barred_after_completion(store: Store) -> None:

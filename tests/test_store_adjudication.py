@@ -23,7 +23,7 @@ from arbiter.contracts.agreement import differences
 from arbiter.metrics.collect import compute_metrics
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.packets import build_blind_packet, build_packet
-from arbiter.store import Store, UnknownPacket
+from arbiter.store import NotIndependent, Store, UnknownPacket
 from arbiter.store.exports import iter_in_force
 
 TYPES = ("GENOMIC_REPORT", "LAB_REPORT", "PATHOLOGY_REPORT", "CLINICAL_NOTE", "ADMINISTRATIVE")
@@ -204,10 +204,13 @@ def split_fixture(seeded: Store) -> str:
 def test_only_a_third_reviewer_or_an_admin_adjudicates(
     seeded: Store, split: str, who: str, allowed: bool
 ) -> None:
-    """Neither of the two reviewers can claim the adjudication, directly or with claim next."""
-    assert (seeded.queue.claim(split, who) is not None) is allowed
-    if not allowed:
-        assert seeded.queue.claim_next(who) is None
+    """Neither of the two reviewers can claim the adjudication, directly (refused, saying why) or with claim next."""
+    if allowed:
+        assert seeded.queue.claim(split, who) is not None
+        return
+    with pytest.raises(NotIndependent, match="the adjudication of it needs a different reviewer"):
+        seeded.queue.claim(split, who)
+    assert seeded.queue.claim_next(who) is None
 
 
 def test_only_the_adjudicated_decision_becomes_a_version(seeded: Store, split: str) -> None:
@@ -300,7 +303,8 @@ def test_nobody_is_handed_a_packet_of_a_document_they_hold_blind(seeded: Store) 
     assert later.packet is not None
     packet = later.packet.model_copy(update={"packet_id": "pkt-acc-run-2", "run_id": "run-2"})
     seeded.records.record(dataclasses.replace(later, run_id="run-2", packet=packet, samples=()), now=T0)
-    assert seeded.queue.claim("pkt-acc-run-2", "alice") is None
+    with pytest.raises(NotIndependent, match="alice holds a blind audit of acc"):
+        seeded.queue.claim("pkt-acc-run-2", "alice")
     assert seeded.queue.claim("pkt-acc-run-2", "carol") is not None
 
 

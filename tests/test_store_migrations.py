@@ -21,6 +21,7 @@ TABLES = {
     "outcomes",
     "packets",
     "packet_codes",
+    "packet_skips",
     "reviews",
     "ground_truth",
     "users",

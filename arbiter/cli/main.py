@@ -12,6 +12,7 @@ import typer
 from arbiter.cli.demo import demo
 from arbiter.cli.llm import llm_app
 from arbiter.cli.metrics import metrics
+from arbiter.cli.ops import ops_app
 from arbiter.cli.policy import policy_app
 from arbiter.cli.review import export, review, users_app
 from arbiter.cli.run import run
@@ -32,6 +33,7 @@ app = typer.Typer(
 for command in (run, verify, schema, demo, review, export, metrics):
     app.command(cls=ArbiterCommand)(command)
 app.add_typer(users_app, name="users")
+app.add_typer(ops_app, name="ops")
 app.add_typer(llm_app, name="llm")
 app.add_typer(policy_app, name="policy")
 

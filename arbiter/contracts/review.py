@@ -20,6 +20,10 @@ class ReviewStatus(StrEnum):
     IN_REVIEW = "IN_REVIEW"
     COMPLETED = "COMPLETED"
     SUPERSEDED = "SUPERSEDED"  # a later run queued the document again before anyone claimed this packet
+    # The operations lane: the document could not be read, so no clinician can review it; an admin retries
+    # it (a password) or dismisses it (not a medical record). Never in a clinician's claim order.
+    OPERATIONS = "OPERATIONS"
+    DISMISSED = "DISMISSED"  # closed by an admin: not a medical record (no ground truth is written)
 
 
 class PacketKind(StrEnum):

@@ -7,4 +7,6 @@ meaning). Export manifests record it next to a hash of the GroundTruthRecord JSO
 
 from __future__ import annotations
 
-CONTRACT_VERSION = "1.2"  # 1.1: semantic_checks; 1.2: adjudication (packet kind, source, review choice)
+CONTRACT_VERSION = "1.2"  # 1.1: semantic_checks on outcomes, packets and ground truth; 1.2: adjudication
+# (packet kind ADJUDICATION, source SME_ADJUDICATED, the review's choice) and packet statuses OPERATIONS and
+# DISMISSED (the operations lane of unreadable documents)

@@ -25,6 +25,7 @@ from arbiter.metrics.text import (
     rate_text,
     reviewer_rows,
     run_rows,
+    same_reviewer_note,
 )
 
 DEFINITIONS = [
@@ -231,6 +232,7 @@ def render_html(report: MetricsReport) -> str:
             if report.agreement.skipped
             else ""
         )
+        + (f" {escape(same_reviewer_note(report.agreement))}" if report.agreement.same_reviewer else "")
         + "</p>",
         charts.heatmap(
             kappa.confusion, "First review vs blind second review", truth="first", predicted="second"

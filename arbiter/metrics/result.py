@@ -124,6 +124,11 @@ class Agreement(Strict):
     kappa: Kappa
     skipped: int = Field(description="Pairs left out: a review without a ground-truth label.")
     disagreements: list[Disagreement]
+    same_reviewer: int = Field(
+        default=0,
+        description="Pairs left out because one reviewer wrote both answers (stored before the store refused "
+        "it): a reviewer agreeing with herself is not agreement.",
+    )
 
 
 class ReviewerStats(Strict):

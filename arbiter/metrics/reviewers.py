@@ -41,7 +41,9 @@ def reviewer_stats(reviews: Iterable[Reviewed]) -> list[ReviewerStats]:
 
 def agreement(reviews: Iterable[Reviewed]) -> Agreement:
     """Pairs an escalation's first review with its blind second review (pair_of) and compares the dominant
-    types the two ground-truth versions hold. A pair where either review wrote no label is skipped."""
+    types the two ground-truth versions hold. Only pairs by two distinct reviewers count: a pair one reviewer
+    wrote both halves of (legacy data) is left out and counted as such; a pair where either review wrote no
+    label is skipped."""
     firsts: dict[str, Reviewed] = {}
     seconds: list[Reviewed] = []
     for review in reviews:
@@ -51,11 +53,14 @@ def agreement(reviews: Iterable[Reviewed]) -> Agreement:
             seconds.append(review)
     pairs: list[tuple[str, str]] = []
     disagreements: list[Disagreement] = []
-    skipped = 0
+    skipped = same_reviewer = 0
     for second in seconds:
         first = firsts.get(second.pair_of or "")
         if first is None:
             continue  # the first review is not in (yet, as of the report's time)
+        if first.reviewer == second.reviewer:
+            same_reviewer += 1
+            continue
         if first.label is None or second.label is None:
             skipped += 1
             continue
@@ -67,4 +72,6 @@ def agreement(reviews: Iterable[Reviewed]) -> Agreement:
                 )
             )
     disagreements.sort(key=lambda d: (d.doc_id, d.packet_id))
-    return Agreement(kappa=cohen_kappa(pairs), skipped=skipped, disagreements=disagreements)
+    return Agreement(
+        kappa=cohen_kappa(pairs), skipped=skipped, disagreements=disagreements, same_reviewer=same_reviewer
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from arbiter.metrics.charts import pct
-from arbiter.metrics.result import Audit, Kappa, MeanEstimate, MetricsReport, ModelScores, Rate
+from arbiter.metrics.result import Agreement, Audit, Kappa, MeanEstimate, MetricsReport, ModelScores, Rate
 
 UNKNOWN_FALSE_ACCEPT = "No blind audits reviewed yet — rate unknown."
 SCOPE_LABELS = {
@@ -20,6 +20,17 @@ SEMANTIC_LABELS = {"rules_only": "rules only", "rules_and_model": "rules and a m
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 run', '2 runs'."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def same_reviewer_note(agreement: Agreement) -> str:
+    """Why pairs by one reviewer are not in the agreement figures ('' when there are none)."""
+    n = agreement.same_reviewer
+    if not n:
+        return ""
+    return (
+        f"{plural(n, 'pair')} left out: one reviewer wrote both answers (stored before Arbiter refused it); "
+        "agreement counts only pairs by two distinct reviewers."
+    )
 
 
 def kappa_text(kappa: Kappa) -> str:
@@ -94,6 +105,8 @@ def headline_figures(report: MetricsReport) -> list[tuple[str, str, str]]:
     kappa = report.agreement.kappa
     k_value = ("undefined" if kappa.n else "—") if kappa.kappa is None else f"{kappa.kappa:.2f}"
     k_detail = plural(kappa.n, "double-reviewed packet")
+    if report.agreement.same_reviewer:
+        k_detail += f" ({report.agreement.same_reviewer:,} by one reviewer left out)"
     if kappa.low is not None and kappa.high is not None:
         k_detail += f"; 95 % CI {kappa.low:.2f}–{kappa.high:.2f}"
     return [

@@ -14,6 +14,7 @@ from arbiter.contracts import (
     PacketKind,
     ProductionClassification,
     RetryLogEntry,
+    ReviewStatus,
     SemanticChecks,
     Severity,
     SMEPacket,
@@ -44,6 +45,16 @@ def priority_of(issues: list[Issue], input_failed: bool) -> int:
     if any(i.severity == Severity.MAJOR for i in issues):
         return 1
     return 2
+
+
+# A document that could not be read at all (empty, encrypted, not a PDF, damaged, too slow): its reason is
+# pdf_<kind> (run/document.py). Nobody can review it, so its packet goes to the operations lane, not the queue.
+UNREADABLE_PREFIX = "pdf_"
+
+
+def unreadable(reason: str | None) -> bool:
+    """Whether an escalation reason says the PDF itself could not be read (an operations matter)."""
+    return bool(reason) and str(reason).startswith(UNREADABLE_PREFIX)
 
 
 def retry_log(outcome: VerificationOutcome) -> list[RetryLogEntry]:
@@ -131,6 +142,9 @@ def build_packet(
         production_differs=production_differs(production, primary),
         priority=priority_of(issues, outcome.stop_reason == "input_failed"),
         semantic_checks=outcome.semantic_checks,
+        review_status=ReviewStatus.OPERATIONS
+        if outcome.stop_reason == "input_failed" and unreadable(outcome.escalation_reason)
+        else ReviewStatus.PENDING,
     )
 
 

@@ -24,6 +24,7 @@ from arbiter.review.forms import (
 from arbiter.store import (
     ClaimLost,
     DatabaseUnavailable,
+    NotIndependent,
     PermissionDenied,
     Store,
     StoreError,
@@ -36,6 +37,11 @@ DATABASE_AWAY = (
     "The database is not answering right now (it may be restarting). Nothing was changed; try again in a "
     "moment."
 )
+NOT_REVIEWABLE = (
+    "This document could not be read (empty, locked, not a PDF or damaged), so nobody can review it here; it "
+    "waits in the operations lane, where an admin retries it or closes it."
+)
+OPERATIONS_LANE = ("OPERATIONS", "DISMISSED")
 SUBMIT_WAITING = (
     "The database is not answering right now, so your review is not saved yet. Your draft is kept and the "
     "packet stays yours: press the button again in a moment to save it."
@@ -80,10 +86,12 @@ class Desk:
     def claim(self, packet_id: str) -> Outcome:
         try:
             packet = self.store.queue.claim(packet_id, self.reviewer, lease=self.lease)
-        except (UnknownPacket, TooManyClaims) as exc:
+        except (UnknownPacket, TooManyClaims, NotIndependent) as exc:
             return Outcome(False, str(exc))
         except DatabaseUnavailable:
             return Outcome(False, DATABASE_AWAY)
+        if packet is None and self.store.queue.status(packet_id) in OPERATIONS_LANE:
+            return Outcome(False, NOT_REVIEWABLE)
         if packet is None:
             return Outcome(
                 False,

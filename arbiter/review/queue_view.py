@@ -22,9 +22,10 @@ class QueueFilters:
     doc_type: list[str] = field(default_factory=list)
 
     def query(self) -> dict[str, Any]:
-        """Keyword arguments for store.queue.page / store.queue.count."""
+        """Keyword arguments for store.queue.page / store.queue.count. "Any status" means any review status:
+        the operations lane (unreadable documents) is never part of the review queue."""
         return {
-            "status": list(self.status) or None,
+            "status": list(self.status) or list(STATUS_LABELS),
             "reason": list(self.reason) or None,
             "code": self.code or None,
             "doc_type": list(self.doc_type) or None,
@@ -75,6 +76,11 @@ def _ago(moment: datetime | None, now: datetime) -> str:
         return ""
     seconds = int((now - moment).total_seconds())
     return _span(seconds)
+
+
+def waited(summary: Any, now: datetime) -> str:
+    """How long a queue row has been waiting, as "3 min", "2 h", "4 d"."""
+    return _ago(summary.created_at, now)
 
 
 def _span(seconds: int) -> str:

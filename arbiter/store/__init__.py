@@ -7,12 +7,14 @@ from arbiter.store.errors import (
     ClaimLost,
     DatabaseUnavailable,
     DuplicateUser,
+    NotIndependent,
     PermissionDenied,
     StoreError,
     TooManyClaims,
     UnknownPacket,
     UnknownUser,
 )
+from arbiter.store.operations import RESOLUTIONS, NotInOperations, Operations
 from arbiter.store.packet_rows import DEFAULT_LEASE, DEFAULT_MAX_CLAIMS, SUPERSEDED, PacketSummary
 from arbiter.store.queue import Queue
 from arbiter.store.records import REDO_ERRORS, RecordResult, Records
@@ -26,6 +28,7 @@ __all__ = [
     "DEFAULT_MAX_CLAIMS",
     "DEFAULT_URL",
     "REDO_ERRORS",
+    "RESOLUTIONS",
     "ROLES",
     "SUPERSEDED",
     "AuditEvent",
@@ -34,6 +37,9 @@ __all__ = [
     "DatabaseUnavailable",
     "DuplicateUser",
     "GroundTruth",
+    "NotInOperations",
+    "NotIndependent",
+    "Operations",
     "PacketSummary",
     "PermissionDenied",
     "Queue",

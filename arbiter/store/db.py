@@ -344,3 +344,17 @@ def insert_ignore(conn: Connection, table: sa.Table, values: dict[str, Any]) -> 
         stmt = sqlite_insert(table).values(**values).on_conflict_do_nothing()
     # RETURNING rather than rowcount: psycopg reports -1 for INSERT … ON CONFLICT through SQLAlchemy 2.1.
     return conn.execute(stmt.returning(sa.literal(1))).first() is not None
+
+
+def upsert(conn: Connection, table: sa.Table, values: dict[str, Any], update: tuple[str, ...]) -> None:
+    """INSERT, or when the primary key already holds the row, UPDATE its `update` columns to these values."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        stmt: Any = pg_insert(table).values(**values)
+    else:
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        stmt = sqlite_insert(table).values(**values)
+    keys = [c.name for c in table.primary_key.columns]
+    conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_={c: stmt.excluded[c] for c in update}))

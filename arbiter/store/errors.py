@@ -17,6 +17,11 @@ class TooManyClaims(StoreError):
     """The reviewer already holds as many claims as allowed; the message says so."""
 
 
+class NotIndependent(StoreError):
+    """The reviewer holds or held another review of the document that must be independent of this one (the
+    other half of a double review, an audit); the message says which."""
+
+
 class UnknownPacket(StoreError):
     """No packet has this id."""
 

@@ -93,8 +93,10 @@ class PacketRow(SQLModel, table=True):
     """A packet's claim state lives in columns; the SMEPacket contract body in `payload`.
 
     status is PENDING, IN_REVIEW or COMPLETED, or SUPERSEDED (a later run escalated the same document
-    again before anyone claimed this packet, so it left the queue). kind is a PacketKind;
-    pair_of links a SECOND_REVIEW to the escalation packet it doubles.
+    again before anyone claimed this packet, so it left the queue); OPERATIONS for a document that could
+    not be read (the admins' operations lane, never claimed), DISMISSED when an admin closed it with a
+    `resolution` (migration 0006). kind is a PacketKind; pair_of links a SECOND_REVIEW to the escalation
+    packet it doubles.
     """
 
     __tablename__ = "packets"
@@ -134,9 +136,21 @@ class PacketRow(SQLModel, table=True):
         sa_column=sa.Column(sa.String(16), nullable=False, server_default="ESCALATION", index=True),
     )
     pair_of: str | None = Field(default=None, max_length=64)
+    resolution: str | None = Field(default=None, max_length=32)
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
     payload: dict[str, Any] = _json()
+
+
+class PacketSkipRow(SQLModel, table=True):
+    """A reviewer skipped this packet (migration 0006): their claim next offers it again only when nothing
+    else is claimable for them, oldest skip first. Other reviewers' order ignores it."""
+
+    __tablename__ = "packet_skips"
+    __table_args__ = (sa.Index("ix_packet_skips_reviewer_at", "reviewer", "skipped_at"),)
+    reviewer: str = Field(primary_key=True, max_length=128)
+    packet_id: str = Field(primary_key=True, foreign_key="packets.packet_id", max_length=64)
+    skipped_at: datetime = _ts()
 
 
 class PacketCodeRow(SQLModel, table=True):
@@ -212,6 +226,7 @@ documents = DocumentRow.__table__  # type: ignore[attr-defined]
 outcomes = OutcomeRow.__table__  # type: ignore[attr-defined]
 packets = PacketRow.__table__  # type: ignore[attr-defined]
 packet_codes = PacketCodeRow.__table__  # type: ignore[attr-defined]
+packet_skips = PacketSkipRow.__table__  # type: ignore[attr-defined]
 reviews = ReviewRow.__table__  # type: ignore[attr-defined]
 ground_truth = GroundTruthRow.__table__  # type: ignore[attr-defined]
 users = UserRow.__table__  # type: ignore[attr-defined]

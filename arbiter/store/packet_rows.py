@@ -10,13 +10,14 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from arbiter.contracts import BLIND_KINDS, ReviewStatus, SMEPacket
+from arbiter.contracts import PacketKind, ReviewStatus, SMEPacket
 from arbiter.store.errors import UnknownPacket
-from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packets
+from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_skips, packets
 
 DEFAULT_LEASE = timedelta(minutes=30)
 PENDING, IN_REVIEW, COMPLETED = ReviewStatus.PENDING.value, ReviewStatus.IN_REVIEW.value, "COMPLETED"
 SUPERSEDED = ReviewStatus.SUPERSEDED.value
+OPERATIONS, DISMISSED = ReviewStatus.OPERATIONS.value, ReviewStatus.DISMISSED.value
 QUEUE_ORDER = (packets.c.priority, packets.c.created_at, packets.c.packet_id)
 
 
@@ -33,62 +34,80 @@ _CLAIM_SET = {
     "claim_expires_at": _param("p_expires_at"),
     "updated_at": _param("p_now_at"),
 }
-# Blind second reviews need a second reviewer: nobody is handed a packet whose pair (the escalation it
-# doubles, or the second review of it) they hold or held; an adjudication (paired with the escalation, like
-# the second review) needs a third: neither the escalation's reviewer nor the second review's.
+# Independent reviews need distinct reviewers: nobody is handed a packet of a document of which they hold or
+# held (claimed, completed) another packet when either one is blind (an audit, a second review): both halves
+# of a double review, an audit and any other review of the document. Opening an escalation and skipping it
+# counts too (its page showed the machine's verdict); skipping a blind packet showed nothing to keep from
+# them. A pair stays barred after the first half is completed (a completed packet keeps its claimed_by).
 _SIB = packets.alias("sib")
-_BLIND = sorted(kind.value for kind in BLIND_KINDS)
-_BLIND_SQL = ", ".join(f"'{kind}'" for kind in _BLIND)
+_SEEN = packet_skips.alias("seen")
+_ESCALATION = PacketKind.ESCALATION.value
+_INDEPENDENT_SQL = (
+    "NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.doc_id = {p}.doc_id AND sib.packet_id <> {p}.packet_id "
+    "AND ({p}.kind <> 'ESCALATION' OR sib.kind <> 'ESCALATION') AND (sib.claimed_by = :p_reviewer OR "
+    "(sib.kind = 'ESCALATION' AND EXISTS (SELECT 1 FROM packet_skips AS seen "
+    "WHERE seen.reviewer = :p_reviewer AND seen.packet_id = sib.packet_id))))"
+)
 
 
-def not_paired_with(reviewer: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-    return sa.and_(
-        ~sa.exists().where(_SIB.c.packet_id == packets.c.pair_of, _SIB.c.claimed_by == reviewer),
-        ~sa.exists().where(_SIB.c.pair_of == packets.c.packet_id, _SIB.c.claimed_by == reviewer),
-        ~sa.exists().where(
-            _SIB.c.pair_of == packets.c.pair_of,
-            _SIB.c.packet_id != packets.c.packet_id,
-            _SIB.c.claimed_by == reviewer,
-        ),
-        # Nor a packet of a document they hold a blind packet of: the pages would refuse to show it
-        # (store/blind.py), so the claim would be a dead end.
-        ~sa.exists().where(
-            _SIB.c.doc_id == packets.c.doc_id,
-            _SIB.c.packet_id != packets.c.packet_id,
-            _SIB.c.kind.in_(_BLIND),
-            _SIB.c.status == IN_REVIEW,
-            _SIB.c.claimed_by == reviewer,
-        ),
+def not_paired_with(reviewer: sa.ColumnElement[Any], table: Any = packets) -> sa.ColumnElement[bool]:
+    seen = sa.exists().where(_SEEN.c.reviewer == reviewer, _SEEN.c.packet_id == _SIB.c.packet_id)
+    return ~sa.exists().where(
+        _SIB.c.doc_id == table.c.doc_id,
+        _SIB.c.packet_id != table.c.packet_id,
+        sa.or_(table.c.kind != _ESCALATION, _SIB.c.kind != _ESCALATION),
+        sa.or_(_SIB.c.claimed_by == reviewer, sa.and_(_SIB.c.kind == _ESCALATION, seen)),
     )
 
 
-_PICK_NEXT = (
+# Claim next in ONE statement: the most urgent claimable packet the reviewer has not skipped, walking the
+# open-order index; only when there is none, the one they skipped longest ago (their skips, by time). COALESCE
+# evaluates the second pick only when the first found nothing, so skipping costs the others nothing.
+_CLAIMABLE = sa.or_(packets.c.status == PENDING, packets.c.claim_expires_at < _param("p_now_at"))
+_NOT_SKIPPED = ~sa.exists().where(
+    packet_skips.c.reviewer == sa.bindparam("p_reviewer"), packet_skips.c.packet_id == packets.c.packet_id
+)
+_PICK_FRESH = (
     sa.select(packets.c.packet_id)
     .where(sa.text(OPEN_PREDICATE))
-    .where(sa.or_(packets.c.status == PENDING, packets.c.claim_expires_at < _param("p_now_at")))
+    .where(_CLAIMABLE)
     .where(not_paired_with(sa.bindparam("p_reviewer")))
+    .where(_NOT_SKIPPED)
     .order_by(*QUEUE_ORDER)
     .limit(1)
     .with_for_update(skip_locked=True)
     .scalar_subquery()
 )
+_PICK_SKIPPED = (
+    sa.select(packets.c.packet_id)
+    .join(packet_skips, packet_skips.c.packet_id == packets.c.packet_id)
+    .where(packet_skips.c.reviewer == sa.bindparam("p_reviewer"))
+    .where(sa.text(f"packets.{OPEN_PREDICATE}"))
+    .where(_CLAIMABLE)
+    .where(not_paired_with(sa.bindparam("p_reviewer")))
+    .order_by(packet_skips.c.skipped_at, packets.c.packet_id)
+    .limit(1)
+    .with_for_update(of=packets, skip_locked=True)
+    .scalar_subquery()
+)
+_PICK_NEXT = sa.func.coalesce(_PICK_FRESH, _PICK_SKIPPED)
 # SQLite without fresh statistics may pick the status index and sort every open packet per claim; the
 # partial index walks open packets in claim order, so name it (SQLAlchemy renders no hints for SQLite).
 _PICK_NEXT_SQLITE = (
     sa.select(
         sa.text(
+            "SELECT coalesce(("
             f"SELECT packet_id FROM packets INDEXED BY ix_packets_open_order WHERE {OPEN_PREDICATE} "
             "AND (status = 'PENDING' OR claim_expires_at < :p_now_at) "
-            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.packet_id = packets.pair_of "
-            "AND sib.claimed_by = :p_reviewer) "
-            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.pair_of = packets.packet_id "
-            "AND sib.claimed_by = :p_reviewer) "
-            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.pair_of = packets.pair_of "
-            "AND sib.packet_id <> packets.packet_id AND sib.claimed_by = :p_reviewer) "
-            "AND NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.doc_id = packets.doc_id "
-            f"AND sib.packet_id <> packets.packet_id AND sib.kind IN ({_BLIND_SQL}) "
-            "AND sib.status = 'IN_REVIEW' AND sib.claimed_by = :p_reviewer) "
-            "ORDER BY priority, created_at, packet_id LIMIT 1"
+            f"AND {_INDEPENDENT_SQL.format(p='packets')} "
+            "AND NOT EXISTS (SELECT 1 FROM packet_skips AS k WHERE k.reviewer = :p_reviewer "
+            "AND k.packet_id = packets.packet_id) "
+            "ORDER BY priority, created_at, packet_id LIMIT 1), ("
+            "SELECT p.packet_id FROM packet_skips AS k JOIN packets AS p ON p.packet_id = k.packet_id "
+            "WHERE k.reviewer = :p_reviewer AND p.status IN ('PENDING', 'IN_REVIEW') "
+            "AND (p.status = 'PENDING' OR p.claim_expires_at < :p_now_at) "
+            f"AND {_INDEPENDENT_SQL.format(p='p')} "
+            "ORDER BY k.skipped_at, p.packet_id LIMIT 1)) AS packet_id"
         )
         .bindparams(_param("p_now_at"))
         .columns(packet_id=sa.String())

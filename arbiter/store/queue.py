@@ -11,9 +11,10 @@ import sqlalchemy as sa
 from arbiter.contracts import PacketKind, SMEPacket
 from arbiter.store.audit import write_audit
 from arbiter.store.blind import HIDDEN_MESSAGE, Hidden, hidden_from
-from arbiter.store.db import Database
-from arbiter.store.errors import TooManyClaims, UnknownPacket, UnknownUser
-from arbiter.store.models import OPEN_PREDICATE, packet_codes, packets
+from arbiter.store.db import Database, upsert
+from arbiter.store.errors import NotIndependent, TooManyClaims, UnknownPacket, UnknownUser
+from arbiter.store.independence import other_review
+from arbiter.store.models import OPEN_PREDICATE, packet_codes, packet_skips, packets
 from arbiter.store.packet_rows import (
     CLAIM_NEXT,
     COMPLETED,
@@ -224,7 +225,10 @@ class Queue(Repository):
         self, reviewer: str, *, lease: timedelta = DEFAULT_LEASE, now: datetime | None = None
     ) -> SMEPacket | None:
         """The reviewer's own open claim if they hold one (its lease renewed); else claim the most urgent
-        open packet (pending, or claimed with an expired lease) in ONE statement.
+        open packet (pending, or claimed with an expired lease) in ONE statement. Packets the reviewer skipped
+        come after every other claimable one (their oldest skip first); the operations lane (documents that
+        could not be read) is not open, so it is never claimed; a packet whose review must be independent of
+        one the reviewer did or holds is passed over (packet_rows.not_paired_with).
 
         UPDATE … WHERE packet_id = (SELECT … ORDER BY priority, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING: PostgreSQL skips rows other claimers hold; SQLite drops FOR UPDATE and the write lock
@@ -276,7 +280,10 @@ class Queue(Repository):
                 )
             row = conn.execute(stmt).first()
             if row is None:
-                load_packet(conn, packet_id)  # UnknownPacket when it does not exist at all
+                wanted = load_packet(conn, packet_id)._mapping  # UnknownPacket when it does not exist at all
+                conflict = other_review(conn, wanted, reviewer)
+                if conflict is not None:
+                    raise NotIndependent(conflict)
                 return None
             write_audit(conn, reviewer, "packet.claim", packet_id, {"via": "direct"}, at=now)
             return packet_from_row(row)
@@ -297,13 +304,16 @@ class Queue(Repository):
             return bool(conn.execute(stmt).rowcount)
 
     def release(self, packet_id: str, reviewer: str, *, now: datetime | None = None) -> bool:
-        """Give the reviewer's own claim back to the queue (skip); False when it was not theirs."""
+        """Give the reviewer's own claim back to the queue (skip); False when it was not theirs. The skip is
+        remembered: their claim next offers this packet again only when nothing else is claimable for them."""
         now = now or datetime.now(UTC)
         with self.write() as conn:
             done = conn.execute(
                 RELEASE, {"p_packet_id": packet_id, "p_reviewer": reviewer, "p_now_at": now}
             ).rowcount
             if done:
+                skip = {"reviewer": reviewer, "packet_id": packet_id, "skipped_at": now}
+                upsert(conn, packet_skips, skip, update=("skipped_at",))
                 write_audit(conn, reviewer, "packet.release", packet_id, at=now)
             return bool(done)
 
@@ -336,7 +346,8 @@ class Queue(Repository):
         lease: timedelta = DEFAULT_LEASE,
         now: datetime | None = None,
     ) -> SMEPacket:
-        """An admin hands an open packet to another reviewer with a fresh lease (audited)."""
+        """An admin hands an open packet to another reviewer with a fresh lease (audited); NotIndependent when
+        that reviewer holds or held another review of the document this one must be independent of."""
         self.users.require_admin(admin)
         target = self.users.get(to_user)
         if target is None or not target.active:
@@ -349,6 +360,9 @@ class Queue(Repository):
                 raise ValueError(
                     f"Packet {packet_id} is {before['status'].lower()}; only open packets can be reassigned."
                 )
+            conflict = other_review(conn, before, to_user)
+            if conflict is not None:
+                raise NotIndependent(conflict)
             row = conn.execute(
                 sa.update(packets)
                 .where(p.packet_id == packet_id, p.status.in_([PENDING, IN_REVIEW]))

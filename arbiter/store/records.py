@@ -18,13 +18,14 @@ from arbiter.contracts import (
     FinalDecision,
     GroundTruthRecord,
     PacketKind,
+    ReviewStatus,
     SMEPacket,
     VerificationOutcome,
 )
 from arbiter.store.audit import write_audit
 from arbiter.store.db import insert_ignore
 from arbiter.store.models import documents, outcomes, packet_codes, packets, runs
-from arbiter.store.packet_rows import PENDING, SUPERSEDED, packet_from_row
+from arbiter.store.packet_rows import OPERATIONS, PENDING, SUPERSEDED, packet_from_row
 from arbiter.store.repository import Repository
 from arbiter.store.versions import SME_SOURCES, insert_gt, latest_gt, next_version
 
@@ -85,15 +86,17 @@ def _retrying(fn: Any) -> Any:
 def insert_packet(conn: Connection, packet: SMEPacket, now: datetime) -> str:
     """Queue a packet (its issue codes beside it), retiring the pending ones it replaces."""
     # A newer packet replaces an older one of the same kind nobody has started (a new escalation also
-    # retires the old escalation's pending second review); claimed or completed ones stay.
+    # retires the old escalation's pending second review); claimed or completed ones stay. A document
+    # that could not be read waits in the operations lane instead of the queue.
     p = packets.c
     kind = packet.packet_kind.value
     replaces = [kind, PacketKind.SECOND_REVIEW.value] if kind == PacketKind.ESCALATION else [kind]
+    status = OPERATIONS if packet.review_status == ReviewStatus.OPERATIONS else PENDING
     conn.execute(
         sa.update(packets)
         .where(
             p.doc_id == packet.doc_id,
-            p.status == PENDING,
+            p.status.in_([PENDING, OPERATIONS]),
             p.kind.in_(replaces),
             p.packet_id != packet.packet_id,
         )
@@ -111,7 +114,7 @@ def insert_packet(conn: Connection, packet: SMEPacket, now: datetime) -> str:
             "escalation_reason": packet.escalation_reason,
             "doc_type": _doc_type(packet.final_classification, packet.primary_agent_classification),
             "top_codes": ",".join(codes[:3])[:255],
-            "status": PENDING,
+            "status": status,
             "kind": kind,
             "pair_of": packet.pair_of,
             "created_at": packet.created_at,
@@ -179,6 +182,7 @@ class Records(Repository):
                 },
             )
             packet_id = insert_packet(conn, packet, now) if packet is not None else None
+            self._retire_operations(conn, record.doc_id, packet_id, now)
             for sample in record.samples:
                 insert_packet(conn, sample, now)
             gt = self._auto_ground_truth(conn, record) if record.ground_truth is not None else None
@@ -192,6 +196,16 @@ class Records(Repository):
             }
             write_audit(conn, "arbiter", "document.record", record.doc_id, details, at=now)
             return RecordResult(True, packet_id, gt)
+
+    def _retire_operations(self, conn: Connection, doc_id: str, packet_id: str | None, now: datetime) -> None:
+        """A newer run's result for the document (an accept, an escalation, or again unreadable) replaces the
+        operations-lane packet that said it could not be read (an admin's retry with a password lands here)."""
+        p = packets.c
+        conn.execute(
+            sa.update(packets)
+            .where(p.doc_id == doc_id, p.status == OPERATIONS, p.packet_id != (packet_id or ""))
+            .values(status=SUPERSEDED, superseded_by=packet_id, updated_at=now)
+        )
 
     def _auto_ground_truth(self, conn: Connection, record: DocumentRecord) -> GroundTruthRecord | None:
         """Re-base the run's PRIMARY_AGENT_AUTO_ACCEPT version on the newest stored one (another writer may

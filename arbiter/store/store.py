@@ -3,6 +3,7 @@ repositories over one database.
 
     store.records       a batch run's documents (record, completed_key, document, doc_ids, outcome)
     store.queue         packets waiting for review (counts, page, count, get, claim_next, claim, release …)
+    store.operations    the operations lane of unreadable documents (page, count, find, dismiss, record_retry)
     store.reviews       SME reviews (submit, get)
     store.ground_truth  ground-truth versions (history, latest, page, every_version)
     store.users         accounts and sign-in (add, get, list_all, attempt_sign_in, unlock, require_admin …)
@@ -20,6 +21,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from arbiter.store.audit import AuditLog
 from arbiter.store.db import Database
+from arbiter.store.operations import Operations
 from arbiter.store.packet_rows import DEFAULT_MAX_CLAIMS
 from arbiter.store.queue import Queue
 from arbiter.store.records import Records
@@ -47,6 +49,7 @@ class Store:
         self.audit = AuditLog(self.db)
         self.users = Users(self.db)
         self.queue = Queue(self.db, self.users, max_claims=max_claims)
+        self.operations = Operations(self.db, self.users)
         self.records = Records(self.db)
         self.reviews = Reviews(self.db)
         self.ground_truth = GroundTruth(self.db)

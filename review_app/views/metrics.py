@@ -29,6 +29,7 @@ from arbiter.metrics.text import (
     rate_text,
     reviewer_rows,
     run_rows,
+    same_reviewer_note,
 )
 from arbiter.review.blind import for_viewer, held_blind
 from review_app import state
@@ -105,6 +106,8 @@ st.subheader("Reviewer agreement")
 st.write(
     f"Cohen's {kappa_text(report.agreement.kappa)}; raw agreement {rate_text(report.agreement.kappa.agreement)}."
 )
+if report.agreement.same_reviewer:
+    st.warning(same_reviewer_note(report.agreement))
 if report.agreement.disagreements:
     st.dataframe(
         [d.model_dump() for d in report.agreement.disagreements], hide_index=True, key="metrics_disagree"

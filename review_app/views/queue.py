@@ -28,6 +28,12 @@ c1.metric("Waiting", counts["by_status"].get("PENDING", 0))
 c2.metric("In review", counts["by_status"].get("IN_REVIEW", 0))
 c3.metric("Done", counts["by_status"].get("COMPLETED", 0))
 c4.metric("Open", counts["open"])
+if user.is_admin and (unreadable := store.operations.count()):
+    st.page_link(
+        "views/operations.py",
+        label=f"{unreadable} document{'s' if unreadable != 1 else ''} could not be read: see Operations",
+        icon=":material/build:",
+    )
 
 if st.button("Claim next", type="primary", key="claim_next", shortcut="Alt+N", icon=":material/play_arrow:"):
     outcome = desk.claim_next()
