@@ -35,6 +35,7 @@ from arbiter.store.errors import DatabaseUnavailable
 TASK_RETRIES = 3  # Ray runs a task again this many times when its worker or node dies
 LOCAL_OBJECT_STORE = 128 * 2**20  # a local instance's object store: tasks pass small results only
 _ADDRESS = re.compile(r"^(?P<scheme>ray://)?(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
+TaskFn = Callable[[WorkerSpec, str, str, bool], tuple[DocResult, dict[str, Any]]]
 INSTALL_HINT = "--engine ray needs Ray: pip install 'arbiter[ray]'."
 
 
@@ -110,10 +111,18 @@ class RayBatchRunner(BatchRunner):
     """A BatchRunner whose documents are decided by Ray tasks; the tally, journal and summary are its own."""
 
     def __init__(
-        self, pipeline: Pipeline, store: DatabaseResultStore, spec: WorkerSpec, *, workers: int, force: bool
+        self,
+        pipeline: Pipeline,
+        store: DatabaseResultStore,
+        spec: WorkerSpec,
+        *,
+        workers: int,
+        force: bool,
+        task: TaskFn = process_document,
     ) -> None:
         super().__init__(pipeline, store, workers=workers, force=force)
         self.spec = spec
+        self.task = task  # what a Ray task runs per document (a test wraps it to stop a node mid-document)
         self.usage = Usage()
         self.retried = 0
 
@@ -121,7 +130,7 @@ class RayBatchRunner(BatchRunner):
         """Documents as tasks, at most twice the workers in flight (the driver's memory stays flat)."""
         import ray
 
-        task = ray.remote(process_document).options(  # type: ignore[attr-defined]
+        task = ray.remote(self.task).options(  # type: ignore[attr-defined]
             num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD"
         )
         spec = ray.put(self.spec)
@@ -190,6 +199,7 @@ def execute_on_ray(
     *,
     password: str | None,
     progress: Callable[[int], Callable[[Any], None] | None] | None,
+    task: TaskFn = process_document,
 ) -> dict[str, Any]:
     """`arbiter run --engine ray` (run/job.py's execute hands over here): the summary, as the local engine's."""
     if engine.collector is not None:
@@ -210,7 +220,7 @@ def execute_on_ray(
 
                 limits = start_limits(engine.llm)
             spec = _spec(options, engine, run_id, url, password, limits, out_dir)
-            runner = RayBatchRunner(driver, sink, spec, workers=workers, force=options.force)
+            runner = RayBatchRunner(driver, sink, spec, workers=workers, force=options.force, task=task)
             summary = runner.run(docs, progress=progress(len(docs)) if progress else None)
         finally:
             if limits is not None:

@@ -192,7 +192,9 @@ def recorded_by_this_run(built: _Built, doc_id: str, pdf: str) -> DocResult | No
     )
 
 
-def process_document(spec: WorkerSpec, pdf: str, doc_id: str, force: bool) -> tuple[DocResult, dict[str, Any]]:
+def process_document(
+    spec: WorkerSpec, pdf: str, doc_id: str, force: bool
+) -> tuple[DocResult, dict[str, Any]]:
     """One document through the run's pipeline on this node: its DocResult and the LLM use it cost."""
     built = built_for(spec)
     again = recorded_by_this_run(built, doc_id, pdf)

@@ -1,0 +1,305 @@
+"""`arbiter run --engine ray` on a real two-node Ray cluster on this machine (every process on 127.0.0.1,
+started once for the module and stopped by it): the same decisions as the local engine, every document
+recorded exactly once when a node dies mid-run, one LLM budget for the cluster, and the CLI's errors."""
+
+from __future__ import annotations
+
+import os
+
+# Before Ray is imported anywhere: every node on 127.0.0.1, no usage report (see ENGINEERING_NOTES, Ray).
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray
+import sqlalchemy as sa
+from ray.cluster_utils import Cluster
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from store_fixtures import pg_server_url_fixture, reset  # noqa: F401  (fixture)
+from typer.testing import CliRunner
+
+from arbiter.cli.main import app
+from arbiter.llm.client import LLMClient
+from arbiter.llm.config import LLMSettings
+from arbiter.llm.port import BudgetExhausted
+from arbiter.run.batch import discover
+from arbiter.run.compose import build_engine
+from arbiter.run.job import RunOptions, execute
+from arbiter.run.ray_engine import check_database, execute_on_ray
+from arbiter.run.ray_limits import share_limits, start_limits
+from arbiter.run.ray_worker import WorkerSpec, process_document
+from arbiter.store import Store
+from tests.conftest import FIXTURES, REPO
+from tests.llm_fakes import FakeBackend
+
+MB = 2**20
+NODE = {"num_cpus": 1, "object_store_memory": 100 * MB}
+# Node deaths noticed within a second or two, not the default tens of seconds.
+FAST_HEALTH = {
+    "health_check_initial_delay_ms": 0,
+    "health_check_period_ms": 200,
+    "health_check_failure_threshold": 3,
+}
+INPUTS = [FIXTURES / "pdfs", FIXTURES / "damaged"]
+
+
+@pytest.fixture(scope="module", name="cluster")
+def cluster_fixture() -> Iterator[Cluster]:
+    """A head and a worker node, one CPU each; Ray workers import this checkout (and these tests)."""
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), str(REPO / "tests"), saved) if p)
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={**NODE, "include_dashboard": False, "_system_config": FAST_HEALTH},
+    )
+    try:
+        cluster.add_node(**NODE)
+        ray.init(address=cluster.address, logging_level="WARNING")
+        yield cluster
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
+
+
+def decisions(url: str) -> dict[str, tuple[Any, ...]]:
+    """Per document: what its newest run decided and why, attempt by attempt (no times, no paths)."""
+    store = Store(url)
+    try:
+        with store.read() as conn:
+            ids = [r[0] for r in conn.execute(sa.text("SELECT DISTINCT doc_id FROM documents"))]
+        found = {}
+        for doc_id in ids:
+            record = store.records.document(doc_id)
+            assert record is not None
+            o = record.outcome
+            found[doc_id] = (
+                str(o.final_decision),
+                o.escalation_reason,
+                str(o.stop_reason),
+                o.accepted_after_fixes,
+                [sorted(i.code for r in a.verifier_results for i in r.issues) for a in o.attempts],
+                o.final_classification,
+            )
+        return found
+    finally:
+        store.dispose()
+
+
+def test_ray_engine_decides_the_fixtures_as_the_local_engine(cluster: Cluster, tmp_path: Path) -> None:
+    """The fixtures run as Ray tasks across two nodes get exactly the local engine's decisions and summary."""
+    common = {"inputs": [str(p) for p in INPUTS], "classifications": str(FIXTURES / "demo"), "workers": 2}
+    local = execute(RunOptions(out_dir=str(tmp_path / "local"), **common))  # type: ignore[arg-type]
+    on_ray = execute(
+        RunOptions(out_dir=str(tmp_path / "ray"), engine="ray", ray_address=cluster.address, **common)  # type: ignore[arg-type]
+    )
+    counted = ("documents", "processed", "accepted_first_time", "accepted_after_fixes", "escalated", "errors")
+    assert {k: on_ray[k] for k in counted} == {k: local[k] for k in counted}
+    for key in ("escalated_by_reason", "errors_by_reason", "blind_samples", "accepted_by_semantic_checks"):
+        assert on_ray[key] == local[key], key
+    assert on_ray["engine"]["nodes"] == 2
+    got = decisions(f"sqlite:///{tmp_path / 'ray' / 'arbiter.db'}")
+    want = decisions(f"sqlite:///{tmp_path / 'local' / 'arbiter.db'}")
+    assert len(want) == 35
+    assert got == want
+    again = execute(
+        RunOptions(out_dir=str(tmp_path / "ray"), engine="ray", ray_address=cluster.address, **common)  # type: ignore[arg-type]
+    )
+    assert (again["skipped_unchanged"], again["processed"]) == (35, 0)
+
+
+def gated(spec: WorkerSpec, pdf: str, doc_id: str, force: bool) -> tuple[Any, dict[str, Any]]:
+    """The real task, held at a gate (before or after its commit) until the test opens it; says which node
+    it runs on first. Runs on a Ray worker."""
+    gate = Path(spec.out_dir) / "gate"
+    node = ray.get_runtime_context().get_node_id()
+    marker = gate / "started" / f"{doc_id}.{os.getpid()}"
+    marker.write_text(node)
+    if (gate / "after_commit").exists():
+        result = process_document(spec, pdf, doc_id, force)
+        (gate / "committed" / f"{doc_id}.{os.getpid()}").write_text(node)
+    while not (gate / "open").exists():
+        time.sleep(0.05)
+    return result if (gate / "after_commit").exists() else process_document(spec, pdf, doc_id, force)
+
+
+def wait_for(condition: Any, what: str, limit_s: float = 120.0) -> Any:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+@pytest.mark.parametrize("when", ["before_commit", "after_commit"])
+def test_a_node_killed_mid_run_leaves_every_document_recorded_once(
+    cluster: Cluster, tmp_path: Path, pg_server_url: str, when: str
+) -> None:
+    """A node removed while its task holds a document (not yet recorded, or recorded but not reported) has
+    the document retried on another node: every document recorded exactly once, on PostgreSQL."""
+    store = Store(pg_server_url)
+    reset(store)
+    store.dispose()
+    out = tmp_path / "out"
+    gate = out / "gate"
+    for sub in ("started", "committed"):
+        (gate / sub).mkdir(parents=True)
+    if when == "after_commit":
+        (gate / "after_commit").touch()
+    victim = cluster.add_node(**NODE)
+    cluster.wait_for_nodes()
+    victim_id = victim.node_id
+    options = RunOptions(
+        inputs=[str(FIXTURES / "pdfs")],
+        classifications=str(FIXTURES / "demo"),
+        out_dir=str(out),
+        db=pg_server_url,
+        workers=3,
+        engine="ray",
+        ray_address=cluster.address,
+    )
+    engine = build_engine(classifications=FIXTURES / "demo")
+    docs = discover([FIXTURES / "pdfs"])[:8]
+    outcome: dict[str, Any] = {}
+
+    def drive() -> None:
+        try:
+            outcome["summary"] = execute_on_ray(
+                options, engine, docs, pg_server_url, password=None, progress=None, task=gated
+            )
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    driver = threading.Thread(target=drive)
+    driver.start()
+    folder = "committed" if when == "after_commit" else "started"
+    wait_for(
+        lambda: [p for p in (gate / folder).iterdir() if p.read_text() == victim_id],
+        f"a document {when.replace('_', ' ')} on the victim node",
+    )
+    cluster.remove_node(victim, allow_graceful=False)
+    (gate / "open").touch()
+    driver.join(timeout=300)
+    assert not driver.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    summary = outcome["summary"]
+    assert summary["processed"] == 8
+    assert summary["errors"] == 0
+    with sa.create_engine(pg_server_url).connect() as conn:
+        rows = conn.execute(
+            sa.text("SELECT doc_id, count(*) FROM documents WHERE run_id = :r GROUP BY doc_id"),
+            {"r": summary["run_id"]},
+        ).all()
+        audits = conn.execute(
+            sa.text("SELECT count(*) FROM audit_log WHERE action = 'document.record'")
+        ).scalar()
+    assert dict(rows) == {d.doc_id: 1 for d in docs}
+    assert audits == 8
+    tries = Counter(p.name.split(".")[0] for p in (gate / "started").iterdir())
+    assert max(tries.values()) == 2  # the victim's document ran again on another node
+
+
+def test_one_run_token_budget_for_the_whole_cluster(cluster: Cluster) -> None:
+    """Tasks on two different nodes spend from the one run budget held by the run's actor."""
+    settings = LLMSettings(backend="replay", run_token_budget=1000)
+    limits = start_limits(LLMClient(FakeBackend(), settings))
+
+    @ray.remote(num_cpus=0)
+    def spend(tokens: int) -> str:
+        client = LLMClient(FakeBackend(), settings)
+        share_limits(client, limits)
+        try:
+            client.run_budget.reserve(tokens)
+        except BudgetExhausted:
+            return "refused"
+        return "held"
+
+    nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]][:2]
+    assert len(nodes) == 2
+    answers = [
+        ray.get(
+            spend.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(400)
+        )
+        for node in (*nodes, nodes[0])
+    ]
+    ray.kill(limits)
+    assert answers == ["held", "held", "refused"]
+
+
+class FakeRay:
+    def __init__(self, *addresses: str) -> None:
+        self.addresses = addresses
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return [{"NodeManagerAddress": a, "Alive": True} for a in self.addresses]
+
+
+@pytest.mark.parametrize(
+    ("url", "addresses", "refused"),
+    [
+        ("sqlite:////tmp/a.db", ("127.0.0.1", "127.0.0.1"), False),
+        ("sqlite:////tmp/a.db", ("10.0.0.1", "10.0.0.2"), True),
+        ("postgresql+psycopg://db/arbiter", ("10.0.0.1", "10.0.0.2"), False),
+    ],
+)
+def test_sqlite_only_when_every_node_is_this_machine(
+    url: str, addresses: tuple[str, ...], refused: bool
+) -> None:
+    """A cluster of several machines must use a shared database; SQLite is fine on one machine."""
+    if refused:
+        with pytest.raises(Exception, match="needs a shared database"):
+            check_database(url, FakeRay(*addresses))
+    else:
+        check_database(url, FakeRay(*addresses))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--engine", "ray", "--ray-address", "not an address"], "is not auto, HOST:PORT or ray://HOST:PORT"),
+        (["--engine", "ray", "--ray-address", "ray://127.0.0.1:1"], "Cannot reach the Ray cluster at"),
+        (["--engine", "ray", "--ray-address", "127.0.0.1:1"], "Cannot reach the Ray cluster at"),
+        (["--ray-address", "auto"], "--ray-address needs --engine ray"),
+        (["--engine", "spark"], "Unknown engine 'spark'"),
+    ],
+)
+def test_a_bad_ray_address_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    """A wrong engine or Ray address stops the run with one `error:` line and exit code 2, no traceback."""
+    result = CliRunner().invoke(
+        app, ["run", str(FIXTURES / "pdfs"), "--out", str(tmp_path), "--quiet", *args]
+    )
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("error:"), result.output
+    assert message in lines[0], result.output
+
+
+def test_cli_engine_ray_without_an_address_starts_and_stops_a_local_instance(tmp_path: Path) -> None:
+    """`arbiter run … --engine ray` with no address runs on a Ray instance of its own and prints the summary."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "arbiter.cli.main", "run", *(str(p) for p in INPUTS[:1]),
+            "--classifications", str(FIXTURES / "demo"), "--out", str(tmp_path), "--engine", "ray",
+            "--workers", "2",
+        ],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "31 processed" in done.stdout
+    assert "accepted first time" in done.stdout
