@@ -199,14 +199,18 @@ def test_a_node_killed_mid_run_leaves_every_document_recorded_once(
     summary = outcome["summary"]
     assert summary["processed"] == 8
     assert summary["errors"] == 0
-    with sa.create_engine(pg_server_url).connect() as conn:
-        rows = conn.execute(
-            sa.text("SELECT doc_id, count(*) FROM documents WHERE run_id = :r GROUP BY doc_id"),
-            {"r": summary["run_id"]},
-        ).all()
-        audits = conn.execute(
-            sa.text("SELECT count(*) FROM audit_log WHERE action = 'document.record'")
-        ).scalar()
+    db = sa.create_engine(pg_server_url)
+    try:
+        with db.connect() as conn:
+            rows = conn.execute(
+                sa.text("SELECT doc_id, count(*) FROM documents WHERE run_id = :r GROUP BY doc_id"),
+                {"r": summary["run_id"]},
+            ).all()
+            audits = conn.execute(
+                sa.text("SELECT count(*) FROM audit_log WHERE action = 'document.record'")
+            ).scalar()
+    finally:
+        db.dispose()
     assert dict(rows) == {d.doc_id: 1 for d in docs}
     assert audits == 8
     tries = Counter(p.name.split(".")[0] for p in (gate / "started").iterdir())
