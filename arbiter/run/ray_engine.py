@@ -78,6 +78,7 @@ def ray_session(address: str | None, *, cpus: int | None) -> Iterator[Any]:
         try:
             if address is None:
                 ray.init(
+                    address="local",  # a new instance, even when RAY_ADDRESS names a cluster
                     num_cpus=cpus or default_workers(),
                     object_store_memory=LOCAL_OBJECT_STORE,
                     include_dashboard=False,
