@@ -66,7 +66,9 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     engine: Annotated[
         str,
-        typer.Option(metavar="NAME", help="local (this machine) | ray (documents as Ray tasks on a cluster)."),
+        typer.Option(
+            metavar="NAME", help="local (this machine) | ray (documents as Ray tasks on a cluster)."
+        ),
     ] = "local",
     ray_address: Annotated[
         str | None,

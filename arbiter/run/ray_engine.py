@@ -131,7 +131,7 @@ class RayBatchRunner(BatchRunner):
         """Documents as tasks, at most twice the workers in flight (the driver's memory stays flat)."""
         import ray
 
-        task = ray.remote(self.task).options(  # type: ignore[attr-defined]
+        task = ray.remote(self.task).options(
             num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD"
         )
         spec = ray.put(self.spec)

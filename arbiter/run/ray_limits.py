@@ -115,7 +115,7 @@ def start_limits(client: LLMClient) -> Any:
 
     settings = client.settings
     actor_class = ray.remote(RunLimits)
-    return actor_class.options(  # type: ignore[attr-defined]
+    return actor_class.options(
         num_cpus=0,
         resources={HEAD_RESOURCE: 0.001},
         max_concurrency=1000,

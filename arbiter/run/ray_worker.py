@@ -60,16 +60,18 @@ class WorkerSpec:
 
 def without_keys(settings: LLMSettings) -> LLMSettings:
     """The settings to ship to the cluster: no API key travels with them."""
-    return dataclasses.replace(settings, **dict.fromkeys(KEY_VARIABLES))
+    return dataclasses.replace(settings, openai_api_key=None, gemini_api_key=None)
 
 
 def with_local_keys(settings: LLMSettings) -> LLMSettings:
     """The shipped settings with this node's API keys (from its environment)."""
-    keys = {
-        field: next((os.environ[v] for v in names if os.environ.get(v)), None)
-        for field, names in KEY_VARIABLES.items()
-    }
-    return dataclasses.replace(settings, **keys)
+
+    def key(field: str) -> str | None:
+        return next((os.environ[v] for v in KEY_VARIABLES[field] if os.environ.get(v)), None)
+
+    return dataclasses.replace(
+        settings, openai_api_key=key("openai_api_key"), gemini_api_key=key("gemini_api_key")
+    )
 
 
 @dataclass
