@@ -10,6 +10,7 @@ import os
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 
+import shutil
 import subprocess
 import sys
 import threading
@@ -118,6 +119,31 @@ def test_ray_engine_decides_the_fixtures_as_the_local_engine(cluster: Cluster, t
         RunOptions(out_dir=str(tmp_path / "ray"), engine="ray", ray_address=cluster.address, **common)  # type: ignore[arg-type]
     )
     assert (again["skipped_unchanged"], again["processed"]) == (35, 0)
+
+
+def test_ray_engine_with_a_model_spends_as_the_local_engine(cluster: Cluster, tmp_path: Path) -> None:
+    """With replayed model answers, the Ray run decides as the local one and its summary counts the same
+    calls and tokens (summed from every node), through the run's one limiter actor."""
+    pdfs = tmp_path / "in"
+    pdfs.mkdir()
+    for pdf in sorted((FIXTURES / "pdfs").glob("*.pdf"))[:8]:
+        shutil.copy(pdf, pdfs / pdf.name)
+    common = {
+        "inputs": [str(pdfs)],
+        "classifications": str(FIXTURES / "demo"),
+        "workers": 2,
+        "llm": {"backend": "replay"},
+    }
+    local = execute(RunOptions(out_dir=str(tmp_path / "local"), **common))  # type: ignore[arg-type]
+    on_ray = execute(
+        RunOptions(out_dir=str(tmp_path / "ray"), engine="ray", ray_address=cluster.address, **common)  # type: ignore[arg-type]
+    )
+    spent = ("calls", "cache_hits", "input_tokens", "output_tokens", "errors")
+    assert local["llm"]["calls"] > 0
+    assert {k: on_ray["llm"][k] for k in spent} == {k: local["llm"][k] for k in spent}
+    assert on_ray["accepted_by_semantic_checks"] == local["accepted_by_semantic_checks"]
+    got = decisions(f"sqlite:///{tmp_path / 'ray' / 'arbiter.db'}")
+    assert got == decisions(f"sqlite:///{tmp_path / 'local' / 'arbiter.db'}")
 
 
 def gated(spec: WorkerSpec, pdf: str, doc_id: str, force: bool) -> tuple[Any, dict[str, Any]]:
