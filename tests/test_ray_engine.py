@@ -29,6 +29,7 @@ from store_fixtures import pg_server_url_fixture, reset  # noqa: F401  (fixture)
 from typer.testing import CliRunner
 
 from arbiter.cli.main import app
+from arbiter.errors import ConfigError
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.port import BudgetExhausted
@@ -241,6 +242,57 @@ def test_a_node_killed_mid_run_leaves_every_document_recorded_once(
     assert audits == 8
     tries = Counter(p.name.split(".")[0] for p in (gate / "started").iterdir())
     assert max(tries.values()) == 2  # the victim's document ran again on another node
+
+
+def crashing(spec: WorkerSpec, pdf: str, doc_id: str, force: bool) -> tuple[Any, dict[str, Any]]:
+    """The real task, except that the worker process dies on the first document, on every try."""
+    if doc_id == sorted(p.stem for p in (FIXTURES / "pdfs").glob("*.pdf"))[0]:
+        os._exit(1)
+    return process_document(spec, pdf, doc_id, force)
+
+
+def refusing(spec: WorkerSpec, pdf: str, doc_id: str, force: bool) -> tuple[Any, dict[str, Any]]:
+    """A node that cannot build the run: the classifications folder it was given is not there."""
+    raise ConfigError(f"--classifications {spec.classifications}x is not a directory.")
+
+
+def small_run(tmp_path: Path, cluster: Cluster, n: int) -> tuple[RunOptions, Any, list[Any]]:
+    options = RunOptions(
+        inputs=[str(FIXTURES / "pdfs")],
+        classifications=str(FIXTURES / "demo"),
+        out_dir=str(tmp_path / "out"),
+        workers=2,
+        engine="ray",
+        ray_address=cluster.address,
+    )
+    return options, build_engine(classifications=FIXTURES / "demo"), discover([FIXTURES / "pdfs"])[:n]
+
+
+def test_a_document_that_kills_its_worker_on_every_try_is_recorded_not_lost(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A document whose worker dies on every retry is recorded as an internal error (redone by the next run);
+    the others are decided as usual."""
+    options, engine, docs = small_run(tmp_path, cluster, 3)
+    url = f"sqlite:///{tmp_path / 'out' / 'arbiter.db'}"
+    summary = execute_on_ray(options, engine, docs, url, password=None, progress=None, task=crashing)
+    assert (summary["processed"], summary["errors"]) == (3, 1)
+    assert summary["errors_by_reason"] == {"internal_error": 1}
+    assert summary["failed_on_every_try"] == 1
+    store = Store(url)
+    try:
+        assert store.records.completed_key(docs[0].doc_id) is None  # the next run redoes it
+        assert all(store.records.completed_key(d.doc_id) for d in docs[1:])
+    finally:
+        store.dispose()
+
+
+def test_a_node_that_cannot_build_the_run_stops_it_with_one_message(cluster: Cluster, tmp_path: Path) -> None:
+    """A user mistake met on a Ray worker stops the run with that message, not an internal error per document."""
+    options, engine, docs = small_run(tmp_path, cluster, 2)
+    url = f"sqlite:///{tmp_path / 'out' / 'arbiter.db'}"
+    with pytest.raises(ConfigError, match=r"A Ray worker could not run .*is not a directory"):
+        execute_on_ray(options, engine, docs, url, password=None, progress=None, task=refusing)
 
 
 def test_one_run_token_budget_for_the_whole_cluster(cluster: Cluster) -> None:

@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from arbiter.errors import ConfigError
+from arbiter.errors import ConfigError, UserError
 from arbiter.llm.client import Usage
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, InputDoc, default_workers, new_run_id
@@ -164,6 +164,8 @@ class RayBatchRunner(BatchRunner):
             cause = exc.cause
             if isinstance(cause, DatabaseUnavailable):
                 raise DatabaseUnavailable(str(cause)) from None
+            if isinstance(cause, UserError):  # a node that cannot build the run (a path it does not see...)
+                raise ConfigError(f"A Ray worker could not run {doc.doc_id}: {cause}") from None
             if isinstance(cause, KeyboardInterrupt):
                 raise KeyboardInterrupt from None
             return self._lost(doc, f"{type(cause).__name__} on a Ray worker")
