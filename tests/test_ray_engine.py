@@ -322,6 +322,19 @@ def test_one_run_token_budget_for_the_whole_cluster(cluster: Cluster) -> None:
     assert answers == ["held", "held", "refused"]
 
 
+def test_a_node_with_another_arbiter_version_refuses_the_run(tmp_path: Path) -> None:
+    """A worker whose Arbiter differs from the driver's refuses its documents (its skip keys would differ)."""
+    spec = WorkerSpec(
+        run_id="r-1",
+        db_url=f"sqlite:///{tmp_path / 'a.db'}",
+        out_dir=str(tmp_path),
+        settings=LLMSettings(),
+        code_version="0.0.0-elsewhere",
+    )
+    with pytest.raises(ConfigError, match=r"runs Arbiter .* and the driver 0\.0\.0-elsewhere"):
+        process_document(spec, str(FIXTURES / "pdfs" / "x.pdf"), "x", False)
+
+
 class FakeRay:
     def __init__(self, *addresses: str) -> None:
         self.addresses = addresses

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arbiter import __version__
 from arbiter.classify.production import load_production
+from arbiter.errors import ConfigError
 from arbiter.ingest.cache import BundleCache
 from arbiter.llm.client import LLMClient, Usage
 from arbiter.llm.config import LLMSettings
@@ -56,6 +58,9 @@ class WorkerSpec:
     timeout_s: float = 120.0
     password: str | None = None
     limits: Any = None  # the run's RunLimits actor handle (None: no LLM)
+    code_version: str = (
+        __version__  # the driver's: every node must run the same Arbiter (skip keys include it)
+    )
 
 
 def without_keys(settings: LLMSettings) -> LLMSettings:
@@ -86,6 +91,11 @@ _BUILT: dict[str, _Built] = {}  # run_id -> this worker process's pipeline (one 
 
 
 def _build(spec: WorkerSpec) -> _Built:
+    if spec.code_version != __version__:
+        raise ConfigError(
+            f"This Ray node runs Arbiter {__version__} and the driver {spec.code_version}; "
+            "install the same version on every node."
+        )
     settings = with_local_keys(spec.settings)
     engine = build_engine(
         settings,
