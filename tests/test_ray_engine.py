@@ -76,6 +76,10 @@ def cluster_fixture() -> Iterator[Cluster]:
             os.environ["PYTHONPATH"] = saved
 
 
+def input_ids() -> list[str]:
+    return [p.stem for folder in INPUTS for p in folder.glob("*.pdf")]
+
+
 def decisions(url: str) -> dict[str, tuple[Any, ...]]:
     """Per document: what its newest run decided and why, attempt by attempt (no times, no paths)."""
     store = Store(url)
@@ -101,12 +105,20 @@ def decisions(url: str) -> dict[str, tuple[Any, ...]]:
 
 
 def test_ray_engine_decides_the_fixtures_as_the_local_engine(cluster: Cluster, tmp_path: Path) -> None:
-    """The fixtures run as Ray tasks across two nodes get exactly the local engine's decisions and summary."""
+    """The fixtures run as Ray tasks across two nodes get exactly the local engine's decisions and summary,
+    and the progress callback hears of every document once."""
     common = {"inputs": [str(p) for p in INPUTS], "classifications": str(FIXTURES / "demo"), "workers": 2}
     local = execute(RunOptions(out_dir=str(tmp_path / "local"), **common))  # type: ignore[arg-type]
+    ticks: list[tuple[int, str]] = []
+
+    def progress(total: int) -> Any:
+        return lambda result: ticks.append((total, result.doc_id))
+
     on_ray = execute(
-        RunOptions(out_dir=str(tmp_path / "ray"), engine="ray", ray_address=cluster.address, **common)  # type: ignore[arg-type]
+        RunOptions(out_dir=str(tmp_path / "ray"), engine="ray", ray_address=cluster.address, **common),  # type: ignore[arg-type]
+        progress=progress,
     )
+    assert sorted(ticks) == sorted((35, doc_id) for doc_id in input_ids())  # the bar moves per document
     counted = ("documents", "processed", "accepted_first_time", "accepted_after_fixes", "escalated", "errors")
     assert {k: on_ray[k] for k in counted} == {k: local[k] for k in counted}
     for key in ("escalated_by_reason", "errors_by_reason", "blind_samples", "accepted_by_semantic_checks"):
