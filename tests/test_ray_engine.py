@@ -307,6 +307,37 @@ def test_a_node_that_cannot_build_the_run_stops_it_with_one_message(cluster: Clu
         execute_on_ray(options, engine, docs, url, password=None, progress=None, task=refusing)
 
 
+def test_an_interrupted_ray_run_resumes_with_every_document_recorded_once(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Ctrl+C on the driver cancels the tasks in flight; the same command then does only the rest, and no
+    document is recorded twice across the two runs."""
+    options, engine, docs = small_run(tmp_path, cluster, 8)
+    url = f"sqlite:///{tmp_path / 'out' / 'arbiter.db'}"
+    seen: list[str] = []
+
+    def stop_after_three(_total: int) -> Any:
+        def tick(result: Any) -> None:
+            seen.append(result.doc_id)
+            if len(seen) == 3:
+                raise KeyboardInterrupt
+
+        return tick
+
+    with pytest.raises(KeyboardInterrupt):
+        execute_on_ray(options, engine, docs, url, password=None, progress=stop_after_three)
+    resumed = execute_on_ray(options, engine, docs, url, password=None, progress=None)
+    assert resumed["skipped_unchanged"] >= 3
+    assert resumed["skipped_unchanged"] + resumed["processed"] == 8
+    store = Store(url)
+    try:
+        with store.read() as conn:
+            rows = conn.execute(sa.text("SELECT doc_id, count(*) FROM documents GROUP BY doc_id")).all()
+    finally:
+        store.dispose()
+    assert dict(rows) == {d.doc_id: 1 for d in docs}
+
+
 def test_one_run_token_budget_for_the_whole_cluster(cluster: Cluster) -> None:
     """Tasks on two different nodes spend from the one run budget held by the run's actor."""
     settings = LLMSettings(backend="replay", run_token_budget=1000)
