@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -125,7 +126,7 @@ class RayBatchRunner(BatchRunner):
         self.spec = spec
         self.task = task  # what a Ray task runs per document (a test wraps it to stop a node mid-document)
         self.usage = Usage()
-        self.retried = 0
+        self.lost = 0  # documents no try finished (recorded as internal errors)
 
     def _results(self, docs: list[InputDoc]) -> Iterator[DocResult]:
         """Documents as tasks, at most twice the workers in flight (the driver's memory stays flat)."""
@@ -176,14 +177,14 @@ class RayBatchRunner(BatchRunner):
 
     def _lost(self, doc: InputDoc, what: str) -> DocResult:
         """A document no try could finish: recorded as an internal error (a re-run redoes it)."""
-        self.retried += 1
+        self.lost += 1
         failed: DocResult = self.pipeline._failed(
             doc.path.resolve(),
             doc.doc_id,
             "",
             "internal_error",
             f"Arbiter failed on this document ({what}); it needs a person to review it.",
-            0.0,
+            time.perf_counter(),
         )
         return failed
 
@@ -232,7 +233,7 @@ def execute_on_ray(
         nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
     summary["classifier"] = engine.classifier_name
     summary["engine"] = {"name": "ray", "address": options.ray_address or "local", "nodes": nodes}
-    summary["failed_on_every_try"] = runner.retried
+    summary["failed_on_every_try"] = runner.lost
     from arbiter import atomic
 
     atomic.write_json(out_dir / "runs" / summary["run_id"] / "summary.json", summary)
