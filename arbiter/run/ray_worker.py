@@ -152,8 +152,8 @@ def usage_snapshot(client: LLMClient | None) -> dict[str, Any]:
     """The client's running LLM counters (what a document's task adds is the difference of two of these)."""
     if client is None:
         return {}
-    with client._lock:
-        return client._usage.as_dict() | {"cost_unknown": client._usage.cost_unknown}
+    totals = client.totals()
+    return totals | {"cost_unknown": totals["cost_usd"] is None}
 
 
 def usage_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
