@@ -10,8 +10,11 @@ import os
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -88,17 +91,40 @@ def test_a_bad_ray_address_is_one_line(tmp_path: Path, args: list[str], message:
     assert message in lines[0], result.output
 
 
+def processes_mentioning(text: str) -> list[int]:
+    """Live processes whose command line contains `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 def test_cli_engine_ray_without_an_address_starts_and_stops_a_local_instance(tmp_path: Path) -> None:
-    """`arbiter run … --engine ray` with no address runs on a Ray instance of its own and prints the summary."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "arbiter.cli.main", "run", str(FIXTURES / "pdfs"),
-            "--classifications", str(FIXTURES / "demo"), "--out", str(tmp_path), "--engine", "ray",
-            "--workers", "2",
-        ],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "31 processed" in done.stdout
-    assert "accepted first time" in done.stdout
+    """`arbiter run … --engine ray` with no address runs on a Ray instance of its own, prints the summary, and
+    leaves no Ray process behind."""
+    ray_tmp = Path(tempfile.mkdtemp(prefix="arb-ray-", dir="/tmp"))  # short: Ray's socket paths live in it
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_TMPDIR": str(ray_tmp)}
+    try:
+        done = subprocess.run(
+            [
+                sys.executable, "-m", "arbiter.cli.main", "run", str(FIXTURES / "pdfs"),
+                "--classifications", str(FIXTURES / "demo"), "--out", str(tmp_path), "--engine", "ray",
+                "--workers", "2",
+            ],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "31 processed" in done.stdout
+        assert "accepted first time" in done.stdout
+        assert any(ray_tmp.iterdir())  # the instance was this run's own
+        deadline = time.monotonic() + 30
+        while processes_mentioning(str(ray_tmp)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert processes_mentioning(str(ray_tmp)) == []
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
