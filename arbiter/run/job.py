@@ -57,9 +57,8 @@ class RunOptions:
     documentai: dict[str, Any] = field(default_factory=dict)  # DocumentAISettings overrides (CLI options)
     sampling: dict[str, float] = field(default_factory=dict)  # audit_share / second_review_share overrides
     engine: str = "local"  # local (this machine's workers) | ray (arbiter/run/ray_engine.py)
-    ray_address: str | None = (
-        None  # --engine ray: auto | HOST:PORT | ray://HOST:PORT; None starts a local Ray
-    )
+    # --engine ray: auto | HOST:PORT | ray://HOST:PORT; None starts a local Ray instance
+    ray_address: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
