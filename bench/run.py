@@ -1,10 +1,10 @@
 """The one benchmark command: runs (a) verification throughput, (b) ingestion speed, (c) batch memory,
-(llm) LLM concurrency, (review) the review app's pages, (export) ground-truth export, (metrics) metrics over
+(llm) LLM concurrency, (ray) the Ray engine against the local one, (review) the review app's pages, (export) ground-truth export, (metrics) metrics over
 the store, (ocr) OCR speed and accuracy, (docai) the Document AI mapping and (semantic) whether internally
 consistent wrong answers are escalated, prints one JSON object with every figure, its target and whether it
 was met, and saves it.
 
-    .venv/bin/python bench/run.py [--quick] [--only a,b,c,llm,review,export,metrics,ocr,docai,semantic,whatif] [--out FILE]
+    .venv/bin/python bench/run.py [--quick] [--only a,b,c,llm,ray,review,export,metrics,ocr,docai,semantic,whatif] [--out FILE]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from bench import (
     metrics_speed,
     ocr_speed,
     policy_whatif,
+    ray_engine,
     review_pages,
     semantic,
     verify_throughput,
@@ -50,6 +51,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "b": {"pdfs": 100, "pages": 10, "repeats": 3},
         "c": {"docs": 5000, "workers": 2},
         "llm": {},
+        "ray": {"docs": 200, "pages": 5, "workers": 2, "repeats": 3},
         "review": review_pages.PRESETS["full"],
         "export": {"records": 100_000, "repeats": 3},
         "metrics": {"records": 100_000, "repeats": 3},
@@ -63,6 +65,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "b": {"pdfs": 20, "pages": 10, "repeats": 3},
         "c": {"docs": 300, "workers": 2},
         "llm": {"quick": True},
+        "ray": {"docs": 60, "pages": 5, "workers": 2, "repeats": 1},
         "review": review_pages.PRESETS["quick"],
         "export": {"records": 20_000, "repeats": 1},
         "metrics": {"records": 10_000, "repeats": 1},
@@ -76,6 +79,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "b": {"pdfs": 2, "pages": 2, "repeats": 1, "include_fixtures": False, "profile_if_missed": False},
         "c": {"docs": 5, "workers": 2},
         "llm": {"quick": True, "latency_ms": 5, "docs_limit": 2},
+        "ray": {"docs": 3, "pages": 1, "workers": 1, "repeats": 1},
         "review": review_pages.PRESETS["tiny"],
         "export": {"records": 200, "repeats": 1},
         "metrics": {"records": 200, "repeats": 1, "dbs": ("sqlite",)},
@@ -85,7 +89,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "whatif": {"docs": 40, "distinct": 8, "sample": 4},
     },
 }
-NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory", "llm": "llm_concurrency",
+NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory", "llm": "llm_concurrency", "ray": "ray_engine",
          "review": "review_pages", "export": "export_speed", "metrics": "metrics_speed", "ocr": "ocr_speed",
          "docai": "documentai_mapping", "semantic": "semantic", "whatif": "policy_whatif"}  # fmt: skip
 TARGETS: dict[str, dict[str, Any]] = {
@@ -98,6 +102,9 @@ TARGETS: dict[str, dict[str, Any]] = {
     "llm": {"figure": "llm_concurrency.ratio", "rule": "<=", "value": 1.2,
             "meaning": "per-document wall time / critical path (classify + slowest verifier), fake model of "
                        "300 ms; its throughput (>= 90% of bound) and cached re-run (0 calls) must also pass (all_met)"},
+    "ray": {"figure": "ray_engine.ratio", "rule": ">", "value": 0.0,
+            "meaning": "informational: docs/s of `arbiter run --engine ray` (a local Ray instance) / docs/s of the "
+                       "local engine (the baseline), same text PDFs and cores; the Ray engine's overhead on one machine"},
     "review": {"figure": "review_pages.worst_page_ms", "rule": "<", "value": 1000.0,
                "meaning": "slowest review-app page (AppTest run): packet page p95 and first render, queue page p95 "
                           "over 100k packets on SQLite and PostgreSQL incl. filters and the last page (all_met)"},
@@ -177,6 +184,7 @@ def run(
         "b": ingest_speed.run,
         "c": batch_memory.run,
         "llm": llm_concurrency.run,
+        "ray": ray_engine.run,
         "review": review_pages.run,
         "export": export_speed.run,
         "metrics": metrics_speed.run,
@@ -190,7 +198,7 @@ def run(
     met: dict[str, bool] = {}
     for key in only:
         kwargs = dict(PRESETS[mode][key])
-        if data_dir is not None and key in ("b", "c", "export"):
+        if data_dir is not None and key in ("b", "c", "export", "ray"):
             kwargs["data_dir"] = data_dir
         say(f"bench: ({key}) {NAMES[key]} {kwargs}")
         t0 = time.perf_counter()

@@ -64,6 +64,19 @@ def run(
         float, typer.Option(min=1, metavar="S", help="Seconds allowed to read one PDF.")
     ] = 120.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    engine: Annotated[
+        str,
+        typer.Option(
+            metavar="NAME", help="local (this machine) | ray (documents as Ray tasks on a cluster)."
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ADDR",
+            help="--engine ray: auto | HOST:PORT | ray://HOST:PORT (default: start a local Ray instance).",
+        ),
+    ] = None,
     llm: LlmOpt = None,
     llm_model: LlmModelOpt = None,
     llm_mode: Annotated[
@@ -167,6 +180,8 @@ def run(
                     for k, v in (("audit_share", audit_share), ("second_review_share", second_review_share))
                     if v is not None
                 },
+                engine=engine,
+                ray_address=ray_address,
             )
         summary = execute(options, password=password, progress=None if quiet else _progress_factory)
     except UserError as exc:

@@ -56,6 +56,9 @@ class RunOptions:
     extractor: str | None = None  # local | documentai (None: $ARBITER_EXTRACTOR, else local)
     documentai: dict[str, Any] = field(default_factory=dict)  # DocumentAISettings overrides (CLI options)
     sampling: dict[str, float] = field(default_factory=dict)  # audit_share / second_review_share overrides
+    engine: str = "local"  # local (this machine's workers) | ray (arbiter/run/ray_engine.py)
+    # --engine ray: auto | HOST:PORT | ray://HOST:PORT; None starts a local Ray instance
+    ray_address: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -91,6 +94,10 @@ def execute(
     genai_client: Any = None,
 ) -> dict[str, Any]:
     """Run the batch the options describe; in batch mode, submit what is still unanswered as a job."""
+    if options.engine not in ("local", "ray"):
+        raise ConfigError(f"Unknown engine {options.engine!r}; choose local or ray.")
+    if options.ray_address and options.engine != "ray":
+        raise ConfigError("--ray-address needs --engine ray.")
     out_dir = Path(options.out_dir)
     classifications = Path(options.classifications) if options.classifications else None
     classifier_name(options.classifier, classifications)  # a usage mistake is named before the LLM settings
@@ -108,6 +115,10 @@ def execute(
     docs = discover([Path(p) for p in options.inputs])
     n = options.workers or default_workers()
     url = database_url(options.db, out_dir)
+    if options.engine == "ray":
+        from arbiter.run.ray_engine import execute_on_ray
+
+        return execute_on_ray(options, engine, docs, url, password=password, progress=progress)
     # One run at a time per output folder and per database (RunLocked names the holder otherwise).
     with run_lock(out_dir, url):
         ingestor, extractor = open_extraction(
