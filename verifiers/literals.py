@@ -16,12 +16,14 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from arbiter.errors import ArbiterError
+
 _parser: Any = importlib.import_module("re._parser")  # the stdlib's own parser of the pattern syntax
 _c: Any = importlib.import_module("re._constants")
 _REPEATS = {_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", _c.MAX_REPEAT)}
 
 
-class _Unsure(Exception):
+class _Unsure(ArbiterError):
     """A construct this reading does not vouch for: the pattern is always scanned."""
 
 

@@ -23,6 +23,7 @@ from arbiter.contracts import DocumentBundle, VerificationOutcome
 from arbiter.contracts.profile import Profile
 from arbiter.decide.governor import verify_with_retries
 from arbiter.diagnostics import describe
+from arbiter.errors import ArbiterError
 from arbiter.ingest import ingest_pdf
 from arbiter.ingest.cache import BundleCache
 from arbiter.ingest.isolated import Handed
@@ -126,7 +127,7 @@ def stripped(bundle: DocumentBundle) -> DocumentBundle:
     return bundle.model_copy(update={"pages": pages})
 
 
-class WorkerFault(Exception):
+class WorkerFault(ArbiterError):
     """A worker's check raised: recorded by the parent as the internal error it would have been there."""
 
     def __init__(self, type_name: str) -> None:
