@@ -108,9 +108,14 @@ def ingest_and_check(path: Path, *, job: WorkerJob, **kwargs: Any) -> Handed:
         return Handed(bundle, Prepared(ingest_ms))
     try:
         announce(float(kwargs.get("deadline_s") or 60.0) / 0.9)
-        atomic.write_json(job.bundle_path(bundle.doc_id), bundle)
+        text = bundle.model_dump_json(
+            indent=2
+        )  # the mirror's layout (atomic.write_json); the cache reads any
+        atomic.write_text(job.bundle_path(bundle.doc_id), text + "\n")
         if job.cache_root is not None:
-            BundleCache(job.cache_root).put(bundle, password=kwargs.get("password"))
+            BundleCache(job.cache_root).put(
+                bundle, password=kwargs.get("password"), body=text.encode("utf-8")
+            )
         checked = classify_and_verify(
             bundle, job.profile, job.classifier, verifiers=job.verifiers, context=job.context
         )
