@@ -182,9 +182,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--large", action="store_true", help=f"{LARGE:,} documents (the peak-memory target)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pages", type=int, default=PAGES)
+    parser.add_argument("--data-dir", type=Path, help=f"where the PDFs go (default {corpus.DATA_DIR})")
     args = parser.parse_args(argv)
     docs = LARGE if args.large else args.docs
-    print(json.dumps(run(docs=docs, workers=args.workers, pages=args.pages), indent=2))
+    print(
+        json.dumps(run(docs=docs, workers=args.workers, pages=args.pages, data_dir=args.data_dir), indent=2)
+    )
 
 
 if __name__ == "__main__":

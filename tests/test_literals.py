@@ -28,6 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
         ("(?i)abc|\u00b5x", ("abc",)),  # no ASCII character matches µ: that branch cannot match ASCII text
         ("[abc]+", ()),
         ("(?=foo)bar", ("bar",)),
+        (r"(?i)\b(?:bp|blood pressure)", ("blood pressure", "bp")),  # the parser's b(?:p|lood pressure)
+        ("the patient (?:is|was)", ("the patient is", "the patient was")),
     ],
 )
 def test_words_a_pattern_needs(regex: str, words: tuple[str, ...]) -> None:

@@ -48,6 +48,8 @@ def _needed(items: Any) -> frozenset[str] | None:
         if op == _c.LITERAL:
             run.append(chr(av))
             continue
+        if op == _c.BRANCH and run:  # the parser factors a common prefix out: "bp|blood" is b(?:p|lood)
+            candidates.append(frozenset("".join(run) + _lead(alternative) for alternative in av[1]))
         close_run()
         if op == _c.SUBPATTERN:
             _group, add_flags, del_flags, sub = av
@@ -67,6 +69,16 @@ def _needed(items: Any) -> frozenset[str] | None:
             candidates.append(found)
     close_run()
     return _best(candidates)
+
+
+def _lead(items: Any) -> str:
+    """The literal characters a sequence starts with."""
+    lead = []
+    for op, av in items:
+        if op != _c.LITERAL:
+            break
+        lead.append(chr(av))
+    return "".join(lead)
 
 
 def _branches(alternatives: Any) -> frozenset[str] | None:
