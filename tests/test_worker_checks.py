@@ -141,3 +141,18 @@ def test_a_worker_fault_is_recorded_as_an_internal_error(
     assert result.error == "internal_error"
     decision = json.loads((tmp_path / "agent_outputs" / DOCS[0] / "arbiter_decision.json").read_text())
     assert "RuntimeError" in decision["escalation_message"]
+
+
+def test_importing_the_store_hashes_no_password() -> None:
+    """Importing the CLI (as every spawned ingestion worker does) spends no Argon2 hash."""
+    import subprocess
+    import sys
+
+    code = (
+        "import argon2\n"
+        "def refuse(*a, **k): raise SystemExit('hashed at import')\n"
+        "argon2.PasswordHasher.hash = refuse\n"
+        "import arbiter.cli.main, arbiter.store.users\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
