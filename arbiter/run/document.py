@@ -35,11 +35,11 @@ from arbiter.diagnostics import describe
 from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
 from arbiter.ingest.cache import BundleCache
 from arbiter.ingest.isolated import Handed
-from arbiter.llm.client import DocumentLLM, LLMClient
+from arbiter.llm.client import LLMClient
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.mirrors import ResultStore
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
-from arbiter.run.worker import Prepared, WorkerFault, classify_and_verify, for_document  # noqa: F401  (re-exported)
+from arbiter.run.worker import Prepared, WorkerFault, classify_and_verify, for_document, llm_usage  # noqa: F401  (re-exported)
 from arbiter.store.errors import DatabaseUnavailable
 from verifiers.base import Verifier, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
@@ -124,16 +124,6 @@ def failure_outcome(doc_id: str, reason: str, message: str, profile: Profile) ->
         stop_reason=StopReason.INPUT_FAILED,
         policy_version=profile.arbiter.policy_version,
     )
-
-
-def llm_usage(doc_llm: DocumentLLM | None) -> dict[str, Any]:
-    """The outcome fields for one document's LLM use (classifier and verifiers, cache hits excluded);
-    empty without a model."""
-    if doc_llm is None:
-        return {}
-    calls, tokens, cost = doc_llm.usage()
-    cost_usd = round(cost, 6) if cost is not None else None  # None: the model's price is unknown
-    return {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": cost_usd}
 
 
 def verify_one(

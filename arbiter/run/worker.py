@@ -28,6 +28,7 @@ from arbiter.ingest import ingest_pdf
 from arbiter.ingest.cache import BundleCache
 from arbiter.ingest.isolated import Handed
 from arbiter.ingest.ocr import announce
+from arbiter.llm.client import DocumentLLM
 from arbiter.llm.port import LLM
 from verifiers.base import Verifier, VerifyContext
 
@@ -39,6 +40,16 @@ def for_document(classifier: Classifier, doc_llm: LLM | None) -> Classifier:
     if doc_llm is not None and isinstance(classifier, UsesDocumentLLM):
         return classifier.for_document(doc_llm)
     return classifier
+
+
+def llm_usage(doc_llm: DocumentLLM | None) -> dict[str, Any]:
+    """The outcome fields for one document's LLM use (classifier and verifiers, cache hits excluded);
+    empty without a model."""
+    if doc_llm is None:
+        return {}
+    calls, tokens, cost = doc_llm.usage()
+    cost_usd = round(cost, 6) if cost is not None else None  # None: the model's price is unknown
+    return {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": cost_usd}
 
 
 @dataclass(frozen=True)
