@@ -29,6 +29,7 @@ ArbiterError
  │    ├── ClassificationDeferred    classify/gemini
  │    └── PhaseDeferred             verifiers/llm_phase
  ├── ClassificationError        classify/base: no classification for a document
+ ├── WorkerFault                run/worker: a check raised in an ingestion worker (an internal error)
  ├── PatchFailed                decide/autofix: a fix did not apply
  ├── ExportError                export/arrow: ground truth could not be written as asked
  ├── PathRefused                review/paths: a path outside the folders the review app may read

@@ -107,18 +107,25 @@ class TreeSampler:
 WRAPPER = """
 import json, resource, subprocess, sys
 code = subprocess.call(sys.argv[2:])
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(sys.argv[1], "w") as fh:
-    json.dump({"exit_code": code, "ru_maxrss_kb": peak}, fh)
+    json.dump({"exit_code": code, "ru_maxrss_kb": usage.ru_maxrss, "cpu_s": usage.ru_utime + usage.ru_stime}, fh)
 sys.exit(code)
 """
 
 
-def run_cli(pdf_dir: Path, out_dir: Path, *, workers: int = 2, timeout_s: float = 3600) -> dict[str, Any]:
-    """`arbiter run PDF_DIR --out OUT_DIR --workers N --quiet --force`, with its memory sampled."""
+def run_cli(
+    pdf_dir: Path,
+    out_dir: Path,
+    *,
+    workers: int = 2,
+    timeout_s: float = 3600,
+    extra: list[str] | None = None,
+) -> dict[str, Any]:
+    """`arbiter run PDF_DIR --out OUT_DIR --workers N --quiet --force [EXTRA...]`, with its memory sampled."""
     cli = [
         sys.executable, "-m", "arbiter.cli.main", "run", str(pdf_dir),
-        "--out", str(out_dir), "--workers", str(workers), "--quiet", "--force",
+        "--out", str(out_dir), "--workers", str(workers), "--quiet", "--force", *(extra or []),
     ]  # fmt: skip
     report = out_dir / "bench-wrapper.json"
     started = time.perf_counter()
@@ -154,6 +161,8 @@ def run_cli(pdf_dir: Path, out_dir: Path, *, workers: int = 2, timeout_s: float 
         # ru_maxrss is in kB on Linux: the largest single process among the CLI and its children.
         "ru_maxrss_mb": round(wrapped.get("ru_maxrss_kb", 0) / 1024, 1),
         "rss_samples": sampler.samples,
+        # CPU seconds of the CLI and every process it waited for (its workers): user + system.
+        "cpu_s": round(wrapped.get("cpu_s", 0.0), 2),
         "output_tail": (output or "")[-2000:] if proc.returncode else "",
     }
 

@@ -1,10 +1,10 @@
 """The one benchmark command: runs (a) verification throughput, (b) ingestion speed, (c) batch memory,
-(llm) LLM concurrency, (ray) the Ray engine against the local one, (review) the review app's pages, (export) ground-truth export, (metrics) metrics over
+(llm) LLM concurrency, (ray) the Ray engine against the local one, (review) the review app's pages, (e2e) `arbiter run` end to end against bare text extraction, (export) ground-truth export, (metrics) metrics over
 the store, (ocr) OCR speed and accuracy, (docai) the Document AI mapping and (semantic) whether internally
 consistent wrong answers are escalated, prints one JSON object with every figure, its target and whether it
 was met, and saves it.
 
-    .venv/bin/python bench/run.py [--quick] [--only a,b,c,llm,ray,review,export,metrics,ocr,docai,semantic,whatif] [--out FILE]
+    .venv/bin/python bench/run.py [--quick] [--only a,b,c,e2e,llm,ray,review,export,metrics,ocr,docai,semantic,whatif] [--out FILE]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import (
+    batch_e2e,
     batch_memory,
     corpus,
     documentai_mapping,
@@ -50,6 +51,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "a": {"docs": 2000, "repeats": 3},
         "b": {"pdfs": 100, "pages": 10, "repeats": 3},
         "c": {"docs": 5000, "workers": 2},
+        "e2e": {"docs": 200, "workers": 2},
         "llm": {},
         "ray": {"docs": 200, "pages": 5, "workers": 2, "repeats": 3},
         "review": review_pages.PRESETS["full"],
@@ -64,6 +66,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "a": {"docs": 200, "repeats": 3},
         "b": {"pdfs": 20, "pages": 10, "repeats": 3},
         "c": {"docs": 300, "workers": 2},
+        "e2e": {"docs": 50, "workers": 2},
         "llm": {"quick": True},
         "ray": {"docs": 60, "pages": 5, "workers": 2, "repeats": 1},
         "review": review_pages.PRESETS["quick"],
@@ -78,6 +81,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "a": {"docs": 5, "repeats": 1, "warmup": 1},
         "b": {"pdfs": 2, "pages": 2, "repeats": 1, "include_fixtures": False, "profile_if_missed": False},
         "c": {"docs": 5, "workers": 2},
+        "e2e": {"docs": 3, "workers": 2, "pages": 2},
         "llm": {"quick": True, "latency_ms": 5, "docs_limit": 2},
         "ray": {"docs": 3, "pages": 1, "workers": 1, "repeats": 1},
         "review": review_pages.PRESETS["tiny"],
@@ -89,7 +93,8 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "whatif": {"docs": 40, "distinct": 8, "sample": 4},
     },
 }
-NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory", "llm": "llm_concurrency", "ray": "ray_engine",
+NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory", "e2e": "batch_e2e", "llm": "llm_concurrency",
+         "ray": "ray_engine",
          "review": "review_pages", "export": "export_speed", "metrics": "metrics_speed", "ocr": "ocr_speed",
          "docai": "documentai_mapping", "semantic": "semantic", "whatif": "policy_whatif"}  # fmt: skip
 TARGETS: dict[str, dict[str, Any]] = {
@@ -99,6 +104,10 @@ TARGETS: dict[str, dict[str, Any]] = {
           "meaning": "arbiter ingestion pages/s / pypdf pages/s on the same PDFs"},
     "c": {"figure": "batch_memory.peak_tree_rss_mb", "rule": "<", "value": 500.0,
           "meaning": "peak summed RSS of `arbiter run` and its workers over a 5,000-document batch (MB)"},
+    "e2e": {"figure": "batch_e2e.ratio", "rule": "<=", "value": 3.0,
+            "meaning": "seconds of `arbiter run --classifications` (its summary's duration) / seconds of bare "
+                       "pypdfium2 text extraction of the same 200 byte-distinct 30-page PDFs, same run, same "
+                       "workers; cpu_ratio beside it (CPU seconds, robust to other load on the machine)"},
     "llm": {"figure": "llm_concurrency.ratio", "rule": "<=", "value": 1.2,
             "meaning": "per-document wall time / critical path (classify + slowest verifier), fake model of "
                        "300 ms; its throughput (>= 90% of bound) and cached re-run (0 calls) must also pass (all_met)"},
@@ -183,6 +192,7 @@ def run(
         "a": verify_throughput.run,
         "b": ingest_speed.run,
         "c": batch_memory.run,
+        "e2e": batch_e2e.run,
         "llm": llm_concurrency.run,
         "ray": ray_engine.run,
         "review": review_pages.run,
@@ -198,7 +208,7 @@ def run(
     met: dict[str, bool] = {}
     for key in only:
         kwargs = dict(PRESETS[mode][key])
-        if data_dir is not None and key in ("b", "c", "export", "ray"):
+        if data_dir is not None and key in ("b", "c", "e2e", "export", "ray"):
             kwargs["data_dir"] = data_dir
         say(f"bench: ({key}) {NAMES[key]} {kwargs}")
         t0 = time.perf_counter()

@@ -167,3 +167,12 @@ def test_a_wrong_password_run_does_not_read_the_cached_decrypted_bundle(tmp_path
         again = run(password, True)
         assert again["errors_by_reason"] == {"pdf_encrypted": 1}, password
     assert run(RIGHT, True)["errors"] == 0
+
+
+def test_an_entry_written_from_the_mirrors_json_reads_back_the_same_bundle(
+    tmp_path: Path, pathology: DocumentBundle
+) -> None:
+    """A bundle stored from its already-serialized (indented) JSON is served back equal to itself."""
+    cache = BundleCache(tmp_path)
+    cache.put(pathology, body=pathology.model_dump_json(indent=2).encode("utf-8"))
+    assert cache.get(pathology.file_sha256, pathology.extractor.version) == pathology

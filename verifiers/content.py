@@ -20,6 +20,7 @@ from arbiter.contracts import DocumentBundle, Page
 from arbiter.contracts.profile import Content, Profile
 from arbiter.ingest.pagination import PageMark, page_marks
 from verifiers.content_lines import is_field, page_lines
+from verifiers.literals import needs
 from verifiers.textnorm import normalize_plain
 
 _WORDS = re.compile(r"[a-z]+")
@@ -200,7 +201,10 @@ def read_page(page: Page, profile: Profile) -> PageReading:
                 Cue(content.results_header_type, "table", _clip(text), content.results_header_weight)
             )
     page_text = "\n".join(text for text, _ in body)
+    folded = page_text.lower()
     for pattern in content.patterns:
+        if needs(pattern.regex).absent(page_text, folded):
+            continue  # a word every match contains is not on the page: nothing to find
         matches = _compiled(pattern.regex).finditer(page_text)
         for count, match in enumerate(matches):
             if count >= content.pattern_cap:

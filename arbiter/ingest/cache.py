@@ -136,12 +136,13 @@ class BundleCache:
             return None
         return bundle
 
-    def put(self, bundle: DocumentBundle, *, password: str | None = None) -> None:
+    def put(self, bundle: DocumentBundle, *, password: str | None = None, body: bytes | None = None) -> None:
         """Store the bundle atomically (readers see the old file or the new one, never a torn write), sealed
-        to its PDF's hash, under the tag of the password the run opened the PDF with."""
+        to its PDF's hash, under the tag of the password the run opened the PDF with. `body`: the bundle's
+        JSON already at hand (any layout of `bundle.model_dump_json`), so it is not serialized twice."""
         tag = self.tag(password)
         target = self.path_for(bundle.file_sha256, bundle.extractor.version, password)
-        body = bundle.model_dump_json().encode("utf-8")
+        body = body if body is not None else bundle.model_dump_json().encode("utf-8")
         header = {
             "format": FORMAT,
             "pdf_sha256": bundle.file_sha256,

@@ -62,11 +62,12 @@ def open_ingestor(
     timeout_s: float = 120.0,
     documentai: Mapping[str, Any] | None = None,
     isolated: bool = True,
+    target: Any = None,
 ) -> tuple[Ingestor, Extractor]:
     """An ingestor to close when done, and the Extractor its bundles carry.
 
     `documentai` holds DocumentAISettings overrides (CLI options); `timeout_s` bounds one PDF locally and
-    one request to Document AI.
+    one request to Document AI. `target` replaces what local workers run on each file (ingest_pdf).
     """
     chosen = extractor_name(name)
     if chosen == "documentai":
@@ -77,5 +78,7 @@ def open_ingestor(
     if isolated:
         from arbiter.ingest import IsolatedIngestor
 
+        if target is not None:
+            return IsolatedIngestor(workers=workers, timeout_s=timeout_s, target=target), local_extractor()
         return IsolatedIngestor(workers=workers, timeout_s=timeout_s), local_extractor()
     return InProcessIngestor(), local_extractor()

@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,17 @@ from arbiter.ingest.reader import FailureKind, IngestFailure, IngestResult, file
 
 log = logging.getLogger(__name__)
 
-IngestTarget = Callable[..., IngestResult]
+
+@dataclass(frozen=True)
+class Handed:
+    """What a target hands back besides ingestion's result: work it did in the worker on the bundle (a run's
+    classification and verification, arbiter/run/worker.py); opaque to ingestion."""
+
+    result: IngestResult
+    extra: Any = None
+
+
+IngestTarget = Callable[..., IngestResult | Handed]
 _EXTEND = "extend"  # worker to parent: ("extend", seconds) before an OCR page
 
 
@@ -105,7 +116,7 @@ class _Worker:
         child.close()
         self.ready = False
 
-    def run(self, job: tuple[Path, dict[str, Any]], timeout_s: float) -> IngestResult | None:
+    def run(self, job: tuple[Path, dict[str, Any]], timeout_s: float) -> IngestResult | Handed | None:
         """The job's result; None on timeout; _WorkerLost when the process died."""
         try:
             if not self.ready:
@@ -129,7 +140,7 @@ class _Worker:
                     'must guard its entry point with `if __name__ == "__main__":`.'
                 ) from exc
             raise _WorkerLost from exc
-        if not isinstance(result, DocumentBundle | IngestFailure):
+        if not isinstance(result, DocumentBundle | IngestFailure | Handed):
             raise _WorkerLost
         return result
 
@@ -178,6 +189,13 @@ class IsolatedIngestor:
 
     def ingest(self, path: Path, *, doc_id: str | None = None, password: str | None = None) -> IngestResult:
         """Ingest one file in a worker; never raises for a bad file."""
+        result = self.handed(path, doc_id=doc_id, password=password)
+        return result.result if isinstance(result, Handed) else result
+
+    def handed(
+        self, path: Path, *, doc_id: str | None = None, password: str | None = None
+    ) -> IngestResult | Handed:
+        """Ingest one file in a worker, with whatever else the target did there; never raises for a bad file."""
         path = Path(path)
         doc_id = doc_id if doc_id is not None else path.stem
         # The soft deadline inside the worker normally answers first, with a cleaner message.
@@ -213,7 +231,7 @@ class IsolatedIngestor:
                 worker.stop(kill=False)
             else:
                 self._idle.put(worker)
-            ocr_pass.report_ocr_gaps(result, self._ocr)
+            ocr_pass.report_ocr_gaps(result.result if isinstance(result, Handed) else result, self._ocr)
             return result
 
     def _take(self) -> _Worker:

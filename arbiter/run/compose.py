@@ -158,10 +158,14 @@ def open_extraction(
     workers: int = 1,
     timeout_s: float = 120.0,
     isolated: bool = True,
+    target: Any = None,
 ) -> tuple[Ingestor, Extractor]:
     """The ingestor (close it when done) and the Extractor its bundles carry: local (in worker processes
-    unless `isolated` is False) or Document AI, as --extractor / $ARBITER_EXTRACTOR say."""
-    return open_ingestor(name, workers=workers, timeout_s=timeout_s, documentai=documentai, isolated=isolated)
+    unless `isolated` is False; `target` is what they run per file) or Document AI, as --extractor /
+    $ARBITER_EXTRACTOR say."""
+    return open_ingestor(
+        name, workers=workers, timeout_s=timeout_s, documentai=documentai, isolated=isolated, target=target
+    )
 
 
 @dataclass

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter import __version__
-from arbiter.classify.base import ClassificationError, Classifier, UsesDocumentLLM
+from arbiter.classify.base import Classifier
 from arbiter.classify.gemini import ClassificationDeferred
 from arbiter.contracts import (
     DocumentBundle,
@@ -34,18 +34,19 @@ from arbiter.decide.governor import verify_with_retries
 from arbiter.diagnostics import describe
 from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
 from arbiter.ingest.cache import BundleCache
-from arbiter.llm.client import DocumentLLM, LLMClient
-from arbiter.llm.port import LLM
+from arbiter.ingest.isolated import Handed
+from arbiter.llm.client import LLMClient
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.mirrors import ResultStore
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
+from arbiter.run.worker import Prepared, WorkerFault, classify_and_verify, for_document, llm_usage  # noqa: F401  (re-exported)
 from arbiter.store.errors import DatabaseUnavailable
 from verifiers.base import Verifier, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
 
-IngestFn = Callable[[Path, str], IngestResult]
+IngestFn = Callable[[Path, str], IngestResult | Handed]  # Handed: a worker checked it too (run/worker.py)
 PENDING = "PENDING_LLM_BATCH"  # batch mode: waiting for the batch job's answers
 
 
@@ -125,23 +126,6 @@ def failure_outcome(doc_id: str, reason: str, message: str, profile: Profile) ->
     )
 
 
-def llm_usage(doc_llm: DocumentLLM | None) -> dict[str, Any]:
-    """The outcome fields for one document's LLM use (classifier and verifiers, cache hits excluded);
-    empty without a model."""
-    if doc_llm is None:
-        return {}
-    calls, tokens, cost = doc_llm.usage()
-    cost_usd = round(cost, 6) if cost is not None else None  # None: the model's price is unknown
-    return {"llm_calls": calls, "llm_usage": tokens, "llm_cost_usd": cost_usd}
-
-
-def for_document(classifier: Classifier, doc_llm: LLM | None) -> Classifier:
-    """The classifier whose model calls count against this document (itself when it asks no model)."""
-    if doc_llm is not None and isinstance(classifier, UsesDocumentLLM):
-        return classifier.for_document(doc_llm)
-    return classifier
-
-
 def verify_one(
     bundle: IngestResult, raw: str | bytes, *, profile: Profile, llm: LLMClient | None = None
 ) -> VerificationOutcome:
@@ -219,25 +203,29 @@ class Pipeline:
             raise  # the run is being interrupted, or its database is away: the batch stops with its summary
         except BaseException as exc:  # one document must never stop the batch (SystemExit included)
             log.error("internal error on document %s: %s", doc_id, describe(exc))
+            name = exc.type_name if isinstance(exc, WorkerFault) else type(exc).__name__
             return self._failed(
                 pdf,
                 doc_id,
                 pdf_sha,
                 "internal_error",
-                f"Arbiter failed on this document ({type(exc).__name__}); it needs a person to review it.",
+                f"Arbiter failed on this document ({name}); it needs a person to review it.",
                 started,
                 key=key,
             )
 
-    def _bundle(self, pdf: Path, doc_id: str, pdf_sha: str, *, force: bool = False) -> IngestResult:
+    def _bundle(self, pdf: Path, doc_id: str, pdf_sha: str, *, force: bool = False) -> IngestResult | Handed:
         """The cached bundle of these bytes (sealed to the PDF's hash, and for an encrypted PDF to the password
-        this run opens it with), else a fresh extraction; --force always extracts again."""
+        this run opens it with), else a fresh extraction; --force always extracts again. Handed: a worker
+        extracted, filed (mirror and cache) and checked it itself."""
         if self.cache is not None and not force:
             extractor = self.extractor_id()
             cached = self.cache.get(pdf_sha, extractor.version, password=self.password)
             if cached is not None and cached.extractor.name == extractor.name:
                 return cached.model_copy(update={"doc_id": doc_id, "file_path": str(pdf)})
         result = self.ingest(pdf, doc_id)
+        if isinstance(result, Handed):
+            return result
         # Never file a bundle under another PDF's hash.
         if isinstance(result, DocumentBundle) and self.cache is not None and result.file_sha256 == pdf_sha:
             self.cache.put(result, password=self.password)
@@ -247,31 +235,50 @@ class Pipeline:
         self, pdf: Path, doc_id: str, pdf_sha: str, key: str, started: float, *, force: bool = False
     ) -> DocResult:
         t0 = time.perf_counter()
-        bundle = self._bundle(pdf, doc_id, pdf_sha, force=force)
+        got = self._bundle(pdf, doc_id, pdf_sha, force=force)
         ingest_ms = _ms(t0)
+        bundle, prepared = (got.result, got.extra) if isinstance(got, Handed) else (got, None)
+        if isinstance(prepared, Prepared):  # a worker filed and checked it (its bundle mirror is written)
+            ingest_ms = prepared.ingest_ms
+            if prepared.fault is not None:
+                raise WorkerFault(prepared.fault)
         if isinstance(bundle, IngestFailure):
             return self._failed(pdf, doc_id, pdf_sha, f"pdf_{bundle.kind}", bundle.message, started, key=key)
-        t1 = time.perf_counter()
+        mirror = None if isinstance(prepared, Prepared) else bundle  # a bundle mirror this process writes
         doc_llm = self.llm.for_document(doc_id) if self.llm is not None else None
-        context = (
-            self.context if doc_llm is None else VerifyContext(llm=doc_llm, notes=dict(self.context.notes))
-        )
-        try:
-            produced = for_document(self.classifier, doc_llm).classify(bundle, self.profile)
-        except ClassificationError as exc:
-            return self._failed(
-                pdf, doc_id, pdf_sha, "classification_failed", str(exc), started, key=key, bundle=bundle
+        checked = prepared.checked if isinstance(prepared, Prepared) else None
+        if checked is None:
+            context = (
+                self.context
+                if doc_llm is None
+                else VerifyContext(llm=doc_llm, notes=dict(self.context.notes))
             )
-        classify_ms = _ms(t1)
-        outcome = verify_with_retries(
-            produced.raw, bundle, self.profile, verifiers=self.verifiers, context=context
-        )
+            checked = classify_and_verify(
+                bundle,
+                self.profile,
+                self.classifier,
+                verifiers=self.verifiers,
+                context=context,
+                doc_llm=doc_llm,
+            )
+        if checked.outcome is None or checked.raw is None:
+            return self._failed(
+                pdf,
+                doc_id,
+                pdf_sha,
+                "classification_failed",
+                checked.classification_error or "",
+                started,
+                key=key,
+                bundle=bundle,
+                mirror=mirror,
+            )
         update: dict[str, Any] = {
-            "timings": {**outcome.timings, "ingest_ms": ingest_ms, "classify_ms": classify_ms}
+            "timings": {**checked.outcome.timings, "ingest_ms": ingest_ms, "classify_ms": checked.classify_ms}
         }
         update |= llm_usage(doc_llm)
-        outcome = outcome.model_copy(update=update)
-        primary = _primary_data(produced.raw)
+        outcome = checked.outcome.model_copy(update=update)
+        primary = _primary_data(checked.raw)
         production = self.production.get(doc_id)
         packet = gt = None
         if outcome.final_decision == FinalDecision.ESCALATE_TO_SME:
@@ -302,8 +309,8 @@ class Pipeline:
                 skip_key=key,
                 pdf_path=str(pdf),
                 outcome=outcome,
-                primary_raw=produced.raw,
-                bundle=bundle,
+                primary_raw=checked.raw,
+                bundle=mirror,
                 packet=packet,
                 ground_truth=gt,
                 samples=samples,
@@ -355,8 +362,10 @@ class Pipeline:
         *,
         key: str = "",
         bundle: DocumentBundle | None = None,
+        mirror: DocumentBundle | None = None,
     ) -> DocResult:
-        """Escalate a document that could not be verified at all; the reason says why in plain English."""
+        """Escalate a document that could not be verified at all; the reason says why in plain English.
+        `mirror`: the bundle whose mirror file this process writes (None: none, or a worker wrote it)."""
         outcome = failure_outcome(doc_id, reason, message, self.profile)
         packet = build_packet(
             outcome,
@@ -377,7 +386,7 @@ class Pipeline:
                     pdf_path=str(pdf),
                     outcome=outcome,
                     primary_raw=None,
-                    bundle=bundle,
+                    bundle=mirror,
                     packet=packet,
                     ground_truth=None,
                     error=reason,

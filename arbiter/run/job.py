@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +21,13 @@ from arbiter import atomic
 from arbiter.classify.production import load_production
 from arbiter.errors import ConfigError
 from arbiter.ingest.cache import BundleCache
+from arbiter.ingest.extraction import Ingestor, extractor_name
+from arbiter.ingest.isolated import IsolatedIngestor
 from arbiter.llm.config import LLMSettings
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, default_workers, discover, new_run_id
 from arbiter.run.compose import (
+    Engine,
     PipelineParts,
     build_engine,
     classifier_name,
@@ -33,7 +37,9 @@ from arbiter.run.compose import (
     pipeline,
     preflight,
 )
+from arbiter.run.document import IngestFn
 from arbiter.run.lock import run_lock
+from arbiter.run.worker import WorkerJob, ingest_and_check
 
 ProgressFactory = Callable[[int], Callable[[Any], None] | None]
 
@@ -121,17 +127,23 @@ def execute(
         return execute_on_ray(options, engine, docs, url, password=password, progress=progress)
     # One run at a time per output folder and per database (RunLocked names the holder otherwise).
     with run_lock(out_dir, url):
+        cache = BundleCache(out_dir / "cache" / "bundles")
+        job = worker_job(engine, options.extractor, out_dir, cache.root)
         ingestor, extractor = open_extraction(
-            options.extractor, workers=n, timeout_s=options.timeout, documentai=options.documentai
+            options.extractor,
+            workers=n,
+            timeout_s=options.timeout,
+            documentai=options.documentai,
+            target=partial(ingest_and_check, job=job) if job is not None else None,
         )
         database = open_store(url)
         store = DatabaseResultStore(database, out_dir)
         with closing(ingestor):
             parts = PipelineParts(
                 store=store,
-                ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password),
+                ingest=ingest_fn(ingestor, password),
                 run_id=new_run_id(),
-                cache=BundleCache(out_dir / "cache" / "bundles"),
+                cache=cache,
                 production=production,
                 extractor=extractor,
                 password=password,
@@ -152,6 +164,22 @@ def execute(
             summary["llm_batch_job"] = {"name": record.name, "id": job_id, "requests": len(collector)}
             atomic.write_json(out_dir / "runs" / summary["run_id"] / "summary.json", summary)
     return summary
+
+
+def worker_job(engine: Engine, extractor: str | None, out_dir: Path, cache_root: Path) -> WorkerJob | None:
+    """What the ingestion workers need to classify and verify each document themselves (run/worker.py):
+    for local extraction without a language model (the run's one LLM client stays in the parent); None
+    otherwise, and the parent checks each document."""
+    if engine.llm is not None or engine.classifier is None or extractor_name(extractor) != "local":
+        return None
+    return WorkerJob(engine.profile, engine.classifier, mirror_root=out_dir, cache_root=cache_root)
+
+
+def ingest_fn(ingestor: Ingestor, password: str | None) -> IngestFn:
+    """A pipeline's ingest over the ingestor: with what its workers checked, when they do."""
+    if isinstance(ingestor, IsolatedIngestor):
+        return lambda path, doc_id: ingestor.handed(path, doc_id=doc_id, password=password)
+    return lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password)
 
 
 def resume(job: str, out_dir: Path, *, genai_client: Any = None) -> tuple[RunOptions, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Literal
 
 import sqlalchemy as sa
@@ -29,8 +30,14 @@ DEFAULT_LOCK_AFTER = 10
 WRONG = "The user name or password is not right."
 LOCKED = "This account is locked after too many failed sign-ins. Ask an admin to unlock it."
 _hasher = PasswordHasher()
-# Verified against when the name is unknown, so a wrong name costs the same time as a wrong password.
-_DUMMY_HASH = _hasher.hash("arbiter-no-such-user")
+
+
+@cache
+def _dummy_hash() -> str:
+    """Verified against when the name is unknown, so a wrong name costs the same time as a wrong password.
+    Made on the first sign-in, not at import: every process that imports the store (a run's ingestion
+    workers too) would otherwise spend an Argon2 hash, its time and its memory, on it."""
+    return _hasher.hash("arbiter-no-such-user")
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,7 @@ class Users(Repository):
             row = conn.execute(sa.select(users).where(users.c.name == name)).first()
         stored = row._mapping["password_hash"] if row else None
         try:
-            _hasher.verify(stored or _DUMMY_HASH, password)
+            _hasher.verify(stored or _dummy_hash(), password)
         except (VerificationError, InvalidHashError):
             return None
         if row is None or stored is None or not row._mapping["active"]:

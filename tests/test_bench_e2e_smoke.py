@@ -1,0 +1,29 @@
+"""Smoke test of bench/batch_e2e.py at a tiny size: byte-distinct copies, and the JSON it reports."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from bench import batch_e2e
+
+
+def test_corpus_copies_are_byte_distinct_and_labelled(tmp_path: Path) -> None:
+    """Every copy has its own hash and a classification file naming its own doc_id."""
+    pdfs, labels = batch_e2e.write_corpus(tmp_path / "c", 4, pages=2)
+    paths = sorted(pdfs.glob("*.pdf"))
+    assert len({hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}) == len(paths) == 4
+    for path in paths:
+        assert json.loads((labels / f"{path.stem}.json").read_text())["doc_id"] == path.stem
+
+
+def test_e2e_reports_run_against_bare_extraction(tmp_path: Path) -> None:
+    """(e2e) runs the real CLI and bare pypdfium2 on the same files and reports both, their ratio and memory."""
+    result = batch_e2e.run(docs=3, pages=2, data_dir=tmp_path)
+    assert result["exit_code"] == 0, result["output_tail"]
+    assert result["processed"] == 3
+    assert result["decisions"]["errors"] == 0
+    assert result["baseline"] == "bare pypdfium2 extraction"
+    for key in ("baseline_s", "arbiter_run_s", "ratio", "cpu_ratio", "peak_tree_rss_mb"):
+        assert result[key] > 0
