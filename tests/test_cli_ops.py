@@ -139,3 +139,15 @@ def test_mistakes_are_one_line_with_exit_2(out: Path, args: list[str], message: 
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
     assert _ids(out) == DAMAGED
+
+
+def test_the_run_summary_points_unreadable_files_to_the_operations_lane(tmp_path: Path) -> None:
+    """A run that met unreadable PDFs says they wait in the operations lane and names the command to list them."""
+    folder = tmp_path / "in"
+    shutil.copytree(FIXTURES / "damaged", folder)
+    out = tmp_path / "out"
+    ran = runner.invoke(app, ["run", str(folder), "--out", str(out), "--workers", "1"])
+    assert ran.exit_code == 0, ran.output
+    said = " ".join(ran.output.split())
+    assert "4 unreadable file(s) wait in the operations lane, not the SME queue" in said
+    assert f"arbiter ops list --out {out}" in said

@@ -26,6 +26,7 @@ from arbiter.cli.options import (
 )
 from arbiter.cli.support import fail
 from arbiter.errors import InputError, UserError
+from arbiter.record.packets import unreadable
 
 console = Console(stderr=True)
 out = Console()
@@ -268,6 +269,13 @@ def _print_summary(summary: dict[str, Any]) -> None:
         out.print(
             f"Queued for blind review as well: {blind.get('AUDIT', 0)} audit(s) of accepted documents, "
             f"{blind.get('SECOND_REVIEW', 0)} second review(s) of escalations."
+        )
+    unreadable_files = sum(n for reason, n in summary["errors_by_reason"].items() if unreadable(reason))
+    if unreadable_files:
+        out.print(
+            f"{unreadable_files} unreadable file(s) wait in the operations lane, not the SME queue: "
+            f"arbiter ops list --out {summary['output_dir']}",
+            soft_wrap=True,
         )
     llm = summary.get("llm") or {}
     if llm.get("backend", "none") != "none":
