@@ -58,7 +58,10 @@ def drop_pg_database(url: str) -> None:
     engine.dispose()
 
 
-TABLES = "runs, documents, outcomes, packets, packet_codes, reviews, ground_truth, users, audit_log"
+TABLES = (
+    "runs, documents, outcomes, packets, packet_codes, reviews, ground_truth, users, audit_log, sessions, "
+    "app_secrets, drafts"
+)
 
 
 def reset(store: Store) -> None:

@@ -11,8 +11,9 @@ import sqlalchemy as sa
 from arbiter.contracts import PacketKind, SMEPacket
 from arbiter.store.audit import write_audit
 from arbiter.store.db import Database
+from arbiter.store.drafts import delete_drafts
 from arbiter.store.errors import TooManyClaims, UnknownUser
-from arbiter.store.models import OPEN_PREDICATE, packet_codes, packets
+from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_codes, packets
 from arbiter.store.packet_rows import (
     CLAIM_NEXT,
     COMPLETED,
@@ -233,7 +234,11 @@ class Queue(Repository):
             .values(
                 status=IN_REVIEW,
                 claimed_by=reviewer,
-                claimed_at=now,
+                # Claiming a packet one already holds renews it: its span (time per packet) keeps its start.
+                claimed_at=sa.case(
+                    (sa.and_(p.status == IN_REVIEW, p.claimed_by == reviewer), p.claimed_at),
+                    else_=sa.literal(now, UTCDateTime()),
+                ),
                 claim_expires_at=now + lease,
                 updated_at=now,
             )
@@ -279,6 +284,7 @@ class Queue(Repository):
                 RELEASE, {"p_packet_id": packet_id, "p_reviewer": reviewer, "p_now_at": now}
             ).rowcount
             if done:
+                delete_drafts(conn, packet_id, reviewer)  # a skip gives the packet back without the draft
                 write_audit(conn, reviewer, "packet.release", packet_id, at=now)
             return bool(done)
 

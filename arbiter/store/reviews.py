@@ -21,6 +21,7 @@ from arbiter.contracts import (
     VerificationOutcome,
 )
 from arbiter.store.audit import write_audit
+from arbiter.store.drafts import delete_drafts
 from arbiter.store.errors import ClaimLost
 from arbiter.store.models import UTCDateTime, ground_truth, outcomes, packets, reviews
 from arbiter.store.packet_rows import COMPLETED, IN_REVIEW, SUPERSEDED, load_packet, packet_from_row
@@ -108,6 +109,11 @@ class Reviews(Repository):
                     return done
                 raise ClaimLost(self._lost_message(conn, packet_id, reviewer, now))
             packet = packet_from_row(row)
+            # Time per packet on the server's clock: from the start of the claim being submitted (renewals
+            # keep it; a release or a reassign starts a new one) to now. The client's times are replaced.
+            claimed_at = row._mapping["claimed_at"]
+            if claimed_at is not None:
+                review = review.model_copy(update={"started_at": claimed_at, "submitted_at": now})
             previous, outcome = self._context_for(conn, packet)
             source = (
                 GroundTruthSource.SME_VALIDATED
@@ -140,8 +146,11 @@ class Reviews(Repository):
                 "gt_id": record.gt_id,
                 "payload": review.model_dump(mode="json"),
                 "created_at": now,
+                "claimed_at": claimed_at,
+                "duration_s": (now - claimed_at).total_seconds() if claimed_at is not None else None,
             }
             conn.execute(_INSERT_REVIEW, review_row)
+            delete_drafts(conn, packet_id)
             details = {"gt_id": record.gt_id, "version": record.version, "source": source.value}
             write_audit(conn, reviewer, "packet.submit", packet_id, details, at=now)
             return record
