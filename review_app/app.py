@@ -12,7 +12,7 @@ import streamlit as st  # noqa: E402
 from arbiter.review.onboarding import PROXY_NOT_RECOGNISED  # noqa: E402
 from arbiter.review.packet_view import escape  # noqa: E402
 from arbiter.store import DatabaseUnavailable  # noqa: E402
-from review_app import state  # noqa: E402
+from review_app import session, state  # noqa: E402
 
 st.set_page_config(page_title="Arbiter review", page_icon=":material/fact_check:", layout="wide")
 
@@ -39,7 +39,7 @@ def _main() -> None:
         with st.sidebar:
             st.caption(f"Signed in as **{escape(user.name)}** ({escape(user.role)})")
             if user.via == "password" and st.button("Sign out", key="sign_out"):
-                st.session_state.clear()
+                session.sign_out(state.the_store())
                 st.rerun()
             st.caption(
                 "Shortcuts: Alt+N claim next · Alt+A agree · Alt+S save correction · Alt+K skip · "
