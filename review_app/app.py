@@ -23,7 +23,15 @@ def _main() -> None:
         if state.settings().auth == "proxy":
             st.error(state.proxy_refusal() or PROXY_NOT_RECOGNISED)
             st.stop()
-        nav = st.navigation([st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")])
+        # The pages' own addresses show the sign-in form too (hidden), so a reload or an old link after the
+        # session ended asks for sign-in instead of "page not found", and signing in lands on that page.
+        sign_in_at = [
+            st.Page("views/sign_in.py", title="Sign in", url_path=path, visibility="hidden")
+            for path in ("packet", "ground_truth", "metrics", "admin")
+        ]
+        nav = st.navigation(
+            [st.Page("views/sign_in.py", title="Sign in", icon=":material/login:", default=True), *sign_in_at]
+        )
     else:
         pages = [
             st.Page("views/queue.py", title="Queue", icon=":material/inbox:", default=True),
