@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import csv
+import json
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -18,6 +21,7 @@ from store_fixtures import (  # noqa: F401  (fixtures)
 )
 
 from arbiter.contracts import SMEReview
+from arbiter.export import export_ground_truth
 from arbiter.metrics.loader import reviews as loaded_reviews
 from arbiter.metrics.reviewers import reviewer_stats
 from arbiter.store import Store
@@ -136,3 +140,17 @@ def test_metrics_take_time_per_packet_from_the_server(store: Store) -> None:
     assert (stats.median_s, stats.reviews) == (120.0, 3)
     assert stats.p90_s is not None
     assert stats.p90_s > 120.0
+
+
+def test_exports_carry_the_server_span(store: Store, tmp_path: Path) -> None:
+    """The CSV export's review_seconds and the JSONL review's start and submit times are the server's."""
+    store.records.record(escalated("d1"))
+    packet_id = _claim_next(store, "alice", T)
+    _submit(store, packet_id, "alice", T + 120 * S)
+    export_ground_truth(store, ("csv", "jsonl"), tmp_path, now=T + 1000 * S)
+    with open(tmp_path / "ground_truth.csv", newline="", encoding="utf-8") as handle:
+        [row] = list(csv.DictReader(handle))
+    assert row["review_seconds"] == "120.0"
+    [line] = (tmp_path / "ground_truth.jsonl").read_text().splitlines()
+    saved = json.loads(line)["sme_review"]
+    assert (saved["started_at"], saved["submitted_at"]) == ("2026-02-04T09:00:00Z", "2026-02-04T09:02:00Z")
