@@ -12,7 +12,7 @@ import streamlit as st  # noqa: E402
 from arbiter.review.onboarding import PROXY_NOT_RECOGNISED  # noqa: E402
 from arbiter.review.packet_view import escape  # noqa: E402
 from arbiter.store import DatabaseUnavailable  # noqa: E402
-from review_app import state  # noqa: E402
+from review_app import session, state  # noqa: E402
 
 st.set_page_config(page_title="Arbiter review", page_icon=":material/fact_check:", layout="wide")
 
@@ -23,7 +23,15 @@ def _main() -> None:
         if state.settings().auth == "proxy":
             st.error(state.proxy_refusal() or PROXY_NOT_RECOGNISED)
             st.stop()
-        nav = st.navigation([st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")])
+        # The pages' own addresses show the sign-in form too (hidden), so a reload or an old link after the
+        # session ended asks for sign-in instead of "page not found", and signing in lands on that page.
+        sign_in_at = [
+            st.Page("views/sign_in.py", title="Sign in", url_path=path, visibility="hidden")
+            for path in ("packet", "ground_truth", "metrics", "admin")
+        ]
+        nav = st.navigation(
+            [st.Page("views/sign_in.py", title="Sign in", icon=":material/login:", default=True), *sign_in_at]
+        )
     else:
         pages = [
             st.Page("views/queue.py", title="Queue", icon=":material/inbox:", default=True),
@@ -40,7 +48,7 @@ def _main() -> None:
         with st.sidebar:
             st.caption(f"Signed in as **{escape(user.name)}** ({escape(user.role)})")
             if user.via == "password" and st.button("Sign out", key="sign_out"):
-                st.session_state.clear()
+                session.sign_out(state.the_store())
                 st.rerun()
             st.caption(
                 "Shortcuts: Alt+N claim next · Alt+A agree · Alt+S save correction · Alt+K skip · "

@@ -1,7 +1,8 @@
 """Streamlit glue shared by the pages: settings, the cached store and profile, the signed-in user.
 
 The engine is cached with st.cache_resource (one per process); ORM rows and sessions never are.
-Session state holds only the user, the open packet id and drafts; claims live in the database.
+Session state holds only the user (and their session token), the open packet id and drafts; claims and
+drafts live in the database too.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from arbiter.review.packet_view import escape
 from arbiter.review.settings import PROXY_USER_KEY, AppSettings
 from arbiter.run.compose import open_store, run_profile
 from arbiter.store import Store
+from review_app import session
+from review_app.session import USER
 
-USER = "arbiter_signed_in"
 PACKET = "arbiter_packet_id"
 PAGE = "arbiter_pdf_page"
 FLASH = "arbiter_flash"
@@ -81,8 +83,7 @@ def current_user() -> SignedIn | None:
         )
         st.session_state[USER] = user
         return user
-    user = st.session_state.get(USER)
-    return user if isinstance(user, SignedIn) else None
+    return session.signed_in(the_store())
 
 
 def _user_info() -> dict[str, Any]:

@@ -59,7 +59,8 @@ def drop_pg_database(url: str) -> None:
 
 
 TABLES = (
-    "runs, documents, outcomes, packets, packet_codes, packet_skips, reviews, ground_truth, users, audit_log"
+    "runs, documents, outcomes, packets, packet_codes, packet_skips, reviews, ground_truth, users, audit_log, "
+    "sessions, app_secrets, drafts"
 )
 
 

@@ -26,6 +26,9 @@ TABLES = {
     "ground_truth",
     "users",
     "audit_log",
+    "sessions",
+    "app_secrets",
+    "drafts",
 }
 
 

@@ -45,6 +45,7 @@ COLUMNS = (
     "reviewer",
     "review_agrees_with_primary",
     "review_confidence",
+    "review_seconds",
     "reason_codes",
     "final_decision",
     "semantic_checks",
@@ -153,11 +154,18 @@ def _classification(table: pa.Table, name: str) -> tuple[list[Any], list[Any], l
     return dominant, count, segments, mixture
 
 
-def _review(table: pa.Table) -> tuple[list[Any], list[Any], list[Any], list[str]]:
+def _review(table: pa.Table) -> tuple[list[Any], list[Any], list[Any], list[Any], list[str]]:
     arr = table.column("sme_review").combine_chunks()
     reviewer = _field(arr, "reviewer").to_pylist()
     agrees = _field(arr, "agrees_with_primary").to_pylist()
     confidence = _field(arr, "confidence").to_pylist()
+    # Time per packet: the server stamps started_at with the claim's start and submitted_at with the submit.
+    seconds = [
+        _span(a, b)
+        for a, b in zip(
+            _field(arr, "started_at").to_pylist(), _field(arr, "submitted_at").to_pylist(), strict=True
+        )
+    ]
     codes = pc.fill_null(pc.binary_join(_field(arr, "reason_codes"), "|"), "").to_pylist()
     for i, text in enumerate(table.column("sme_review" + JSON_SUFFIX).to_pylist()):
         if text is not None:
@@ -168,9 +176,26 @@ def _review(table: pa.Table) -> tuple[list[Any], list[Any], list[Any], list[str]
                 data.get("agrees_with_primary"),
                 data.get("confidence"),
             )
+            seconds[i] = _span(_when(data.get("started_at")), _when(data.get("submitted_at")))
             raw = data.get("reason_codes")
             codes[i] = "|".join(c for c in raw if isinstance(c, str)) if isinstance(raw, list) else ""
-    return reviewer, agrees, confidence, codes
+    return reviewer, agrees, confidence, seconds, codes
+
+
+def _when(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _span(started: Any, submitted: Any) -> float | None:
+    """Seconds from start to submit, to the millisecond; None when either is missing or they disagree."""
+    if not isinstance(started, datetime) or not isinstance(submitted, datetime):
+        return None
+    if (started.tzinfo is None) != (submitted.tzinfo is None) or submitted < started:
+        return None
+    return round((submitted - started).total_seconds(), 3)
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -201,7 +226,7 @@ def csv_rows(table: pa.Table) -> list[tuple[Any, ...]]:
     production = _field(
         table.column("production_classification").combine_chunks(), "dominant_type"
     ).to_pylist()
-    reviewer, review_agrees, confidence, codes = _review(table)
+    reviewer, review_agrees, confidence, seconds, codes = _review(table)
     decision = _field(table.column("verification_summary").combine_chunks(), "final_decision").to_pylist()
     rows = []
     columns = zip(
@@ -220,6 +245,7 @@ def csv_rows(table: pa.Table) -> list[tuple[Any, ...]]:
         reviewer,
         review_agrees,
         confidence,
+        seconds,
         codes,
         decision,
         col("semantic_checks"),
@@ -244,6 +270,7 @@ def csv_rows(table: pa.Table) -> list[tuple[Any, ...]]:
         rev,
         ragr,
         conf,
+        secs,
         rc,
         dec,
         checks,
@@ -269,6 +296,7 @@ def csv_rows(table: pa.Table) -> list[tuple[Any, ...]]:
             rev if isinstance(rev, str) else "",
             _bool(ragr),
             _number(conf),
+            _number(secs),
             rc,
             dec,
             checks or "",

@@ -54,8 +54,9 @@ DEFINITIONS = [
      "each packet counts once for each verifier that raised something on it."),
     ("Agreement", "Escalations with a blind second review by another reviewer: Cohen's κ on the two dominant types "
      "(with Cohen's large-sample interval) and the raw agreement."),
-    ("Reviewer time", "From opening the packet to submitting (the review's started_at → submitted_at); active hours "
-     "are the distinct clock hours (UTC) with at least one submission."),
+    ("Reviewer time", "Time per packet, measured on the server from the start of the claim that was submitted to "
+     "the submit (the review's started_at → submitted_at); lease renewals and reloads do not restart it, a "
+     "release or a reassign does. Active hours are the distinct clock hours (UTC) with at least one submission."),
 ]  # fmt: skip
 
 _CSS = """

@@ -11,9 +11,9 @@ from arbiter.metrics.stats import cohen_kappa, percentile, rate
 
 
 def reviewer_stats(reviews: Iterable[Reviewed]) -> list[ReviewerStats]:
-    """Per reviewer: reviews, share corrected, median and p90 seconds from opening the packet to submitting
-    (started_at → submitted_at), the distinct UTC clock hours with a submission ("active hours") and
-    reviews per active hour. Busiest reviewer first."""
+    """Per reviewer: reviews, share corrected, median and p90 seconds from claim to submit (started_at →
+    submitted_at, stamped by the store on the server's clock), the distinct UTC clock hours with a
+    submission ("active hours") and reviews per active hour. Busiest reviewer first."""
     by_reviewer: dict[str, list[Reviewed]] = {}
     for review in reviews:
         by_reviewer.setdefault(review.reviewer, []).append(review)

@@ -7,6 +7,7 @@ page never needs a try block. A submit whose claim was lost writes nothing: the 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -68,15 +69,25 @@ def machine_answer(packet: SMEPacket) -> dict[str, Any] | None:
     return packet.final_classification or packet.primary_agent_classification
 
 
+def utc_now() -> datetime:
+    """The desk's clock; claims, renewals and submits are stamped with it (tests swap it for a fake)."""
+    return datetime.now(UTC)
+
+
+def _clock() -> Callable[[], datetime]:
+    return utc_now  # looked up when a desk is made, so a swapped clock reaches the next page run
+
+
 @dataclass
 class Desk:
     store: Store
     reviewer: str
     lease: timedelta = timedelta(minutes=30)
+    clock: Callable[[], datetime] = field(default_factory=_clock)
 
     def claim_next(self) -> Outcome:
         try:
-            packet = self.store.queue.claim_next(self.reviewer, lease=self.lease)
+            packet = self.store.queue.claim_next(self.reviewer, lease=self.lease, now=self.clock())
         except DatabaseUnavailable:
             return Outcome(False, DATABASE_AWAY)
         if packet is None:
@@ -85,7 +96,7 @@ class Desk:
 
     def claim(self, packet_id: str) -> Outcome:
         try:
-            packet = self.store.queue.claim(packet_id, self.reviewer, lease=self.lease)
+            packet = self.store.queue.claim(packet_id, self.reviewer, lease=self.lease, now=self.clock())
         except (UnknownPacket, TooManyClaims, NotIndependent) as exc:
             return Outcome(False, str(exc))
         except DatabaseUnavailable:
@@ -107,12 +118,12 @@ class Desk:
         """Renew the lease while the reviewer works (called on every rerun of the packet page); with the
         database away the claim is assumed to stand (the submit checks it for real)."""
         try:
-            return self.store.queue.renew(packet_id, self.reviewer, lease=self.lease)
+            return self.store.queue.renew(packet_id, self.reviewer, lease=self.lease, now=self.clock())
         except DatabaseUnavailable:
             return True
 
     def release(self, packet_id: str) -> Outcome:
-        if self.store.queue.release(packet_id, self.reviewer):
+        if self.store.queue.release(packet_id, self.reviewer, now=self.clock()):
             return Outcome(True, "The packet went back to the queue.")
         return Outcome(False, "This packet was no longer yours; nothing changed.")
 
@@ -138,7 +149,7 @@ class Desk:
             confidence=confidence,
             reason_codes=reason_codes,
             started_at=started_at,
-            submitted_at=datetime.now(UTC),
+            submitted_at=self.clock(),
         )
         return self._submit(packet, review, checked, token)
 
@@ -165,7 +176,7 @@ class Desk:
             corrections=corrections_of(checked, draft),
             reason_codes=list(draft.reason_codes),
             started_at=started_at,
-            submitted_at=datetime.now(UTC),
+            submitted_at=self.clock(),
         )
         return self._submit(packet, review, checked, token)
 
@@ -182,6 +193,7 @@ class Desk:
                 review,
                 checked.classification,
                 idempotency_key=submission_key(packet.packet_id, self.reviewer, token),
+                now=self.clock(),
             )
         except ClaimLost as exc:
             return Outcome(False, str(exc), claim_lost=True, problems=checked.problems)
@@ -192,7 +204,11 @@ class Desk:
         except (UnknownPacket, ValueError) as exc:
             return Outcome(False, str(exc), problems=checked.problems)
         saved = f"Saved: {packet.doc_id} ground truth version {record.version} ({record.ground_truth_source.value})."
-        if packet.blind or record.sme_review != review:
+        # The store stamps the claim's times on the review (time per packet on the server's clock).
+        written = record.sme_review and record.sme_review.model_copy(
+            update={"started_at": review.started_at, "submitted_at": review.submitted_at}
+        )
+        if packet.blind or written != review:
             # The version in force may be another review's (a blind packet, or a disagreement now waiting for
             # adjudication): say nothing of it.
             saved = f"Saved your review of {packet.doc_id}."
@@ -210,17 +226,20 @@ class AdminDesk:
     store: Store
     admin: str
     lease: timedelta = timedelta(minutes=30)
+    clock: Callable[[], datetime] = field(default_factory=_clock)
 
     def release(self, packet_id: str) -> Outcome:
         try:
-            done = self.store.queue.admin_release(packet_id, self.admin)
+            done = self.store.queue.admin_release(packet_id, self.admin, now=self.clock())
         except (PermissionDenied, UnknownPacket) as exc:
             return Outcome(False, str(exc))
         return Outcome(done, "Released to the queue." if done else "That packet was not claimed.")
 
     def reassign(self, packet_id: str, to_user: str) -> Outcome:
         try:
-            packet = self.store.queue.reassign(packet_id, to_user, self.admin, lease=self.lease)
+            packet = self.store.queue.reassign(
+                packet_id, to_user, self.admin, lease=self.lease, now=self.clock()
+            )
         except (PermissionDenied, UnknownPacket, UnknownUser, ValueError, StoreError) as exc:
             return Outcome(False, str(exc))
         return Outcome(True, f"{packet.doc_id} is now claimed by {to_user}.", packet=packet)

@@ -19,6 +19,7 @@ ENV_LEASE = "ARBITER_REVIEW_LEASE_MIN"
 ENV_HEADER = "ARBITER_REVIEW_USER_HEADER"
 ENV_DB_RETRY = "ARBITER_REVIEW_DB_RETRY_S"  # how long a page waits for the database before saying so (5 s)
 ENV_LOCK_AFTER = "ARBITER_REVIEW_LOCK_AFTER"  # failed sign-ins in a row that lock an account (default 10)
+ENV_SESSION_HOURS = "ARBITER_REVIEW_SESSION_HOURS"  # how long a sign-in lasts across reloads (default 12)
 ENV_PROXY_PASSWORDS = (
     "ARBITER_REVIEW_PROXY_PASSWORD_ACCOUNTS"  # "1": proxy mode accepts accounts with a password
 )
@@ -37,6 +38,11 @@ class AppSettings:
     lock_after: int = 10
     db_retry_s: float = 5.0
     proxy_password_accounts: bool = False  # proxy mode signs in only accounts without a password unless True
+    session_hours: int = 12  # a local sign-in survives reloads this long (a signed token in the URL)
+
+    @property
+    def session_ttl(self) -> timedelta:
+        return timedelta(hours=self.session_hours)
 
     @property
     def lease(self) -> timedelta:
@@ -62,6 +68,9 @@ class AppSettings:
             raise ValueError(
                 f"{ENV_LOCK_AFTER} must be a whole number of failed sign-ins, not {lock_after!r}."
             )
+        hours = env.get(ENV_SESSION_HOURS, "12")
+        if not hours.isdigit() or int(hours) < 1:
+            raise ValueError(f"{ENV_SESSION_HOURS} must be a whole number of hours, not {hours!r}.")
         return cls(
             db_url=env.get(ENV_DB) or None,
             docs_root=Path(env.get(ENV_DOCS, ".")),
@@ -72,6 +81,7 @@ class AppSettings:
             lock_after=int(lock_after),
             db_retry_s=_seconds(env.get(ENV_DB_RETRY, "5")),
             proxy_password_accounts=env.get(ENV_PROXY_PASSWORDS, "") in ("1", "true", "yes"),
+            session_hours=int(hours),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -82,6 +92,7 @@ class AppSettings:
             ENV_LEASE: str(self.lease_minutes),
             ENV_LOCK_AFTER: str(self.lock_after),
             ENV_DB_RETRY: str(self.db_retry_s),
+            ENV_SESSION_HOURS: str(self.session_hours),
         }
         if self.proxy_password_accounts:
             env[ENV_PROXY_PASSWORDS] = "1"

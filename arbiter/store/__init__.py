@@ -3,6 +3,7 @@ one Store composed of small repositories (see store.py)."""
 
 from arbiter.store.audit import AuditEvent, AuditLog
 from arbiter.store.db import DEFAULT_URL, make_engine, resolve_url
+from arbiter.store.drafts import Drafts
 from arbiter.store.errors import (
     ClaimLost,
     DatabaseUnavailable,
@@ -19,6 +20,7 @@ from arbiter.store.packet_rows import DEFAULT_LEASE, DEFAULT_MAX_CLAIMS, SUPERSE
 from arbiter.store.queue import Queue
 from arbiter.store.records import REDO_ERRORS, RecordResult, Records
 from arbiter.store.reviews import Reviews
+from arbiter.store.sessions import Sessions
 from arbiter.store.store import Store
 from arbiter.store.users import ROLES, User, Users
 from arbiter.store.versions import GroundTruth, next_version
@@ -35,6 +37,7 @@ __all__ = [
     "AuditLog",
     "ClaimLost",
     "DatabaseUnavailable",
+    "Drafts",
     "DuplicateUser",
     "GroundTruth",
     "NotInOperations",
@@ -46,6 +49,7 @@ __all__ = [
     "RecordResult",
     "Records",
     "Reviews",
+    "Sessions",
     "Store",
     "StoreError",
     "TooManyClaims",

@@ -178,6 +178,10 @@ class ReviewRow(SQLModel, table=True):
     # The classification the review gave (migration 0008; None on reviews saved before it).
     answer: dict[str, Any] | None = _json(nullable=True)
     created_at: datetime = _ts()
+    # Time per packet, on the server's clock (migration 0007): the start of the claim that was submitted
+    # and the seconds from it to the submit. NULL for reviews saved before it was measured.
+    claimed_at: datetime | None = _ts(nullable=True)
+    duration_s: float | None = Field(default=None, sa_column=sa.Column(sa.Float(), nullable=True))
 
 
 class GroundTruthRow(SQLModel, table=True):
@@ -221,6 +225,39 @@ class AuditRow(SQLModel, table=True):
     details: dict[str, Any] = _json()
 
 
+class SessionRow(SQLModel, table=True):
+    """A browser's signed-in session (migration 0007): the token carries this id, signed with the server
+    secret; revoked on sign-out, when the account is deactivated or its password is reset."""
+
+    __tablename__ = "sessions"
+    session_id: str = Field(primary_key=True, max_length=64)
+    user_name: str = Field(index=True, max_length=128)
+    created_at: datetime = _ts()
+    expires_at: datetime = _ts()
+    revoked_at: datetime | None = _ts(nullable=True)
+
+
+class SecretRow(SQLModel, table=True):
+    """Server secrets made on first use (the session tokens' HMAC key), shared by every app process."""
+
+    __tablename__ = "app_secrets"
+    name: str = Field(primary_key=True, max_length=64)
+    value: str = Field(max_length=255)
+    created_at: datetime = _ts()
+
+
+class DraftRow(SQLModel, table=True):
+    """A reviewer's unsaved answer to a claimed packet (migration 0007), restored after a reload; deleted
+    on submit or skip. Read only by its reviewer."""
+
+    __tablename__ = "drafts"
+    packet_id: str = Field(primary_key=True, max_length=64)  # no foreign key: drafts never hold packets back
+    reviewer: str = Field(primary_key=True, max_length=128)
+    claimed_at: datetime | None = _ts(nullable=True)
+    updated_at: datetime = _ts()
+    payload: dict[str, Any] = _json()
+
+
 runs = RunRow.__table__  # type: ignore[attr-defined]
 documents = DocumentRow.__table__  # type: ignore[attr-defined]
 outcomes = OutcomeRow.__table__  # type: ignore[attr-defined]
@@ -231,5 +268,8 @@ reviews = ReviewRow.__table__  # type: ignore[attr-defined]
 ground_truth = GroundTruthRow.__table__  # type: ignore[attr-defined]
 users = UserRow.__table__  # type: ignore[attr-defined]
 audit_log = AuditRow.__table__  # type: ignore[attr-defined]
+sessions = SessionRow.__table__  # type: ignore[attr-defined]
+app_secrets = SecretRow.__table__  # type: ignore[attr-defined]
+drafts = DraftRow.__table__  # type: ignore[attr-defined]
 
 APPEND_ONLY_TABLES = ("ground_truth", "audit_log", "reviews")

@@ -12,9 +12,10 @@ from arbiter.contracts import PacketKind, SMEPacket
 from arbiter.store.audit import write_audit
 from arbiter.store.blind import HIDDEN_MESSAGE, Hidden, hidden_from
 from arbiter.store.db import Database, upsert
+from arbiter.store.drafts import delete_drafts
 from arbiter.store.errors import NotIndependent, TooManyClaims, UnknownPacket, UnknownUser
 from arbiter.store.independence import other_review
-from arbiter.store.models import OPEN_PREDICATE, packet_codes, packet_skips, packets
+from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_codes, packet_skips, packets
 from arbiter.store.packet_rows import (
     CLAIM_NEXT,
     COMPLETED,
@@ -262,7 +263,11 @@ class Queue(Repository):
             .values(
                 status=IN_REVIEW,
                 claimed_by=reviewer,
-                claimed_at=now,
+                # Claiming a packet one already holds renews it: its span (time per packet) keeps its start.
+                claimed_at=sa.case(
+                    (sa.and_(p.status == IN_REVIEW, p.claimed_by == reviewer), p.claimed_at),
+                    else_=sa.literal(now, UTCDateTime()),
+                ),
                 claim_expires_at=now + lease,
                 updated_at=now,
             )
@@ -314,6 +319,7 @@ class Queue(Repository):
             if done:
                 skip = {"reviewer": reviewer, "packet_id": packet_id, "skipped_at": now}
                 upsert(conn, packet_skips, skip, update=("skipped_at",))
+                delete_drafts(conn, packet_id, reviewer)  # a skip gives the packet back without the draft
                 write_audit(conn, reviewer, "packet.release", packet_id, at=now)
             return bool(done)
 

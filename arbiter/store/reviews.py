@@ -24,6 +24,7 @@ from arbiter.contracts import (
 )
 from arbiter.store.adjudication import adjudication_packet, answered, disagreement, partner_answer
 from arbiter.store.audit import write_audit
+from arbiter.store.drafts import delete_drafts
 from arbiter.store.errors import ClaimLost
 from arbiter.store.models import UTCDateTime, ground_truth, outcomes, packets, reviews
 from arbiter.store.packet_rows import COMPLETED, IN_REVIEW, SUPERSEDED, load_packet, packet_from_row
@@ -138,6 +139,11 @@ class Reviews(Repository):
                     return done
                 raise ClaimLost(self._lost_message(conn, packet_id, reviewer, now))
             packet = packet_from_row(row)
+            # Time per packet on the server's clock: from the start of the claim being submitted (renewals
+            # keep it; a release or a reassign starts a new one) to now. The client's times are replaced.
+            claimed_at = row._mapping["claimed_at"]
+            if claimed_at is not None:
+                review = review.model_copy(update={"started_at": claimed_at, "submitted_at": now})
             previous, outcome = self._context_for(conn, packet)
             opened = self._adjudicate_if_split(conn, packet, review, classification, previous, now)
             source = None if opened is not None else _source_of(packet, review)
@@ -170,8 +176,11 @@ class Reviews(Repository):
                 "payload": review.model_dump(mode="json"),
                 "answer": classification,
                 "created_at": now,
+                "claimed_at": claimed_at,
+                "duration_s": (now - claimed_at).total_seconds() if claimed_at is not None else None,
             }
             conn.execute(_INSERT_REVIEW, review_row)
+            delete_drafts(conn, packet_id)
             details: dict[str, Any] = {"gt_id": record.gt_id, "version": record.version}
             details.update(
                 {"source": source.value} if source else {"adjudication": opened and opened.packet_id}

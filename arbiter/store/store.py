@@ -7,6 +7,8 @@ repositories over one database.
     store.reviews       SME reviews (submit, get)
     store.ground_truth  ground-truth versions (history, latest, page, every_version)
     store.users         accounts and sign-in (add, get, list_all, attempt_sign_in, unlock, require_admin …)
+    store.sessions      signed session tokens that survive a reload (issue, check, revoke)
+    store.drafts        reviewers' unsaved answers per claimed packet (save, get, discard)
     store.audit         the audit log (record, events)
 
 Callers name the repository (`store.queue.claim_next(...)`); the Store itself keeps only the database's
@@ -21,11 +23,13 @@ from sqlalchemy.engine import Connection, Engine
 
 from arbiter.store.audit import AuditLog
 from arbiter.store.db import Database
+from arbiter.store.drafts import Drafts
 from arbiter.store.operations import Operations
 from arbiter.store.packet_rows import DEFAULT_MAX_CLAIMS
 from arbiter.store.queue import Queue
 from arbiter.store.records import Records
 from arbiter.store.reviews import Reviews
+from arbiter.store.sessions import Sessions
 from arbiter.store.users import Users
 from arbiter.store.versions import GroundTruth
 
@@ -53,6 +57,8 @@ class Store:
         self.records = Records(self.db)
         self.reviews = Reviews(self.db)
         self.ground_truth = GroundTruth(self.db)
+        self.sessions = Sessions(self.db)
+        self.drafts = Drafts(self.db)
 
     # The database's lifecycle ----------------------------------------------------------------------------
     @property

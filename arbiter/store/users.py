@@ -16,10 +16,11 @@ from typing import Literal
 import sqlalchemy as sa
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy.engine import Connection
 
 from arbiter.store.audit import write_audit
 from arbiter.store.errors import DuplicateUser, PermissionDenied, UnknownUser
-from arbiter.store.models import users
+from arbiter.store.models import sessions, users
 from arbiter.store.repository import Repository
 
 Role = Literal["reviewer", "admin"]
@@ -70,7 +71,7 @@ def throttle_delay(failures: int) -> float:
     return float(min(2 ** (failures - FREE_FAILURES), MAX_DELAY_S))
 
 
-def _user(row: sa.Row[tuple[object, ...]]) -> User:
+def user_from_row(row: sa.Row[tuple[object, ...]]) -> User:
     m = row._mapping
     return User(
         name=m["name"],
@@ -116,22 +117,25 @@ class Users(Repository):
             ).rowcount
             if not done:
                 raise UnknownUser(f"No user named {name!r}.")
+            revoke_user_sessions(conn, name, datetime.now(UTC))  # a reset password signs every browser out
             write_audit(conn, actor, "user.password", name)
 
     def set_active(self, name: str, active: bool, *, actor: str) -> None:
         with self.write() as conn:
             if not conn.execute(sa.update(users).where(users.c.name == name).values(active=active)).rowcount:
                 raise UnknownUser(f"No user named {name!r}.")
+            if not active:
+                revoke_user_sessions(conn, name, datetime.now(UTC))
             write_audit(conn, actor, "user.activate" if active else "user.deactivate", name)
 
     def get(self, name: str) -> User | None:
         with self.read() as conn:
             row = conn.execute(sa.select(users).where(users.c.name == name)).first()
-        return _user(row) if row else None
+        return user_from_row(row) if row else None
 
     def list_all(self) -> list[User]:
         with self.read() as conn:
-            return [_user(r) for r in conn.execute(sa.select(users).order_by(users.c.name))]
+            return [user_from_row(r) for r in conn.execute(sa.select(users).order_by(users.c.name))]
 
     def verify_password(self, name: str, password: str) -> User | None:
         """The active user when the password matches, else None (same answer for unknown names)."""
@@ -149,7 +153,7 @@ class Users(Repository):
                 conn.execute(
                     sa.update(users).where(users.c.name == name).values(password_hash=_hasher.hash(password))
                 )
-        return _user(row)
+        return user_from_row(row)
 
     def attempt_sign_in(
         self,
@@ -244,6 +248,17 @@ class Users(Repository):
         if user is None or not user.active or not user.is_admin:
             raise PermissionDenied(f"{name} is not an admin; only admins can do this.")
         return user
+
+
+def revoke_user_sessions(conn: Connection, name: str, now: datetime) -> int:
+    """Revoke every open session of the account inside the caller's transaction (arbiter.store.sessions)."""
+    return int(
+        conn.execute(
+            sa.update(sessions)
+            .where(sessions.c.user_name == name, sessions.c.revoked_at.is_(None))
+            .values(revoked_at=now)
+        ).rowcount
+    )
 
 
 def _wait_message(seconds: float) -> str:

@@ -11,6 +11,7 @@ from arbiter.record.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
 from arbiter.review.context import issue_context
 from arbiter.review.desk import machine_answer
+from arbiter.review.drafts import AUTO_DOMINANT, DECISIONS
 from arbiter.review.forms import (
     CORRECTION_REASONS,
     CorrectionDraft,
@@ -32,7 +33,7 @@ from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
 from arbiter.review.render import RenderError, page_marks, unhighlighted_reason
 from arbiter.review.rows import DOMINANT_COLUMN
 from arbiter.store import DatabaseUnavailable, UnknownPacket
-from review_app import adjudication_panel, state
+from review_app import adjudication_panel, drafting, state
 
 user = state.require_user()
 store = state.the_store()
@@ -77,6 +78,7 @@ except DatabaseUnavailable:
 
 attempt = state.attempt_of(packet_id)
 holding = desk.keep_alive(packet_id)
+drafting.restore_once(store, user.name, packet, profile, holding)  # the server's draft, after a reload
 answer = machine_answer(packet)
 
 # Every value from a document, a file name or an input file goes through `escape`: shown as text, never
@@ -222,15 +224,17 @@ with review_tab:
         st.error("The document could not be read, so this packet cannot be reviewed here.")
     decision = st.radio(
         "Your decision",
-        ["Agree", "Correct"],
+        list(DECISIONS),
         horizontal=True,
         key=f"decision_{packet_id}",
         captions=["The classification is right.", "Fix the segments, types or shares."],
     )
     if decision == "Agree":
+        # Outside the form, so the draft on the server follows the notes as they are typed.
+        notes = st.text_area("Notes (optional)", key=f"agree_notes_{packet_id}")
         with st.form(f"agree_{packet_id}"):
-            notes = st.text_area("Notes (optional)", key=f"agree_notes_{packet_id}")
-            confidence = st.slider("Your confidence", 0.0, 1.0, 0.9, 0.05, key=f"agree_conf_{packet_id}")
+            conf = drafting.initial(packet_id, "agree_conf", 0.9)
+            confidence = st.slider("Your confidence", 0.0, 1.0, conf, 0.05, key=f"agree_conf_{packet_id}")
             agreed = st.form_submit_button(
                 "Agree and save", type="primary", shortcut="Alt+A", disabled=not can_submit
             )
@@ -281,7 +285,7 @@ with review_tab:
         rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
         computed = st.checkbox(
             "Compute the document mixture from the segments (page-weighted)",
-            value=True,
+            value=drafting.initial(packet_id, "mix_auto", True),
             key=f"mix_auto_{packet_id}",
         )
         mixture = None
@@ -293,14 +297,15 @@ with review_tab:
                 hide_index=True,
             )
             mixture = mix_df.astype(object).where(mix_df.notna(), None).to_dict("records")
-        auto = "(largest share in the mixture)"
+        auto = AUTO_DOMINANT
         dominant = st.selectbox("Document dominant type", [auto, *types], key=f"doc_dominant_{packet_id}")
         codes = sorted({i.code for i in issues})
         reasons = st.multiselect(
             "Reasons for the correction", [*CORRECTION_REASONS, *codes], key=f"reasons_{packet_id}"
         )
         notes = st.text_area("Correction notes", key=f"correct_notes_{packet_id}")
-        confidence = st.slider("Your confidence", 0.0, 1.0, 0.9, 0.05, key=f"correct_conf_{packet_id}")
+        conf = drafting.initial(packet_id, "correct_conf", 0.9)
+        confidence = st.slider("Your confidence", 0.0, 1.0, conf, 0.05, key=f"correct_conf_{packet_id}")
         draft = CorrectionDraft(
             segments=rows,
             mixture=mixture,
@@ -350,3 +355,5 @@ with review_tab:
         state.close_packet(packet_id)
         state.flash("info" if outcome.ok else "warning", outcome.message)
         st.switch_page("views/queue.py")
+
+drafting.save(store, user.name, packet_id, holding and not closed)

@@ -5,10 +5,12 @@ import streamlit as st
 
 from arbiter.review.auth import sign_in_checked
 from arbiter.review.onboarding import NO_ACCOUNTS
-from review_app import state
+from review_app import session, state
 
 st.title("Arbiter review")
 st.write("Sign in to review escalated documents.")
+if notice := session.ended_notice():
+    st.info(notice)
 if not state.the_store().users.list_all():
     st.warning(NO_ACCOUNTS)
 with st.form("sign_in"):
@@ -27,6 +29,6 @@ if submitted:
     if user is None:
         st.error(refusal or "The user name or password is not right.")
     else:
-        st.session_state[state.USER] = user
+        session.start(state.the_store(), user, state.settings().session_hours)
         state.the_store().audit.record(user.name, "user.sign_in")
         st.rerun()

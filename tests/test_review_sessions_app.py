@@ -1,0 +1,192 @@
+"""Sessions and drafts in the review app, headless with AppTest: a new AppTest on the same URL is a browser
+reload (session state gone, the `?session=` token kept); drafts come back from the server."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from review_helpers import Seeded, app_on, app_test, sign_in
+
+from arbiter.review import desk
+
+FIXED = {0: {"dominant_type": "ADMINISTRATIVE", "ADMINISTRATIVE": 1.0, "GENOMIC_REPORT": 0.0}}
+
+
+@pytest.fixture(name="seeded")
+def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
+    with app_on(tmp_path, monkeypatch) as data:
+        yield data
+
+
+def _texts(elements: Any) -> list[str]:
+    return [re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements]
+
+
+def _token(at: Any) -> str:
+    token = at.query_params.get("session")
+    assert isinstance(token, str)
+    assert token
+    return token
+
+
+def _reload(at: Any) -> Any:
+    """A browser reload: a fresh session on the same URL (its query parameters)."""
+    fresh = app_test()
+    fresh.query_params = dict(at.query_params)
+    return fresh.run()
+
+
+def _on_sign_in_page(at: Any) -> bool:
+    return [b.label for b in at.button] == ["Sign in"] and "arbiter_signed_in" not in at.session_state
+
+
+def _claim_next(at: Any) -> str:
+    at.button(key="claim_next").click().run()
+    assert not at.exception
+    return str(at.session_state["arbiter_packet_id"])
+
+
+def test_a_reload_keeps_the_reviewer_signed_in(seeded: Seeded) -> None:
+    """After sign-in the URL holds a session token; a reload with it shows the queue, no password asked."""
+    at = sign_in(app_test())
+    again = _reload(at)
+    assert not again.exception
+    assert "Review queue" in _texts(again.title)
+    assert again.session_state["arbiter_signed_in"].name == "alice"
+    assert _token(again) == _token(at)
+
+
+def test_without_a_token_a_reload_asks_for_sign_in(seeded: Seeded) -> None:
+    """A fresh page without the token shows the sign-in form."""
+    sign_in(app_test())
+    assert _on_sign_in_page(app_test().run())
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [lambda t: t[:-3] + "abc", lambda t: t.replace("v1.", "v2.", 1), lambda t: "garbage"],
+    ids=["signature", "version", "garbage"],
+)
+def test_a_tampered_token_asks_for_sign_in(seeded: Seeded, spoil: Any) -> None:
+    """A token changed by hand signs nobody in and leaves the URL."""
+    at = sign_in(app_test())
+    fresh = app_test()
+    fresh.query_params = {"session": spoil(_token(at))}
+    fresh.run()
+    assert _on_sign_in_page(fresh)
+    assert "session" not in fresh.query_params
+
+
+def test_sign_out_invalidates_the_token(seeded: Seeded) -> None:
+    """After Sign out, the old URL asks for sign-in and says the session ended."""
+    at = sign_in(app_test())
+    old = dict(at.query_params)
+    at.button(key="sign_out").click().run()
+    assert _on_sign_in_page(at)
+    assert "session" not in at.query_params
+    fresh = app_test()
+    fresh.query_params = old
+    fresh.run()
+    assert _on_sign_in_page(fresh)
+    assert any("Your session has ended" in t for t in _texts(fresh.info))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda s: s.users.set_active("alice", False, actor="root"),
+        lambda s: s.users.set_password("alice", "a-new-password-9", actor="root"),
+    ],
+    ids=["deactivated", "password-reset"],
+)
+def test_an_admin_change_ends_open_sessions(seeded: Seeded, change: Any) -> None:
+    """Deactivating the account or resetting its password signs an open browser out at its next click."""
+    at = sign_in(app_test())
+    change(seeded.store)
+    at.run()
+    assert _on_sign_in_page(at)
+
+
+def test_the_correction_draft_survives_a_reload(seeded: Seeded) -> None:
+    """Edited segments, notes, reasons and the decision are back after a reload, from the server."""
+    at = sign_in(app_test())
+    packet_id = _claim_next(at)
+    at.radio(key=f"decision_{packet_id}").set_value("Correct").run()
+    at.session_state[f"seg_editor_{packet_id}"] = {"edited_rows": FIXED, "added_rows": [], "deleted_rows": []}
+    at.run()
+    at.text_area(key=f"correct_notes_{packet_id}").input("Requisition, not a report.").run()
+    at.multiselect(key=f"reasons_{packet_id}").select("WRONG_DOCUMENT_TYPE").run()
+    at.slider(key=f"correct_conf_{packet_id}").set_value(0.7).run()
+    assert not at.exception
+
+    again = _reload(at)
+    again.switch_page("views/packet.py").run()
+    assert not again.exception
+    assert again.radio(key=f"decision_{packet_id}").value == "Correct"
+    assert again.text_area(key=f"correct_notes_{packet_id}").value == "Requisition, not a report."
+    assert again.multiselect(key=f"reasons_{packet_id}").value == ["WRONG_DOCUMENT_TYPE"]
+    assert again.slider(key=f"correct_conf_{packet_id}").value == pytest.approx(0.7)
+    assert any("Document: ADMINISTRATIVE" in t for t in _texts(again.caption))
+
+    again.button(key="save_correction").click().run()
+    assert seeded.store.queue.get(packet_id).review_status == "COMPLETED"
+    assert seeded.store.drafts.get(packet_id, "alice") is None
+
+
+def test_agree_notes_are_saved_as_they_are_typed(seeded: Seeded) -> None:
+    """The agree notes reach the server draft before Agree is pressed, and come back after a reload."""
+    at = sign_in(app_test())
+    packet_id = _claim_next(at)
+    at.text_area(key=f"agree_notes_{packet_id}").input("Checked page 1.").run()
+    assert seeded.store.drafts.get(packet_id, "alice") is not None
+    again = _reload(at)
+    again.switch_page("views/packet.py").run()
+    assert again.text_area(key=f"agree_notes_{packet_id}").value == "Checked page 1."
+
+
+def test_another_reviewer_never_gets_the_draft(seeded: Seeded) -> None:
+    """When an admin hands Alice's packet to Bob, Bob's page starts clean: none of Alice's draft."""
+    alice = sign_in(app_test())
+    packet_id = _claim_next(alice)
+    alice.radio(key=f"decision_{packet_id}").set_value("Correct").run()
+    alice.text_area(key=f"correct_notes_{packet_id}").input("alice-private-note").run()
+    seeded.store.queue.reassign(packet_id, "bob", "root")
+    bob = sign_in(app_test(), "bob")
+    bob.switch_page("views/packet.py").run()
+    assert str(bob.session_state["arbiter_packet_id"]) == packet_id
+    assert bob.radio(key=f"decision_{packet_id}").value == "Agree"
+    assert bob.text_area(key=f"agree_notes_{packet_id}").value == ""
+    assert "alice-private-note" not in repr(bob.session_state)
+
+
+class FakeClock:
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_time_per_packet_counts_from_the_claim_across_a_reload(
+    seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claimed at t, reloaded, agreed at t+120 s on a fake clock: the review records 120 s."""
+    clock = FakeClock(datetime.now(UTC).replace(microsecond=0))
+    monkeypatch.setattr(desk, "utc_now", clock)
+    at = sign_in(app_test())
+    packet_id = _claim_next(at)
+    claimed_at = clock.now
+    clock.now = claimed_at + timedelta(seconds=120)
+    again = _reload(at)
+    again.switch_page("views/packet.py").run()
+    again.button(key=f"FormSubmitter:agree_{packet_id}-Agree and save").click().run()
+    assert not again.exception
+    saved = seeded.store.reviews.get(packet_id)
+    assert saved is not None
+    assert (saved.submitted_at - saved.started_at).total_seconds() == 120.0
+    assert saved.started_at == claimed_at
