@@ -128,3 +128,32 @@ def test_cli_engine_ray_without_an_address_starts_and_stops_a_local_instance(tmp
         assert processes_mentioning(str(ray_tmp)) == []
     finally:
         shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def test_a_ray_client_whose_server_fails_to_start_in_time_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transient "Initialization failure from server" of Ray Client (its per-client server is slow to start
+    on a busy head) is retried; the run connects on a later try instead of failing."""
+    import socket
+
+    import ray
+
+    from arbiter.run import ray_engine
+
+    calls: list[str] = []
+
+    def init(address: str, **_: Any) -> None:
+        calls.append(address)
+        if len(calls) < 3:
+            raise ConnectionError("Initialization failure from server:\nTraceback (most recent call last): …")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    monkeypatch.setattr(ray_engine, "CLIENT_RETRY_WAIT_S", 0.0)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        address = f"ray://127.0.0.1:{listener.getsockname()[1]}"
+        with ray_engine.ray_session(address, cpus=None):
+            pass
+    assert calls == [address] * 3

@@ -35,6 +35,8 @@ from arbiter.store.errors import DatabaseUnavailable
 
 TASK_RETRIES = 3  # Ray runs a task again this many times when its worker or node dies
 LOCAL_OBJECT_STORE = 128 * 2**20  # a local instance's object store: tasks pass small results only
+CLIENT_RETRIES = 3  # Ray Client: tries when its head is slow to start the per-client server
+CLIENT_RETRY_WAIT_S = 2.0
 _ADDRESS = re.compile(r"^(?P<scheme>ray://)?(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
 TaskFn = Callable[[WorkerSpec, str, str, bool], tuple[DocResult, dict[str, Any]]]
 INSTALL_HINT = "--engine ray needs Ray: pip install 'arbiter[ray]'."
@@ -86,7 +88,7 @@ def ray_session(address: str | None, *, cpus: int | None) -> Iterator[Any]:
                     logging_level=logging.WARNING,
                 )
             else:
-                ray.init(address=address, logging_level=logging.WARNING)
+                _connect(ray, address, logging.WARNING)
         except ConnectionError as exc:
             where = "on this machine (start one with `ray start --head`)" if address == "auto" else address
             raise ConfigError(f"No Ray cluster found {where}: {str(exc).splitlines()[0]}") from None
@@ -95,6 +97,19 @@ def ray_session(address: str | None, *, cpus: int | None) -> Iterator[Any]:
     finally:
         if owned:
             ray.shutdown()
+
+
+def _connect(ray: Any, address: str, level: int) -> None:
+    """ray.init on an existing cluster. Ray Client's head starts a server process per client and answers
+    "Initialization failure from server" when that is slow (a busy head): a transient failure, retried."""
+    for attempt in range(CLIENT_RETRIES):
+        try:
+            ray.init(address=address, logging_level=level)
+            return
+        except ConnectionError as exc:
+            if "Initialization failure" not in str(exc) or attempt == CLIENT_RETRIES - 1:
+                raise
+            time.sleep(CLIENT_RETRY_WAIT_S * (attempt + 1))
 
 
 def check_database(url: str, ray: Any) -> None:
