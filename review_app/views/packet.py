@@ -211,6 +211,8 @@ with review_tab:
     can_submit = not closed and bundle is not None
     if bundle is None:
         st.error("The document could not be read, so this packet cannot be reviewed here.")
+    if drafts.pop("switch_to_correct", False):  # set before the radio exists: Agree was refused
+        st.session_state[f"decision_{packet_id}"] = "Correct"
     decision = st.radio(
         "Your decision",
         ["Agree", "Correct"],
@@ -241,6 +243,9 @@ with review_tab:
                 state.close_packet(packet_id)
                 state.flash("success", outcome.message)
                 st.switch_page("views/queue.py")
+            if outcome.needs_correction:
+                drafts.update(switch_to_correct=True, agree_refused=[p.message for p in outcome.blocking])
+                st.rerun()
             st.error(escape(outcome.message))
             for problem in outcome.problems:
                 (st.error if problem.blocking else st.caption)(escape(problem.message))
@@ -250,6 +255,11 @@ with review_tab:
         if "base_rows" not in drafts or (editor_key not in st.session_state and "rows" in drafts):
             # A fresh editor starts from the last draft (kept when a claim was lost), else the machine's rows.
             drafts["base_rows"] = drafts.get("rows") or segment_rows(answer, profile)
+        if drafts.get("agree_refused"):
+            with st.container(key="agree_refused", border=True):
+                st.error("Agree was not saved: the classification breaks these rules. Correct it below.")
+                for message in drafts["agree_refused"]:
+                    st.markdown("- " + escape(message))
         st.write("Edit the segments: one row per segment; shares of each type between 0 and 1.")
         column_config = {
             "start_page": st.column_config.NumberColumn("First page", min_value=1, step=1, required=True),
