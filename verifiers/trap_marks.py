@@ -42,11 +42,11 @@ def sentence(index: PageIndex, page: int, found: re.Match[str]) -> Highlight | N
     while start < match.start and text[start].isspace():
         start += 1
     after = _SENTENCE_END.search(text, match.end, min(len(text), match.end + SENTENCE_REACH))
-    if after is None:
-        end = match.end
-    else:  # through the full stop, or up to the blank line
-        end = after.start() + 1 if text[after.start()] in ".!?" else after.start()
-    return Highlight(page=page, start=start, end=end, boxes=list(boxes_for_span(source, start, end)))
+    end = match.end
+    if after is not None:  # through the full stop, or up to the blank line
+        end = after.start() + (text[after.start()] in ".!?")
+    boxes = list(boxes_for_span(source, start, end))
+    return Highlight(page=page, start=start, end=end, boxes=boxes, score=match.score)
 
 
 def words(index: PageIndex, page: int, text: str) -> Highlight | None:
