@@ -19,7 +19,7 @@ from rapidfuzz import fuzz
 from arbiter.contracts import DocumentBundle, LineBox, Page
 from verifiers.number_edges import cuts_number, numeric_edges, signs_differ, whole_numbers
 from verifiers.ocr_numbers import NumberCheck, check_numbers
-from verifiers.span_boxes import Box, boxes_for_span, clip_line
+from verifiers.span_boxes import Box, boxes_for_span, clip_line, word_span
 from verifiers.textnorm import Normalized, normalize, normalize_plain
 
 __all__ = [
@@ -313,6 +313,7 @@ class PageIndex:
         lines, max_ends = table
         if end <= start:
             return ()
+        start, end = word_span(page.text, start, end)
         boxes: list[Box] = []
         for line in islice(lines, bisect_right(max_ends, start), None):
             if line.start >= end:
