@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium
 import pytest
 from review_helpers import FIXTURES, PDFS
 
-from arbiter.contracts import DocumentBundle, LineBox, Page
+from arbiter.contracts import DocumentBundle, Issue, LineBox, Page
 from arbiter.ingest import ingest_pdf
+from arbiter.review.closest import Closest, closest_text, word_diff
+from arbiter.review.context import issue_context
+from arbiter.review.packet_view import closest_markdown
 from arbiter.review.render import MarkKind, drawn_marks, page_marks
 from verifiers.span_boxes import boxes_for_span, word_span
 
@@ -76,3 +80,84 @@ def test_evidence_box_reaches_the_end_of_its_last_word(guardant: DocumentBundle)
     right = _glyph_right(PDFS / "gen-guardant-02.pdf", 1, "per megabase")
     assert [m.kind for m in drawn] == [MarkKind.EVIDENCE]
     assert drawn[0].box[2] == pytest.approx(right, abs=0.5)
+
+
+DIFFS = [
+    # (case, quote, page text, the page's words marked as differing, the quote's words marked)
+    ("one word changed", "TMB is 4 mutations per megabase", "TMB is 9 mutations per megabase", ["9"], ["4"]),
+    ("a word left out", "burden is high today", "burden is today", [], ["high"]),
+    ("case and punctuation are not differences", "Tumor burden, high.", "tumor burden high", [], []),
+    ("everything differs", "alpha beta", "gamma delta", ["gamma", "delta"], ["alpha", "beta"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("quote", "found", "page_marked", "quote_marked"), [c[1:] for c in DIFFS], ids=[c[0] for c in DIFFS]
+)
+def test_word_diff_marks_the_words_that_differ(
+    quote: str, found: str, page_marked: list[str], quote_marked: list[str]
+) -> None:
+    """Comparing a quote with the closest page text marks exactly the words one side has and the other lacks."""
+    quoted, on_page = word_diff(quote, found)
+    assert [w.text for w in on_page if w.differs] == page_marked
+    assert [w.text for w in quoted if w.differs] == quote_marked
+    assert " ".join(w.text for w in on_page) == " ".join(found.split())
+
+
+def test_closest_text_finds_the_near_miss_on_the_page(guardant: DocumentBundle) -> None:
+    """A quote with one wrong number is matched to the sentence the page holds, whole words, the number marked."""
+    closest = closest_text("Tumor mutational burden is 11 mutations per megabase", guardant, [1, 2])
+    assert closest is not None
+    assert closest.page == 1
+    assert [w.text for w in closest.found if w.differs] == ["4"]
+    assert [w.text for w in closest.quoted if w.differs] == ["11"]
+    page_text = guardant.pages[0].text
+    assert page_text[closest.start : closest.end] == "Tumor mutational burden is 4 mutations per megabase"
+
+
+def test_nothing_alike_is_none(guardant: DocumentBundle) -> None:
+    """A quote unlike anything on the pages gives no closest text rather than a random one."""
+    assert closest_text("Zebra quokka xylophone jamboree", guardant, [1]) is None
+
+
+def _not_found(snippet: str) -> tuple[Issue, dict[str, Any]]:
+    answer = json.loads((FIXTURES / "demo" / "gen-guardant-02.json").read_text())
+    answer["segments"][0]["types"][0]["evidence"][1]["snippet"] = snippet
+    issue = Issue(
+        issue_id="V4-0001",
+        code="V4.SNIPPET_NOT_FOUND",
+        verifier="V4",
+        severity="MAJOR",
+        message="not found",
+        location={"segment_index": 1, "page": 1, "path": "/segments/0/types/0/evidence/1"},
+    )
+    return issue, answer
+
+
+def test_a_quote_not_found_shows_the_closest_text_with_its_differences(guardant: DocumentBundle) -> None:
+    """The issue's context holds the closest page text and the passage around it, not the page's opening."""
+    issue, answer = _not_found("Tumor mutational burden is 11 mutations per megabase")
+    ctx = issue_context(issue, guardant, answer)
+    assert ctx.closest is not None
+    assert ctx.passage is not None
+    assert ctx.passage.match is not None
+    assert "Tumor mutational burden is 4 mutations per megabase" in ctx.passage.match
+    shown = closest_markdown(ctx.closest)
+    assert ":red-background[**4**]" in shown
+    assert ":red-background[**11**]" in shown
+
+
+def test_closest_text_is_shown_as_text_never_markdown() -> None:
+    """Words from the document are escaped: a link, emphasis or colour in them is shown as written."""
+    quoted, found = word_diff("see [x](http://e/) now", "see **bold** :red[now]")
+    shown = closest_markdown(Closest(1, 0, 1, 60.0, found, quoted))
+    assert "[x](http" not in shown
+    assert "**bold**" not in shown
+    assert ":red[now]" not in shown
+    assert r"\[x\]\(http" in shown
+
+
+def test_a_quote_like_nothing_on_the_page_has_no_closest_text(guardant: DocumentBundle) -> None:
+    """An invented quote gets no closest text; the page's opening is shown as before."""
+    issue, answer = _not_found("Bone marrow aspirate shows 40% myeloblasts with Auer rods.")
+    assert issue_context(issue, guardant, answer).closest is None

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from arbiter.contracts import SMEPacket
+from arbiter.review.closest import Closest, Word
 from arbiter.review.context import Passage
 
 SEVERITY_ICONS = {"BLOCKER": ":red[**BLOCKER**]", "MAJOR": ":orange[**MAJOR**]", "MINOR": ":gray[**MINOR**]"}
@@ -52,6 +53,20 @@ def passage_markdown(passage: Passage) -> str:
     else:
         parts.extend(grey(passage.after))
     return "\n\n".join(p for p in parts if p)
+
+
+def closest_markdown(closest: Closest) -> str:
+    """The page's closest text and the quote, word by word, the words that differ marked (all escaped)."""
+
+    def words(items: tuple[Word, ...]) -> str:
+        return " ".join(
+            f":red-background[**{escape(w.text)}**]" if w.differs else escape(w.text) for w in items
+        )
+
+    return (
+        f"**Closest text on page {closest.page}** ({closest.score:.0f} % alike; the words that differ are "
+        f"marked):  \n{words(closest.found)}\n\n**The quote says:**  \n{words(closest.quoted)}"
+    )
 
 
 def segments_table(classification: Any) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from arbiter.record.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
-from arbiter.review.context import issue_context
+from arbiter.review.context import NOT_ON_PAGE, issue_context
 from arbiter.review.desk import machine_answer
 from arbiter.review.forms import (
     CORRECTION_REASONS,
@@ -20,6 +20,7 @@ from arbiter.review.forms import (
 from arbiter.review.packet_view import (
     SEVERITY_ICONS,
     answer_differs,
+    closest_markdown,
     escape,
     passage_markdown,
     production_summary,
@@ -171,6 +172,10 @@ with right:
                         f"{ctx.segment.dominant_type}): {ctx.segment.reasoning}"
                     )
                 )
+            if ctx.closest is not None:
+                st.markdown(closest_markdown(ctx.closest))
+            elif ctx.evidence is not None and issue.code in NOT_ON_PAGE:
+                st.caption("Nothing on the page is even half alike this quote; it may be invented.")
             if ctx.passage is not None:
                 with st.expander(f"Text on page {ctx.passage.page}", expanded=number < 3):
                     st.markdown(passage_markdown(ctx.passage))
