@@ -10,11 +10,11 @@ import pypdfium2 as pdfium
 import pytest
 from review_helpers import FIXTURES, PDFS
 
-from arbiter.contracts import DocumentBundle, Issue, LineBox, Page
+from arbiter.contracts import DocumentBundle, Issue, LineBox, OcrStatus, Page, SMEPacket
 from arbiter.ingest import ingest_pdf
 from arbiter.review.closest import Closest, closest_text, word_diff
-from arbiter.review.context import issue_context
-from arbiter.review.packet_view import closest_markdown
+from arbiter.review.context import issue_context, page_opening
+from arbiter.review.packet_view import closest_markdown, passage_markdown, unreadable_note
 from arbiter.review.render import MarkKind, drawn_marks, page_marks
 from verifiers.span_boxes import boxes_for_span, word_span
 
@@ -161,3 +161,83 @@ def test_a_quote_like_nothing_on_the_page_has_no_closest_text(guardant: Document
     """An invented quote gets no closest text; the page's opening is shown as before."""
     issue, answer = _not_found("Bone marrow aspirate shows 40% myeloblasts with Auer rods.")
     assert issue_context(issue, guardant, answer).closest is None
+
+
+EMPTY_PAGES = [
+    (OcrStatus.NO_TEXT, False, "OCR found no readable text on it"),
+    (OcrStatus.UNAVAILABLE, False, "OCR is not available"),
+    (OcrStatus.DISABLED, False, "OCR is turned off"),
+    (OcrStatus.FAILED, False, "OCR failed on it"),
+    (OcrStatus.APPLIED, True, "OCR read it but found no words"),
+    (OcrStatus.NOT_NEEDED, True, "no text at all: it looks blank"),
+    (None, True, "no text at all: it looks blank"),
+]
+
+
+@pytest.mark.parametrize(("status", "layer", "why"), EMPTY_PAGES)
+def test_an_empty_page_says_why_it_has_no_text(status: OcrStatus | None, layer: bool, why: str) -> None:
+    """The text panel of a page without text says why: no text layer and what OCR did, or a blank page."""
+    page = Page(
+        page_num=5, text="", has_text_layer=layer, ocr_applied=status == OcrStatus.APPLIED, ocr_status=status
+    )
+    passage = page_opening(page)
+    assert passage.note is not None
+    assert why in passage.note
+    assert passage.note.startswith("Page 5 ")
+    assert why in passage_markdown(passage).replace("\\", "")
+
+
+def test_a_page_with_text_has_no_note() -> None:
+    """A page with words shows them, without a note."""
+    assert page_opening(Page(page_num=1, text="Some words")).note is None
+
+
+UNREADABLE = [
+    ("pdf_broken", "PDF is damaged"),
+    ("pdf_empty", "PDF is empty"),
+    ("pdf_encrypted", "PDF is password-protected"),
+    ("pdf_not_pdf", "Not a PDF"),
+]
+
+
+@pytest.mark.parametrize(("reason", "label"), UNREADABLE)
+def test_a_damaged_packet_says_so_plainly(reason: str, label: str) -> None:
+    """A packet whose file could not be read says so in words, with no page count and no engine error name."""
+    note = unreadable_note(_damaged(reason))
+    assert note is not None
+    assert label in note
+    assert "no pages to show" in note
+    assert "Pdfium" not in note
+    assert "0 pages" not in note
+
+
+def test_a_readable_packet_has_no_unreadable_note() -> None:
+    """An ordinary packet is not called damaged."""
+    assert unreadable_note(_damaged("blocker_present", pages=3)) is None
+
+
+def _damaged(reason: str, pages: int = 0) -> SMEPacket:
+    return SMEPacket.model_validate(
+        {
+            "packet_id": "pkt-1",
+            "doc_id": "doc",
+            "pdf_filename": "doc.pdf",
+            "pdf_path": "/nowhere/doc.pdf",
+            "pdf_sha256": "0" * 64,
+            "total_pages": pages,
+            "escalation_reason": reason,
+            "escalation_message": "The PDF is damaged: its internal structure could not be read.",
+            "priority": 0,
+            "document_bundle_path": None,
+            "primary_agent_classification": None,
+            "final_classification": None,
+            "v5_decision": None,
+            "total_issues": 0,
+            "issues_summary": [],
+            "retry_log": [],
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "run_id": "run-1",
+            "policy_version": "p1",
+        }
+    )

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from arbiter.contracts import BlockType, DocumentBundle, Issue, Page
+from arbiter.contracts import BlockType, DocumentBundle, Issue, OcrStatus, Page
 from arbiter.review.closest import Closest, closest_text
 from verifiers.textmatch import PageIndex
 
@@ -32,6 +32,7 @@ class Passage:
     match: str | None
     after: tuple[str, ...]
     span: tuple[int, int] | None = None  # the matched characters within `match`
+    note: str | None = None  # why there is nothing to show (a page without text)
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,27 @@ def page_opening(page: Page, count: int = BEFORE + 1 + AFTER) -> Passage:
     texts = [s[2] for s in paragraph_spans(page) if s[3] not in _NOISE][:count]
     if not texts and page.text.strip():
         texts = [page.text.strip()]
-    return Passage(page.page_num, (), None, tuple(texts))
+    return Passage(page.page_num, (), None, tuple(texts), note=None if texts else empty_page_reason(page))
+
+
+# Why a page has no text, by what OCR did with it (docs/design.md §7.1).
+_NO_TEXT_WHY = {
+    OcrStatus.NO_TEXT: "is a scanned image with no text layer, and OCR found no readable text on it: it may be "
+    "blank, or too faint to read.",
+    OcrStatus.UNAVAILABLE: "is a scanned image with no text layer, and OCR is not available here, so it was "
+    "not read.",
+    OcrStatus.DISABLED: "is a scanned image with no text layer, and OCR is turned off, so it was not read.",
+    OcrStatus.FAILED: "is a scanned image with no text layer, and OCR failed on it.",
+    OcrStatus.APPLIED: "is a scanned image; OCR read it but found no words.",
+}
+
+
+def empty_page_reason(page: Page) -> str:
+    """Why a page's text is empty, in words: what OCR did with a scan, or a page with no text at all."""
+    why = _NO_TEXT_WHY.get(page.ocr_status) if page.ocr_status is not None else None
+    if why is None and not page.has_text_layer and not page.ocr_applied:
+        why = "is a scanned image with no text layer, and OCR was not run on it."
+    return f"Page {page.page_num} {why or 'has no text at all: it looks blank.'} Look at the page image."
 
 
 def _segment(classification: Any, number: int | None) -> SegmentInfo | None:

@@ -26,6 +26,7 @@ from arbiter.review.packet_view import (
     production_summary,
     retry_rows,
     segments_table,
+    unreadable_note,
 )
 from arbiter.review.paths import PathRefused
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
@@ -81,14 +82,19 @@ answer = machine_answer(packet)
 
 # Every value from a document, a file name or an input file goes through `escape`: shown as text, never
 # as Markdown (no image fetched, no link, no heading from a file name or a production CSV).
+unreadable = unreadable_note(packet)
 st.title(escape(packet.doc_id))
+pages_text = f"{packet.total_pages} page{'' if packet.total_pages == 1 else 's'}"
 st.caption(
     escape(
-        f"{packet.pdf_filename} · {packet.total_pages} page{'' if packet.total_pages == 1 else 's'} · "
+        f"{packet.pdf_filename} · {'could not be read' if unreadable else pages_text} · "
         f"priority {PRIORITY_LABELS.get(packet.priority, packet.priority)} · {reason_label(packet.escalation_reason)}"
     )
 )
-st.write(escape(packet.escalation_message))
+if unreadable:
+    st.error(escape(unreadable))
+else:
+    st.write(escape(packet.escalation_message))
 if not packet.blind and packet.semantic_checks is not None:
     st.caption(semantic_checks_text(packet.semantic_checks))
 closed = packet.review_status in ("COMPLETED", "SUPERSEDED")
@@ -130,26 +136,35 @@ def show_page(number: int) -> None:
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    current = int(st.session_state[page_key])
-    n1, n2, n3 = st.columns([1, 2, 1])
-    n1.button("◀ Page", key="prev_page", on_click=show_page, args=(current - 1,), shortcut="Alt+J")
-    n2.number_input(
-        "Page", min_value=1, max_value=max(packet.total_pages, 1), key=page_key, label_visibility="collapsed"
-    )
-    n3.button("Page ▶", key="next_page", on_click=show_page, args=(current + 1,), shortcut="Alt+L")
-    if pdf is not None:
-        marks = tuple(page_marks(bundle, answer, issues, current, profile.tolerances.fuzzy_match_threshold))
-        try:
-            st.image(state.page_png(str(pdf), packet.pdf_sha256, current, marks), width="stretch")
-            st.caption(
-                f"Page {current} of {packet.total_pages}. :orange-background[Yellow]: evidence the "
-                "classification cites; :red-background[pink]: where an issue points."
+    if unreadable:  # nothing to draw; the message above says why
+        st.info("There is no page to show.")
+    else:
+        current = int(st.session_state[page_key])
+        n1, n2, n3 = st.columns([1, 2, 1])
+        n1.button("◀ Page", key="prev_page", on_click=show_page, args=(current - 1,), shortcut="Alt+J")
+        n2.number_input(
+            "Page",
+            min_value=1,
+            max_value=max(packet.total_pages, 1),
+            key=page_key,
+            label_visibility="collapsed",
+        )
+        n3.button("Page ▶", key="next_page", on_click=show_page, args=(current + 1,), shortcut="Alt+L")
+        if pdf is not None:
+            marks = tuple(
+                page_marks(bundle, answer, issues, current, profile.tolerances.fuzzy_match_threshold)
             )
-            why = unhighlighted_reason(bundle, answer, current, profile.tolerances.fuzzy_match_threshold)
-            if why:
-                st.warning(escape(why))
-        except RenderError as exc:
-            st.error(escape(str(exc)))
+            try:
+                st.image(state.page_png(str(pdf), packet.pdf_sha256, current, marks), width="stretch")
+                st.caption(
+                    f"Page {current} of {packet.total_pages}. :orange-background[Yellow]: evidence the "
+                    "classification cites; :red-background[pink]: where an issue points."
+                )
+                why = unhighlighted_reason(bundle, answer, current, profile.tolerances.fuzzy_match_threshold)
+                if why:
+                    st.warning(escape(why))
+            except RenderError as exc:
+                st.error(escape(str(exc)))
 
 with right:
     if packet.blind:
