@@ -47,10 +47,6 @@ SUBMIT_WAITING = (
     "The database is not answering right now, so your review is not saved yet. Your draft is kept and the "
     "packet stays yours: press the button again in a moment to save it."
 )
-AGREE_REFUSED = (
-    "This classification breaks the rules, so it cannot be saved as it is. Correct it: the problems are "
-    "listed in the correction editor."
-)
 
 
 @dataclass(frozen=True)
@@ -61,11 +57,6 @@ class Outcome:
     record: GroundTruthRecord | None = None
     problems: tuple[Problem, ...] = field(default_factory=tuple)
     claim_lost: bool = False
-    needs_correction: bool = False  # agreeing was refused: the answer breaks the rules; correct it instead
-
-    @property
-    def blocking(self) -> list[Problem]:
-        return [p for p in self.problems if p.blocking]
 
 
 def submission_key(packet_id: str, reviewer: str, token: str) -> str:
@@ -148,10 +139,9 @@ class Desk:
         started_at: datetime,
         token: str,
     ) -> Outcome:
-        # Checked here, on the submit path, whatever the page's buttons allowed (docs/design.md §8.3).
         checked = check_agreement(machine_answer(packet), bundle, profile)
-        if not checked.ok:
-            return Outcome(False, AGREE_REFUSED, problems=checked.problems, needs_correction=True)
+        if checked.classification is None:
+            return Outcome(False, "This classification cannot be agreed with.", problems=checked.problems)
         review = SMEReview(
             reviewer=self.reviewer,
             agrees_with_primary=True,
