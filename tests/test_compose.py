@@ -16,7 +16,8 @@ from arbiter.ingest import IngestFailure, ingest_pdf
 from arbiter.llm.config import LLMSettings
 from arbiter.record.mirrors import DocumentRecord, FileStore
 from arbiter.run.compose import PipelineParts, build_engine, llm_client, pipeline
-from arbiter.run.document import DocResult, for_document, verify_one
+from arbiter.run.document import DocResult, for_document
+from arbiter.run.worker import verify_one
 from tests.conftest import FIXTURES, REPO
 from tests.llm_fakes import FakeLLM
 from tests.phase_fakes import answer

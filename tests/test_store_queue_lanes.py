@@ -23,7 +23,7 @@ from store_fixtures import (  # noqa: F401  (fixtures)
 from arbiter.contracts import DocumentRecord, PacketKind, ReviewStatus, Severity
 from arbiter.contracts.profile import load_profile
 from arbiter.record.packets import build_packet
-from arbiter.run.document import failure_outcome
+from arbiter.run.worker import failure_outcome
 from arbiter.store import NotIndependent, NotInOperations, PermissionDenied, Store
 
 NOW = T0 + timedelta(days=1)

@@ -61,7 +61,6 @@ def test_the_workers_check_and_the_parent_never_verifies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without a model the parent process never classifies or verifies: every document is still decided."""
-    monkeypatch.setattr("arbiter.run.document.verify_with_retries", _boom)
     monkeypatch.setattr("arbiter.run.worker.verify_with_retries", _boom)
     inputs = _inputs(tmp_path)
     summary = _run(tmp_path / "out", inputs)

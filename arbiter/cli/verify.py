@@ -52,7 +52,7 @@ def verify(
     """Verify one document's classification and print the decision; nothing is written to disk."""
     from arbiter.llm.config import LLMSettings
     from arbiter.run.compose import build_engine, open_extraction
-    from arbiter.run.document import verify_one
+    from arbiter.run.worker import verify_one
 
     try:
         settings = LLMSettings.from_env(backend=llm, model=llm_model)

@@ -26,11 +26,9 @@ from arbiter.contracts import (
     PacketKind,
     ProductionClassification,
     SMEPacket,
-    StopReason,
     VerificationOutcome,
 )
 from arbiter.contracts.profile import Profile
-from arbiter.decide.governor import verify_with_retries
 from arbiter.diagnostics import describe
 from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, IngestResult, file_sha256
 from arbiter.ingest.cache import BundleCache
@@ -39,7 +37,14 @@ from arbiter.llm.client import LLMClient
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.mirrors import ResultStore
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
-from arbiter.run.worker import Prepared, WorkerFault, classify_and_verify, for_document, llm_usage  # noqa: F401  (re-exported)
+from arbiter.run.worker import (  # noqa: F401  (re-exported)
+    Prepared,
+    WorkerFault,
+    classify_and_verify,
+    failure_outcome,
+    for_document,
+    llm_usage,
+)
 from arbiter.store.errors import DatabaseUnavailable
 from verifiers.base import Verifier, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
@@ -112,31 +117,6 @@ class DocResult:
             samples=tuple(p.packet_kind.value for p in samples),
             semantic_checks=outcome.semantic_checks.value,
         )
-
-
-def failure_outcome(doc_id: str, reason: str, message: str, profile: Profile) -> VerificationOutcome:
-    """The outcome of a document that could not be verified at all: an escalation whose reason says why."""
-    return VerificationOutcome(
-        doc_id=doc_id,
-        final_decision=FinalDecision.ESCALATE_TO_SME,
-        escalation_reason=reason,
-        escalation_message=message,
-        stop_reason=StopReason.INPUT_FAILED,
-        policy_version=profile.arbiter.policy_version,
-    )
-
-
-def verify_one(
-    bundle: IngestResult, raw: str | bytes, *, profile: Profile, llm: LLMClient | None = None
-) -> VerificationOutcome:
-    """One document's given classification verified, nothing written (`arbiter verify`): the same outcome
-    as a run's for an unreadable PDF, and the same LLM usage on it."""
-    if isinstance(bundle, IngestFailure):
-        return failure_outcome(bundle.doc_id, f"pdf_{bundle.kind}", bundle.message, profile)
-    doc_llm = llm.for_document(bundle.doc_id) if llm is not None else None
-    outcome = verify_with_retries(raw, bundle, profile, context=VerifyContext(llm=doc_llm))
-    usage = llm_usage(doc_llm)
-    return outcome.model_copy(update=usage) if usage else outcome
 
 
 @dataclass

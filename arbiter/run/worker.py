@@ -19,16 +19,16 @@ from typing import Any
 
 from arbiter import atomic
 from arbiter.classify.base import ClassificationError, Classifier, UsesDocumentLLM
-from arbiter.contracts import DocumentBundle, VerificationOutcome
+from arbiter.contracts import DocumentBundle, FinalDecision, StopReason, VerificationOutcome
 from arbiter.contracts.profile import Profile
 from arbiter.decide.governor import verify_with_retries
 from arbiter.diagnostics import describe
 from arbiter.errors import ArbiterError
-from arbiter.ingest import ingest_pdf
+from arbiter.ingest import IngestFailure, IngestResult, ingest_pdf
 from arbiter.ingest.cache import BundleCache
 from arbiter.ingest.isolated import Handed
 from arbiter.ingest.ocr import announce
-from arbiter.llm.client import DocumentLLM
+from arbiter.llm.client import DocumentLLM, LLMClient
 from arbiter.llm.port import LLM
 from verifiers.base import Verifier, VerifyContext
 
@@ -153,3 +153,28 @@ class WorkerFault(ArbiterError):
 
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 3)
+
+
+def failure_outcome(doc_id: str, reason: str, message: str, profile: Profile) -> VerificationOutcome:
+    """The outcome of a document that could not be verified at all: an escalation whose reason says why."""
+    return VerificationOutcome(
+        doc_id=doc_id,
+        final_decision=FinalDecision.ESCALATE_TO_SME,
+        escalation_reason=reason,
+        escalation_message=message,
+        stop_reason=StopReason.INPUT_FAILED,
+        policy_version=profile.arbiter.policy_version,
+    )
+
+
+def verify_one(
+    bundle: IngestResult, raw: str | bytes, *, profile: Profile, llm: LLMClient | None = None
+) -> VerificationOutcome:
+    """One document's given classification verified, nothing written (`arbiter verify`): the same outcome
+    as a run's for an unreadable PDF, and the same LLM usage on it."""
+    if isinstance(bundle, IngestFailure):
+        return failure_outcome(bundle.doc_id, f"pdf_{bundle.kind}", bundle.message, profile)
+    doc_llm = llm.for_document(bundle.doc_id) if llm is not None else None
+    outcome = verify_with_retries(raw, bundle, profile, context=VerifyContext(llm=doc_llm))
+    usage = llm_usage(doc_llm)
+    return outcome.model_copy(update=usage) if usage else outcome
