@@ -16,13 +16,14 @@ from typer.testing import CliRunner
 from arbiter.cli.main import app
 from arbiter.cli.metrics import parse_time
 from arbiter.contracts import SMEReview
+from arbiter.contracts.profile import MetricsPolicy
 from arbiter.metrics import charts
 from arbiter.metrics.compute import build_report, mark_latest
 from arbiter.metrics.model import Labelled, Prediction
 from arbiter.metrics.report import render_html, write_html
 from arbiter.metrics.result import Confusion, MetricsReport
 from arbiter.metrics.rows import DocRun, Reviewed
-from arbiter.metrics.stats import rate
+from arbiter.metrics.stats import clean_audits_needed, rate
 from arbiter.metrics.text import UNKNOWN_FALSE_ACCEPT
 from arbiter.store import Store
 
@@ -34,7 +35,9 @@ EXTERNAL = re.compile(
 )
 
 
-def _report(audits: list[tuple[bool, str]], reviewer: str = "alice") -> MetricsReport:
+def _report(
+    audits: list[tuple[bool, str]], reviewer: str = "alice", policy: MetricsPolicy | None = None
+) -> MetricsReport:
     reviews = [
         Reviewed(f"a{i}", f"d{i}", "r1", "AUDIT", reviewer, agrees, label=label, accepted_label="LAB",
                  started_at=T0, submitted_at=T0 + timedelta(minutes=2))
@@ -46,7 +49,9 @@ def _report(audits: list[tuple[bool, str]], reviewer: str = "alice") -> MetricsR
             "d0", True, Prediction("LAB", frozenset({3})), Prediction("GEN", frozenset({3})), "LAB", "r1"
         )
     ]
-    return build_report(truth, docs, reviews, [("r1", T0)], open_audits=2, database="sqlite test.db")
+    return build_report(
+        truth, docs, reviews, [("r1", T0)], open_audits=2, database="sqlite test.db", policy=policy
+    )
 
 
 def _headline(html: str) -> str:
@@ -55,8 +60,10 @@ def _headline(html: str) -> str:
 
 
 def test_headline_shows_the_false_accept_rate_with_interval_and_n() -> None:
-    """The first section is the rate, its 95 % interval and the number of blind audits."""
-    html = render_html(_report([(False, "GEN")] + [(True, "LAB")] * 9))
+    """With enough audits, the first section is the rate, its 95 % interval and the number of blind audits."""
+    html = render_html(
+        _report([(False, "GEN")] + [(True, "LAB")] * 9, policy=MetricsPolicy(min_audits_for_rate=10))
+    )
     headline = _headline(html)
     assert "Arbiter false-accept rate" in headline
     assert "10.0 %" in headline
@@ -74,7 +81,8 @@ def test_headline_and_rate_chart_split_the_rate_by_semantic_checks() -> None:
             [(False, "rules_only"), (True, "rules_only"), (True, "rules_and_model")]
         )
     ]
-    report = build_report([], [DocRun("d0", "r1", "AUTO_ACCEPT")], reviews, [("r1", T0)])
+    enough = MetricsPolicy(min_audits_for_rate=3)
+    report = build_report([], [DocRun("d0", "r1", "AUTO_ACCEPT")], reviews, [("r1", T0)], policy=enough)
     headline = _headline(render_html(report))
     assert "False accepts by how the accept was earned: rules only 50.0 % (95 % CI" in headline
     assert "1 of 2); rules and a model 0.0 % (95 % CI 0.0–79.3 %; 0 of 1)." in headline
@@ -90,6 +98,47 @@ def test_without_audits_the_rate_is_unknown_not_zero() -> None:
     assert "2 audit packets are waiting in the queue." in headline
     assert "0.0 %" not in headline
     assert "Unknown" in headline
+
+
+FEW_AUDITS = [
+    # (audits, corrected, minimum, target, upper bound shown, clean audits still needed)
+    (1, 0, 30, 0.05, "79.3 %", "72 more audits"),
+    (2, 0, 30, 0.05, "65.8 %", "71 more audits"),
+    (1, 1, 30, 0.05, "100.0 %", None),
+    (9, 0, 10, 0.10, "29.9 %", "26 more audits"),
+]
+
+
+@pytest.mark.parametrize(("n", "k", "minimum", "target", "bound", "more"), FEW_AUDITS)
+def test_below_the_minimum_the_headline_says_too_few_audits(
+    n: int, k: int, minimum: int, target: float, bound: str, more: str | None
+) -> None:
+    """Below the profile's minimum of audits the headline says too few, gives the upper bound and the clean
+    audits needed to bring it under the target; the rate is never the headline figure."""
+    policy = MetricsPolicy(min_audits_for_rate=minimum, target_false_accept_rate=target)
+    report = _report([(False, "GEN")] * k + [(True, "LAB")] * (n - k), policy=policy)
+    assert report.audit.too_few
+    headline = _headline(render_html(report))
+    assert "<div class='value'>Too few audits</div>" in headline
+    assert f"upper bound {bound}" in headline
+    assert f"fewer than the {minimum} the profile asks for" in headline
+    needed = clean_audits_needed(k, n, target)
+    assert report.audit.clean_audits_needed == needed
+    assert (
+        f"{needed} more audits with no false accept would bring the upper bound under the {100 * target:.1f} %"
+        in headline
+    )
+    if more is not None:
+        assert more in headline
+    shown = f"{100 * k / n:.1f} %"
+    assert f"<div class='value'>{shown}" not in headline
+
+
+def test_at_the_minimum_the_rate_is_the_headline() -> None:
+    """With exactly the minimum of audits the rate is shown as a figure again."""
+    report = _report([(True, "LAB")] * 3, policy=MetricsPolicy(min_audits_for_rate=3))
+    assert not report.audit.too_few
+    assert "<div class='value'>0.0 %</div>" in _headline(render_html(report))
 
 
 def test_html_is_self_contained() -> None:
@@ -226,13 +275,19 @@ def test_demo_then_reviews_then_html_report(tmp_path: Path) -> None:
     data = json.loads(runner.invoke(app, ["metrics", "--out", str(out), "--json"]).stdout)
     fa = data["audit"]["false_accept"]
     assert fa["n"] == kinds["AUDIT"]
-    assert "95 % CI" in headline
+    assert fa["n"] < 30  # the demo's few audits are too few for a rate (profile [metrics])
+    assert data["audit"]["too_few"] is True
+    assert data["audit"]["min_audits"] == 30
+    assert data["audit"]["clean_audits_needed"] == clean_audits_needed(fa["k"], fa["n"], 0.05)
+    assert "Too few audits" in headline
     assert f"n = {fa['n']} blind audit" in headline
+    summary = " ".join(runner.invoke(app, ["metrics", "--out", str(out)]).output.split())  # rich wraps lines
+    assert "Arbiter false-accept rate: too few audits to estimate (upper bound" in summary
+    assert f"{data['audit']['clean_audits_needed']} more audits with no false accept" in summary
     assert data["totals"]["reviews"] == sum(kinds.values())
     split = data["audit"]["false_accept_by_semantic_checks"]  # the demo runs without a model
     assert (split["rules_only"]["n"], split["rules_and_model"]["n"]) == (kinds["AUDIT"], 0)
     assert split["rules_only"]["k"] == fa["k"]
-    assert "rules only" in headline
 
 
 labels = st.sampled_from(["LAB", "GEN", "PATH", "", "(none)", "<x>"])

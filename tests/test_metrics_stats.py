@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arbiter.metrics.stats import cohen_kappa, confusion, mean_estimate, percentile, rate, wilson
+from arbiter.metrics.stats import (
+    clean_audits_needed,
+    cohen_kappa,
+    confusion,
+    mean_estimate,
+    percentile,
+    rate,
+    wilson,
+)
 
 
 @pytest.mark.parametrize(
@@ -149,3 +157,45 @@ def test_confusion_puts_known_labels_first() -> None:
     )
     assert matrix.labels == ["LAB", "GEN", "ZED"]
     assert matrix.counts == [[3, 0, 0], [1, 0, 0], [0, 2, 0]]
+
+
+def _needed_by_counting(k: int, n: int, target: float) -> int:
+    """The definition, one audit at a time: the first m whose upper bound of k in n + m is under target."""
+    m = 0
+    while True:
+        interval = wilson(k, n + m)
+        if interval is not None and interval[1] < target:
+            return m
+        m += 1
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "target", "needed"),
+    [
+        # k = 0: the upper bound is z²/(N + z²), under 5 % from N = 73 (z² = 3.8415; 3.8415 × 19 = 72.99)
+        (0, 0, 0.05, 73),
+        (0, 1, 0.05, 72),
+        (0, 72, 0.05, 1),
+        (0, 73, 0.05, 0),
+        (0, 200, 0.05, 0),
+        (0, 1, 0.10, 34),  # 3.8415 × 9 = 34.57: N = 35
+        (1, 1, 0.05, None),
+        (3, 40, 0.05, None),
+        (10, 10, 0.01, None),
+    ],
+)
+def test_clean_audits_needed_is_the_smallest_count(k: int, n: int, target: float, needed: int | None) -> None:
+    """The clean audits still needed is the smallest m whose Wilson upper bound of k in n + m is under target."""
+    got = clean_audits_needed(k, n, target)
+    assert got == _needed_by_counting(k, n, target)
+    if needed is not None:
+        assert got == needed
+    if got:
+        high = wilson(k, n + got - 1)
+        assert high is None or high[1] >= target
+
+
+@given(st.integers(0, 30), st.integers(0, 300), st.sampled_from([0.01, 0.05, 0.1, 0.3]))
+def test_clean_audits_needed_matches_counting(k: int, extra: int, target: float) -> None:
+    """For any counts, the search agrees with counting audits one at a time."""
+    assert clean_audits_needed(k, k + extra, target) == _needed_by_counting(k, k + extra, target)

@@ -13,6 +13,7 @@ import pytest
 from review_helpers import Seeded, app_on, app_test, sign_in
 
 from arbiter.contracts import PacketKind, SMEReview
+from arbiter.contracts.profile import MetricsPolicy, load_profile
 from arbiter.record.packets import build_blind_packet
 
 
@@ -71,8 +72,29 @@ def test_every_reviewer_sees_the_metrics_page(seeded: Seeded) -> None:
     assert len(at.dataframe) >= 4
 
 
-def test_the_headline_shows_a_measured_rate_with_its_interval(seeded: Seeded) -> None:
-    """After one corrected blind audit the page shows 100.0 % with its Wilson interval and n."""
+def test_one_audit_is_too_few_for_a_rate(seeded: Seeded) -> None:
+    """After one corrected blind audit the page says too few audits, with the upper bound and the audits needed."""
+    _audit_corrected(seeded)
+    at = _metrics_page("alice")
+    headline = at.metric[0]
+    assert headline.value == "Too few audits"
+    assert any(
+        "upper bound 100.0 % (Wilson 95 %) · n = 1 blind audit, 1 corrected" in str(c.value)
+        for c in at.caption
+    )
+    said = " ".join(str(i.value) for i in at.info)
+    assert "Too few blind audits to estimate the false-accept rate" in said
+    assert "fewer than the 30 the profile asks for" in said
+    assert "more audits with no false accept would bring the upper bound under the 5.0 % target" in said
+
+
+def test_with_enough_audits_the_headline_shows_the_rate(
+    seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the profile's minimum met (here 1), the page shows 100.0 % with its Wilson interval and n."""
+    original = load_profile()
+    lenient = original.model_copy(update={"metrics": MetricsPolicy(min_audits_for_rate=1)})
+    monkeypatch.setattr("arbiter.contracts.profile.load_profile", lambda *a, **k: lenient)
     _audit_corrected(seeded)
     at = _metrics_page("alice")
     headline = at.metric[0]

@@ -260,15 +260,81 @@ def test_agreeing_needs_a_readable_classification(bundle: DocumentBundle, profil
     assert "cannot be saved as it is" in broken.blocking[0].message
 
 
-def test_agreeing_shows_rule_findings_without_blocking(
+def _set(path: tuple[Any, ...], value: Any) -> Any:
+    """A mutation of the truth: the value at `path` replaced."""
+
+    def mutate(data: dict[str, Any]) -> None:
+        target: Any = data
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return mutate
+
+
+GENOMIC_EVIDENCE = ("segments", 1, "types", 0, "evidence")
+# What agreeing with a flawed classification runs into: the same V1/V2 checks as a correction, plus the
+# evidence V4 cannot find where it is claimed (docs/design.md §8.3).
+AGREE_BLOCKED = [
+    ("confidence 1.3", _set(("segments", 1, "types", 0, "confidence"), 1.3), "V1.CONFIDENCE_OUT_OF_RANGE"),
+    ("share 1.4", _set(("segments", 1, "types", 0, "share"), 1.4), "V1.SHARE_OUT_OF_RANGE"),
+    ("shares sum to 0.5", _set(("segments", 1, "types", 0, "share"), 0.5), "V2.SEGMENT_SHARES_SUM"),
+    (
+        "fabricated snippet",
+        _set((*GENOMIC_EVIDENCE, 0, "snippet"), "Whole-genome duplication was detected in the tumor sample."),
+        "V4.SNIPPET_NOT_FOUND",
+    ),
+    (
+        "snippet from another segment",
+        _set((*GENOMIC_EVIDENCE, 0), {"page": 2, "snippet": "TEST REQUISITION FORM", "anchor": None}),
+        "V4.SNIPPET_OUTSIDE_SEGMENT",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "mutate", "code"), AGREE_BLOCKED, ids=[c[0] for c in AGREE_BLOCKED])
+def test_agreeing_with_a_rule_breaking_classification_is_refused(
+    case: str, mutate: Any, code: str, truth: dict[str, Any], bundle: DocumentBundle, profile: Profile
+) -> None:
+    """A classification failing V1/V2 or citing evidence V4 cannot find cannot be agreed with; the problem is named."""
+    flawed = copy.deepcopy(truth)
+    mutate(flawed)
+    checked = check_agreement(flawed, bundle, profile)
+    assert not checked.ok, case
+    assert code in _codes(checked)
+
+
+def test_agreeing_shows_minor_findings_without_blocking(
     truth: dict[str, Any], bundle: DocumentBundle, profile: Profile
 ) -> None:
-    """Rule findings on an agreed classification are shown to the reviewer but do not stop the save."""
+    """Minor findings on an agreed classification (an anchor not on its page) are shown but do not stop the save."""
     flawed = copy.deepcopy(truth)
-    flawed["segments"][1]["types"][0]["share"] = 0.5
+    flawed["segments"][1]["types"][0]["evidence"][0]["anchor"] = "zanzibar"
     checked = check_agreement(flawed, bundle, profile)
     assert checked.ok
-    assert "V2.SEGMENT_SHARES_SUM" in {p.code for p in checked.notes}
+    assert "V4.ANCHOR_NOT_FOUND" in {p.code for p in checked.notes}
+
+
+def test_agreeing_with_the_truth_passes(
+    truth: dict[str, Any], bundle: DocumentBundle, profile: Profile
+) -> None:
+    """The correct classification of the document can be agreed with: nothing blocks."""
+    assert check_agreement(truth, bundle, profile).blocking == []
+
+
+def test_correction_leaves_out_evidence_not_on_its_page(
+    truth: dict[str, Any], bundle: DocumentBundle, profile: Profile
+) -> None:
+    """A correction does not keep the machine's fabricated quotes: they are left out, and a note says so."""
+    fabricated = copy.deepcopy(truth)
+    fabricated["segments"][1]["types"][0]["evidence"][0]["snippet"] = "Bone marrow shows 40% myeloblasts."
+    checked = check_correction(CorrectionDraft(_rows(truth, profile)), fabricated, bundle, profile)
+    assert checked.classification is not None
+    kept = [e["snippet"] for t in checked.classification["segments"][1]["types"] for e in t["evidence"]]
+    assert "Bone marrow shows 40% myeloblasts." not in kept
+    assert kept  # the real quotes stay
+    assert "V4.SNIPPET_NOT_FOUND" not in _codes(checked)
+    assert any("Bone marrow" in p.message for p in checked.notes)
 
 
 CELL = st.one_of(

@@ -141,6 +141,24 @@ def test_double_submit_saves_once(seeded: Seeded) -> None:
     assert len(seeded.store.ground_truth.history(packet.doc_id)) == 1
 
 
+def test_agree_with_a_schema_breaking_answer_is_refused_on_submit(seeded: Seeded) -> None:
+    """Agree on the confidence-1.3 packet writes nothing and sends the reviewer to correct it, the problem named."""
+    profile = load_profile()
+    desk = Desk(seeded.store, "alice")
+    packet = desk.claim(seeded.packet_id("gen-guardant-02")).packet
+    assert packet is not None
+    bundle = documents.bundle_of(packet, [PDFS, seeded.out_dir])
+    assert bundle is not None
+    outcome = desk.agree(
+        packet, bundle, profile, notes="", confidence=0.9, reason_codes=[], started_at=NOW, token="t"
+    )
+    assert not outcome.ok
+    assert outcome.needs_correction
+    assert "V1.CONFIDENCE_OUT_OF_RANGE" in {p.code for p in outcome.problems if p.blocking}
+    assert seeded.store.ground_truth.history(packet.doc_id) == []
+    assert seeded.store.queue.get(packet.packet_id).review_status == "IN_REVIEW"
+
+
 def test_expired_claim_is_refused_with_the_draft_untouched(seeded: Seeded) -> None:
     """A correction submitted after the lease ran out is refused as a lost claim; nothing is written."""
     profile = load_profile()

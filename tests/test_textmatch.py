@@ -174,14 +174,15 @@ def test_pages_are_normalised_once() -> None:
 
 BOX_CASES = [
     ("whole first line", 0, 10, [(72.0, 750.0, 72.0 + 10 * CHAR_WIDTH, 760.0)]),
-    ("middle of first line", 2, 5, [(72.0 + 2 * CHAR_WIDTH, 750.0, 72.0 + 5 * CHAR_WIDTH, 760.0)]),
+    ("a whole word", 3, 6, [(72.0 + 3 * CHAR_WIDTH, 750.0, 72.0 + 6 * CHAR_WIDTH, 760.0)]),
+    ("inside a word: the whole word", 4, 5, [(72.0 + 3 * CHAR_WIDTH, 750.0, 72.0 + 6 * CHAR_WIDTH, 760.0)]),
     (
-        "across two lines",
+        "across two lines, from inside a word",
         8,
-        14,
+        13,
         [
-            (72.0 + 8 * CHAR_WIDTH, 750.0, 72.0 + 10 * CHAR_WIDTH, 760.0),
-            (72.0, 736.0, 72.0 + 3 * CHAR_WIDTH, 746.0),
+            (72.0 + 7 * CHAR_WIDTH, 750.0, 72.0 + 10 * CHAR_WIDTH, 760.0),
+            (72.0, 736.0, 72.0 + 2 * CHAR_WIDTH, 746.0),
         ],
     ),
     ("empty span", 3, 3, []),
@@ -193,8 +194,8 @@ BOX_CASES = [
     ("start", "end", "expected"), [c[1:] for c in BOX_CASES], ids=[c[0] for c in BOX_CASES]
 )
 def test_boxes_for_span(start: int, end: int, expected: list[tuple[float, ...]]) -> None:
-    """Each overlapped line yields its box, clipped in proportion to the characters covered."""
-    page = make_page(1, "0123456789\nabcdefghij")
+    """Each overlapped line yields its box, clipped in proportion to the whole words covered."""
+    page = make_page(1, "01 345 789\nab def hij")
     assert list(boxes_for_span(page, start, end)) == expected
 
 

@@ -1,5 +1,6 @@
 """The PDF boxes of a span of a page's text: each overlapping line's box clipped to the characters covered
-(by its word boxes when OCR gave them, else in proportion to its characters)."""
+(by its word boxes when OCR gave them, else in proportion to its characters). A span is first widened to
+whole words, so a highlight never stops inside one ("megaba" of "megabase")."""
 
 from __future__ import annotations
 
@@ -33,8 +34,22 @@ def clip_line(line: LineBox, start: int, end: int) -> Box | None:
     return (round(left + width * lo, 2), bottom, round(left + width * hi, 2), top)
 
 
+def word_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """[start, end) widened to the whole words it touches (letters and digits either side of an edge)."""
+    start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
+    if end <= start:
+        return start, end
+    while start > 0 and text[start - 1].isalnum() and text[start].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum() and text[end - 1].isalnum():
+        end += 1
+    return start, end
+
+
 def boxes_for_span(page: Page, start: int, end: int) -> tuple[Box, ...]:
-    """Boxes of the lines overlapping [start, end), each clipped in proportion to the characters covered."""
+    """Boxes of the lines overlapping [start, end) widened to whole words, each clipped to the characters
+    covered."""
     if end <= start:
         return ()
+    start, end = word_span(page.text, start, end)
     return tuple(box for line in page.lines if (box := clip_line(line, start, end)) is not None)

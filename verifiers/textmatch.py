@@ -19,7 +19,7 @@ from rapidfuzz import fuzz
 from arbiter.contracts import DocumentBundle, LineBox, Page
 from verifiers.number_edges import cuts_number, numeric_edges, signs_differ, whole_numbers
 from verifiers.ocr_numbers import NumberCheck, check_numbers
-from verifiers.span_boxes import Box, boxes_for_span, clip_line
+from verifiers.span_boxes import Box, boxes_for_span, clip_line, word_span
 from verifiers.textnorm import Normalized, normalize, normalize_plain
 
 __all__ = [
@@ -280,6 +280,15 @@ class PageIndex:
         first, stop, score, numbers = cached.refused
         return NearMiss(self._match(source, norm, first, stop, score), numbers)
 
+    def span(self, page: int, first: int, stop: int) -> Match | None:
+        """The match of the normalised span [first, stop) of a page's text_of (a rule's regex match there),
+        mapped back to the original characters and boxes."""
+        source = self._pages.get(page)
+        norm = self.text_of(page)
+        if source is None or not 0 <= first < stop <= len(norm.text):
+            return None
+        return self._match(source, norm, first, stop, 100.0)
+
     def find_any(self, snippet: str, pages: Iterable[int] | None = None) -> list[Match]:
         """Every page (of those given, or of the document) where the snippet is found, in page order."""
         wanted = sorted({p for p in pages if p in self._pages}) if pages is not None else self.page_numbers
@@ -304,6 +313,7 @@ class PageIndex:
         lines, max_ends = table
         if end <= start:
             return ()
+        start, end = word_span(page.text, start, end)
         boxes: list[Box] = []
         for line in islice(lines, bisect_right(max_ends, start), None):
             if line.start >= end:

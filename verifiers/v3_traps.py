@@ -21,6 +21,7 @@ from arbiter.contracts import (
     VerifierResult,
 )
 from arbiter.contracts.profile import Profile
+from verifiers import trap_marks
 from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
 from verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase
 from verifiers.llm_prompt import (
@@ -188,13 +189,13 @@ class V3Traps:
         for page, text in zip(pages, texts, strict=True):
             hit = first_phrase(text, vendors.routine_lab)
             if hit is not None:
-                routine = (hit[0], page)
+                routine = (hit[0], page, hit[1])
                 break
         if routine is None:
             return
         if any(first_phrase(text, [*vendors.genomic, *vendors.genomic_content]) for text in texts):
             return
-        vendor, page = routine
+        vendor, page, found = routine
         span = page_span(segment.start_page, segment.end_page)
         issues.add(
             "V3.ROUTINE_VENDOR_GENOMIC",
@@ -205,6 +206,7 @@ class V3Traps:
             segment_index=segment.segment_index,
             document_type=segment.dominant_type,
             page=page,
+            highlight=trap_marks.normalised_span(index, page, found),
         )
 
     def _admin_title(
@@ -237,6 +239,7 @@ class V3Traps:
                     segment_index=segment.segment_index,
                     document_type=segment.dominant_type,
                     page=first.page_num,
+                    highlight=trap_marks.words(index, first.page_num, block),
                 )
                 return
 
@@ -270,6 +273,7 @@ class V3Traps:
                 f'Page {page_num} contains text addressed to an AI system ("{hit[1].group()}"); it may be an '
                 "attempt to manipulate the classification.",
                 page=page_num,
+                highlight=trap_marks.sentence(index, page_num, hit[1]),
             )
 
 

@@ -34,11 +34,19 @@ def parse_time(value: str, now: datetime | None = None) -> datetime:
 
 def _summary(report: object) -> None:
     from arbiter.metrics.result import MetricsReport
-    from arbiter.metrics.text import false_accept_sentence, false_accept_split, headline_figures, rate_text
+    from arbiter.metrics.text import (
+        false_accept_sentence,
+        false_accept_split,
+        headline_detail,
+        headline_figures,
+        rate_text,
+    )
 
     assert isinstance(report, MetricsReport)
     fa = report.audit.false_accept
     headline = "unknown" if fa.rate is None else rate_text(fa)
+    if report.audit.too_few:
+        headline = f"too few audits to estimate ({headline_detail(report.audit)})"
     out.print(f"[bold]Arbiter false-accept rate:[/] {headline}")
     out.print(false_accept_sentence(report.audit))
     table = Table("figure", "value", "detail", title="Ground-truth metrics")
@@ -92,7 +100,8 @@ def metrics(
         raise fail(str(exc)) from None
     store = _store(db, out_dir)
     try:
-        report = compute_metrics(store, when, load_profile().taxonomy.document_types)
+        profile = load_profile()
+        report = compute_metrics(store, when, profile.taxonomy.document_types, policy=profile.metrics)
     finally:
         store.dispose()
     if html is not None:

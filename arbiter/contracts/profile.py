@@ -180,6 +180,19 @@ class Sampling(Strict):
     salt: str = Field(default="arbiter-sample-1", min_length=1)
 
 
+class MetricsPolicy(Strict):
+    """When a rate from blind audits is a figure (docs/design.md §9.3): below `min_audits_for_rate` reviewed
+    audits the false-accept rate is "too few to estimate", shown as its Wilson upper bound and the clean audits
+    still needed to bring that bound under `target_false_accept_rate`."""
+
+    min_audits_for_rate: int = Field(
+        default=30, ge=1, description="Reviewed blind audits needed before the false-accept rate is shown."
+    )
+    target_false_accept_rate: float = Field(
+        default=0.05, gt=0, lt=1, description="The false-accept rate the arbiter should stay under."
+    )
+
+
 class Bound(Strict):
     min: int | None = None
     max: int | None = None
@@ -327,6 +340,7 @@ class Profile(Strict):
     retry: Retry
     arbiter: ArbiterPolicy
     sampling: Sampling = Field(default_factory=Sampling)
+    metrics: MetricsPolicy = Field(default_factory=MetricsPolicy)
     baseline: Baseline | None = None
     content: Content = Field(default_factory=Content)
 

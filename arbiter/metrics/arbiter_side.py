@@ -8,9 +8,10 @@ from collections import Counter
 from collections.abc import Iterable
 
 from arbiter.contracts import SemanticChecks
+from arbiter.contracts.profile import MetricsPolicy
 from arbiter.metrics.result import Audit, CodePrecision, DecisionMix, Precision, Retry, Share
 from arbiter.metrics.rows import DocRun, PacketKind, Reviewed
-from arbiter.metrics.stats import rate
+from arbiter.metrics.stats import clean_audits_needed, rate
 
 ACCEPTED_FIRST = "accepted first time"
 ACCEPTED_FIXED = "accepted after fixes"
@@ -77,7 +78,9 @@ def retry_stats(docs: Iterable[DocRun]) -> Retry:
     return Retry(success=rate(k, n), stop_reasons=shares(stops, n - k))
 
 
-def audit_stats(audits: Iterable[Reviewed], open_audits: int = 0) -> Audit:
+def audit_stats(
+    audits: Iterable[Reviewed], open_audits: int = 0, policy: MetricsPolicy | None = None
+) -> Audit:
     """False accept: a reviewed blind audit whose SME did not agree with the accepted classification.
     Dominant wrong (stricter): the SME's dominant type differs from the accepted one; audits where either
     label is unknown are left out of that rate. The false-accept rate is also split by how the audited
@@ -95,11 +98,16 @@ def audit_stats(audits: Iterable[Reviewed], open_audits: int = 0) -> Audit:
         if review.semantic_checks in split:
             split[review.semantic_checks][0] += not review.agrees
             split[review.semantic_checks][1] += 1
+    policy = policy or MetricsPolicy()
     return Audit(
         false_accept=rate(corrected, n),
         dominant_wrong=rate(strict_k, strict_n),
         open=open_audits,
         false_accept_by_semantic_checks={key: rate(bad, seen) for key, (bad, seen) in split.items()},
+        min_audits=policy.min_audits_for_rate,
+        target=policy.target_false_accept_rate,
+        clean_audits_needed=clean_audits_needed(corrected, n, policy.target_false_accept_rate),
+        too_few=0 < n < policy.min_audits_for_rate,
     )
 
 

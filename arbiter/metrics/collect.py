@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.engine import Connection, Engine
 
+from arbiter.contracts.profile import MetricsPolicy
 from arbiter.metrics import gt_reader, loader
 from arbiter.metrics.compute import GroundTruthScores, build_report
 from arbiter.metrics.result import MetricsReport
@@ -106,6 +107,7 @@ def compute_metrics(
     label_order: Sequence[str] = (),
     *,
     parallel: bool = True,
+    policy: MetricsPolicy | None = None,
 ) -> MetricsReport:
     """The full report of the store, as of a time (None: everything there is)."""
     started = time.perf_counter()
@@ -138,6 +140,7 @@ def compute_metrics(
         as_of=as_of,
         database=database_label(engine),
         label_order=label_order,
+        policy=policy,
     )
     report.seconds = time.perf_counter() - started
     return report

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from arbiter.contracts.profile import MetricsPolicy
 from arbiter.metrics.arbiter_side import (
     ACCEPT,
     ESCALATED,
@@ -113,6 +114,7 @@ def build_report(
     as_of: datetime | None = None,
     database: str = "",
     label_order: Sequence[str] = (),
+    policy: MetricsPolicy | None = None,
 ) -> MetricsReport:
     """Every figure of the report. `documents` holds every (document, run) row: the decision mix, retry and
     escalation figures use the rows marked `latest` (each document's newest run), the trends all of them."""
@@ -165,7 +167,7 @@ def build_report(
             reviews=len(reviews),
             reviews_by_kind=dict(sorted(kinds.items())),
         ),
-        audit=audit_stats(reviews, open_audits),
+        audit=audit_stats(reviews, open_audits, policy),
         models=gt.scorer.results(label_order),
         decisions=decision_mix(latest),
         retry=retry_stats(latest),

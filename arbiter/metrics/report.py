@@ -10,7 +10,7 @@ from typing import Any
 
 from arbiter import atomic
 from arbiter.metrics import charts
-from arbiter.metrics.charts import Bar, pct
+from arbiter.metrics.charts import Bar
 from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.text import (
     MODEL_LABELS,
@@ -18,8 +18,9 @@ from arbiter.metrics.text import (
     false_accept_sentence,
     false_accept_split,
     false_accept_split_sentence,
+    headline_detail,
     headline_figures,
-    interval,
+    headline_value,
     model_rows,
     plural,
     rate_text,
@@ -37,6 +38,10 @@ DEFINITIONS = [
      "false-accept rate is shown for each, with its own count and interval."),
     ("Intervals", "Every rate is shown with its count and a Wilson score 95 % interval. A rate over nothing is "
      "“no data”, never 0 %."),
+    ("Too few audits", "Below the profile's minimum of reviewed blind audits ([metrics] min_audits_for_rate) the "
+     "false-accept rate is not shown as a figure: the headline gives the upper end of its Wilson 95 % interval and "
+     "how many more audits with no false accept would bring that bound under the profile's target "
+     "(target_false_accept_rate)."),
     ("Ground truth", "Each document's newest ground-truth version as of the report's time. “SME-reviewed” uses only "
      "versions an SME validated or corrected (the honest measure); “all” adds automatically accepted documents, "
      "whose truth is the arbiter's own answer, so it flatters the models (circular)."),
@@ -92,18 +97,21 @@ def _table(rows: Sequence[dict[str, Any]], empty: str = "Nothing yet.") -> str:
 
 def headline_html(report: MetricsReport) -> str:
     """The first screen: the false-accept rate with its interval and n (or a plain "unknown"), then cards."""
-    fa = report.audit.false_accept
-    if fa.rate is None:
+    audit = report.audit
+    if audit.false_accept.rate is None or audit.too_few:
+        detail = headline_detail(audit)
         box = (
             "<section class='headline unknown'><div class='label'>Arbiter false-accept rate</div>"
-            f"<div class='value'>Unknown</div><p>{escape(false_accept_sentence(report.audit))}</p></section>"
+            f"<div class='value'>{escape(headline_value(audit))}</div>"
+            + (f"<div class='ci'>{escape(detail)}</div>" if detail else "")
+            + f"<p>{escape(false_accept_sentence(audit))}</p></section>"
         )
     else:
         box = (
             "<section class='headline'><div class='label'>Arbiter false-accept rate</div>"
-            f"<div class='value'>{pct(fa.rate)}</div><div class='ci'>{escape(interval(fa))} · n = "
-            f"{plural(fa.n, 'blind audit')}, {fa.k:,} corrected</div><p>{escape(false_accept_sentence(report.audit))}</p>"
-            f"<p>{escape(false_accept_split_sentence(report.audit))}</p></section>"
+            f"<div class='value'>{escape(headline_value(audit))}</div><div class='ci'>"
+            f"{escape(headline_detail(audit))}</div><p>{escape(false_accept_sentence(audit))}</p>"
+            f"<p>{escape(false_accept_split_sentence(audit))}</p></section>"
         )
     cards = "".join(
         f"<div class='card'><div class='name'>{escape(n)}</div><div class='v'>{escape(v)}</div>"

@@ -99,6 +99,18 @@ class Audit(Strict):
         description="The false-accept rate by how the audited accept was earned: rules_only and "
         "rules_and_model (an audit whose accept has no stored outcome is in neither).",
     )
+    min_audits: int = Field(
+        default=30, description="Reviewed audits below which the rate is too few to estimate (profile)."
+    )
+    target: float = Field(default=0.05, description="The profile's target false-accept rate.")
+    clean_audits_needed: int = Field(
+        default=0,
+        description="More audits with no false accept that would bring the Wilson upper bound under the target.",
+    )
+    too_few: bool = Field(
+        default=False,
+        description="Audits were reviewed, but fewer than min_audits: the rate is not a figure yet.",
+    )
 
 
 class CodePrecision(Strict):

@@ -36,6 +36,27 @@ def rate(k: int, n: int) -> Rate:
     return Rate(k=k, n=n, rate=k / n, low=interval[0], high=interval[1])
 
 
+def clean_audits_needed(k: int, n: int, target: float, z: float = Z95) -> int:
+    """The smallest m >= 0 such that m more audits, none of them a false accept, bring the Wilson upper bound
+    of k in n + m under `target` (the bound falls as the denominator grows with k fixed)."""
+    if not 0 < target < 1:
+        raise ValueError(f"target {target} outside (0, 1)")
+
+    def under(m: int) -> bool:
+        interval = wilson(k, n + m, z)
+        return interval is not None and interval[1] < target
+
+    if under(0):
+        return 0
+    low, high = 0, 1  # under(low) is False; grow high until under(high)
+    while not under(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if under(middle) else (middle, high)
+    return high
+
+
 def percentile(values: Sequence[float], q: float) -> float | None:
     """The q-quantile (0..1) by linear interpolation between order statistics (numpy's default)."""
     if not values:

@@ -9,6 +9,7 @@ from arbiter.metrics.charts import pct
 from arbiter.metrics.result import Agreement, Audit, Kappa, MeanEstimate, MetricsReport, ModelScores, Rate
 
 UNKNOWN_FALSE_ACCEPT = "No blind audits reviewed yet — rate unknown."
+TOO_FEW_AUDITS = "Too few audits"
 SCOPE_LABELS = {
     "sme": "SME-reviewed documents",
     "all": "all ground truth (includes auto-accepted: circular)",
@@ -78,11 +79,48 @@ def false_accept_sentence(audit: Audit) -> str:
         else ""
     )
     if fa.rate is None:
-        return UNKNOWN_FALSE_ACCEPT + waiting
+        return f"{UNKNOWN_FALSE_ACCEPT} {clean_audits_sentence(audit)}{waiting}"
+    if audit.too_few:
+        return (
+            f"Too few blind audits to estimate the false-accept rate: {plural(fa.n, 'audit')} reviewed "
+            f"({fa.k:,} corrected), fewer than the {audit.min_audits:,} the profile asks for. The rate could be "
+            f"as high as {pct(fa.high)} (the upper end of its Wilson 95 % interval). "
+            f"{clean_audits_sentence(audit)}{waiting}"
+        )
     return (
         f"Of {plural(fa.n, 'automatically accepted document')} audited blind, the SME corrected "
         f"{fa.k:,}: an estimated {pct(fa.rate)} of accepted documents are wrong ({interval(fa)})." + waiting
     )
+
+
+def clean_audits_sentence(audit: Audit) -> str:
+    """How many more audits with no false accept would bring the Wilson upper bound under the target."""
+    target = pct(audit.target)
+    if audit.clean_audits_needed == 0:
+        return f"The upper bound is already under the {target} target."
+    return (
+        f"{plural(audit.clean_audits_needed, 'more audit')} with no false accept would bring the upper bound "
+        f"under the {target} target."
+    )
+
+
+def headline_value(audit: Audit) -> str:
+    """The headline figure: the rate only when enough audits back it."""
+    fa = audit.false_accept
+    if fa.rate is None:
+        return "Unknown"
+    return TOO_FEW_AUDITS if audit.too_few else pct(fa.rate)
+
+
+def headline_detail(audit: Audit) -> str:
+    """The line under the headline figure: its interval (or only its upper bound) and n."""
+    fa = audit.false_accept
+    if fa.rate is None:
+        return ""
+    counts = f"n = {plural(fa.n, 'blind audit')}, {fa.k:,} corrected"
+    if audit.too_few:
+        return f"upper bound {pct(fa.high)} (Wilson 95 %) · {counts} · {audit.min_audits:,} needed"
+    return f"{interval(fa)} · {counts}"
 
 
 def false_accept_split(audit: Audit) -> list[tuple[str, Rate]]:

@@ -11,13 +11,16 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from arbiter.contracts import BlockType, DocumentBundle, Issue, Page
+from arbiter.contracts import BlockType, DocumentBundle, Issue, OcrStatus, Page
+from arbiter.review.closest import Closest, closest_text
 from verifiers.textmatch import PageIndex
 
 BEFORE = 2
 AFTER = 3
 _EVIDENCE_PATH = re.compile(r"^/segments/(\d+)/types/(\d+)/evidence/(\d+)")
 _NOISE = {BlockType.HEADER, BlockType.FOOTER}
+# Issues about a quote the page does not hold: the closest text there is shown with its differences.
+NOT_ON_PAGE = frozenset({"V4.SNIPPET_NOT_FOUND", "V4.SNIPPET_NUMBERS_DIFFER"})
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class Passage:
     match: str | None
     after: tuple[str, ...]
     span: tuple[int, int] | None = None  # the matched characters within `match`
+    note: str | None = None  # why there is nothing to show (a page without text)
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class IssueContext:
     passage: Passage | None
     segment: SegmentInfo | None
     evidence: EvidenceInfo | None
+    closest: Closest | None = None  # for a quote not on its page: the page's text most like it
 
 
 def paragraph_spans(page: Page) -> list[tuple[int, int, str, BlockType]]:
@@ -93,7 +98,27 @@ def page_opening(page: Page, count: int = BEFORE + 1 + AFTER) -> Passage:
     texts = [s[2] for s in paragraph_spans(page) if s[3] not in _NOISE][:count]
     if not texts and page.text.strip():
         texts = [page.text.strip()]
-    return Passage(page.page_num, (), None, tuple(texts))
+    return Passage(page.page_num, (), None, tuple(texts), note=None if texts else empty_page_reason(page))
+
+
+# Why a page has no text, by what OCR did with it (docs/design.md §7.1).
+_NO_TEXT_WHY = {
+    OcrStatus.NO_TEXT: "is a scanned image with no text layer, and OCR found no readable text on it: it may be "
+    "blank, or too faint to read.",
+    OcrStatus.UNAVAILABLE: "is a scanned image with no text layer, and OCR is not available here, so it was "
+    "not read.",
+    OcrStatus.DISABLED: "is a scanned image with no text layer, and OCR is turned off, so it was not read.",
+    OcrStatus.FAILED: "is a scanned image with no text layer, and OCR failed on it.",
+    OcrStatus.APPLIED: "is a scanned image; OCR read it but found no words.",
+}
+
+
+def empty_page_reason(page: Page) -> str:
+    """Why a page's text is empty, in words: what OCR did with a scan, or a page with no text at all."""
+    why = _NO_TEXT_WHY.get(page.ocr_status) if page.ocr_status is not None else None
+    if why is None and not page.has_text_layer and not page.ocr_applied:
+        why = "is a scanned image with no text layer, and OCR was not run on it."
+    return f"Page {page.page_num} {why or 'has no text at all: it looks blank.'} Look at the page image."
 
 
 def _segment(classification: Any, number: int | None) -> SegmentInfo | None:
@@ -144,8 +169,17 @@ def issue_context(
         page_num = segment.start_page
     passage: Passage | None = None
     page = bundle.page(page_num) if bundle is not None and page_num is not None else None
+    closest = None
+    if bundle is not None and evidence is not None and issue.code in NOT_ON_PAGE:
+        claimed = evidence.page if isinstance(evidence.page, int) and bundle.page(evidence.page) else None
+        span = segment_pages(segment, bundle.total_pages)
+        closest = closest_text(evidence.snippet, bundle, [claimed] if claimed else span, fuzzy_threshold)
+        if closest is not None:
+            page_num, page = closest.page, bundle.page(closest.page)
     if bundle is not None and page is not None:
-        if issue.highlight is not None and issue.highlight.page == page.page_num:
+        if closest is not None:
+            passage = passage_at(page, closest.start, closest.end)
+        elif issue.highlight is not None and issue.highlight.page == page.page_num:
             passage = passage_at(page, issue.highlight.start, issue.highlight.end)
         elif evidence is not None:
             match = PageIndex.shared(bundle, fuzzy_threshold).find(evidence.snippet, page.page_num)
@@ -155,4 +189,11 @@ def issue_context(
             passage = page_opening(page)
     if bundle is not None and page is None:
         page_num = None  # the document has no such page: nothing to show
-    return IssueContext(issue, page_num, passage, segment, evidence)
+    return IssueContext(issue, page_num, passage, segment, evidence, closest)
+
+
+def segment_pages(segment: SegmentInfo | None, total: int) -> list[int]:
+    """The pages of a segment that the document has (none when its pages are not numbers)."""
+    if segment is None or not isinstance(segment.start_page, int) or not isinstance(segment.end_page, int):
+        return []
+    return list(range(max(1, segment.start_page), min(segment.end_page, total) + 1))

@@ -47,6 +47,10 @@ SUBMIT_WAITING = (
     "The database is not answering right now, so your review is not saved yet. Your draft is kept and the "
     "packet stays yours: press the button again in a moment to save it."
 )
+AGREE_REFUSED = (
+    "This classification breaks the rules, so it cannot be saved as it is. Correct it: the problems are "
+    "listed in the correction editor."
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,11 @@ class Outcome:
     record: GroundTruthRecord | None = None
     problems: tuple[Problem, ...] = field(default_factory=tuple)
     claim_lost: bool = False
+    needs_correction: bool = False  # agreeing was refused: the answer breaks the rules; correct it instead
+
+    @property
+    def blocking(self) -> list[Problem]:
+        return [p for p in self.problems if p.blocking]
 
 
 def submission_key(packet_id: str, reviewer: str, token: str) -> str:
@@ -139,9 +148,10 @@ class Desk:
         started_at: datetime,
         token: str,
     ) -> Outcome:
+        # Checked here, on the submit path, whatever the page's buttons allowed (docs/design.md §8.3).
         checked = check_agreement(machine_answer(packet), bundle, profile)
-        if checked.classification is None:
-            return Outcome(False, "This classification cannot be agreed with.", problems=checked.problems)
+        if not checked.ok:
+            return Outcome(False, AGREE_REFUSED, problems=checked.problems, needs_correction=True)
         review = SMEReview(
             reviewer=self.reviewer,
             agrees_with_primary=True,

@@ -1,9 +1,11 @@
 """The agree and correct forms: turn the reviewer's segment table into a classification and check it.
 
 A correction is rebuilt from the edited rows (pages, dominant type, one share per taxonomy type), keeps
-the machine's evidence that falls inside each new segment, and is run through the V1 and V2 rules
-against the document. BLOCKER and MAJOR findings stop the save; MINOR ones are shown as notes.
-Reading the table's cells and making one row a segment is rows.py's part.
+the machine's evidence that falls inside each new segment and can be found on its page, and is run through
+the V1, V2 and V4 rules against the document. BLOCKER and MAJOR findings stop the save (except the
+judgements a reviewer is there to make); MINOR ones are shown as notes. Agreeing runs the same checks on
+the machine's answer (docs/design.md §8.3). Reading the table's cells and making one row a segment is
+rows.py's part.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from arbiter.contracts import Corrections, DocumentBundle, Severity
+from arbiter.contracts import Corrections, DocumentBundle, IssueSource, Severity
 from arbiter.contracts.profile import Profile
 from arbiter.contracts.schemas import load_subject
 from arbiter.review.rows import (
@@ -25,9 +27,11 @@ from arbiter.review.rows import (
 )
 from verifiers.base import VerifyContext
 from verifiers.shares import arg_max, canonical_mixture
+from verifiers.textmatch import PageIndex
 from verifiers.v1_schema import V1Schema
 from verifiers.v2_consistency import V2Consistency
 from verifiers.v2_content import JUDGEMENT_CODES
+from verifiers.v4_evidence import V4Evidence, quote
 
 PRODUCER = {"name": "sme-review", "version": "1"}
 # Why a reviewer corrected the machine; the packet's own issue codes are offered beside these.
@@ -41,6 +45,17 @@ CORRECTION_REASONS = (
 )
 _BLOCKING = {Severity.BLOCKER, Severity.MAJOR}
 _MIXTURE_CODES = {"V2.MIXTURE_SHARES_SUM", "V2.MIXTURE_MISMATCH"}
+# Evidence V4 could not find where it is cited: saving it would put a quote the document does not hold
+# into ground truth. Other V4 findings (evidence reading as another type, a page without text) are the
+# reviewer's judgement and stay notes.
+EVIDENCE_NOT_FOUND = frozenset(
+    {
+        "V4.SNIPPET_NOT_FOUND",
+        "V4.SNIPPET_OUTSIDE_SEGMENT",
+        "V4.SNIPPET_NUMBERS_DIFFER",
+        "V4.SNIPPET_WRONG_PAGE",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -121,6 +136,7 @@ def check_correction(draft: CorrectionDraft, base: Any, bundle: DocumentBundle, 
     candidate, problems = build_classification(draft, base, bundle, profile)
     if candidate is None:
         return Checked(None, tuple(problems))
+    problems.extend(found_evidence_only(candidate, bundle, profile))
     unmixed = candidate["document_mixture"] is None
     if unmixed:
         candidate["document_mixture"] = []
@@ -142,7 +158,8 @@ def check_correction(draft: CorrectionDraft, base: Any, bundle: DocumentBundle, 
 
 
 def check_agreement(classification: Any, bundle: DocumentBundle, profile: Profile) -> Checked:
-    """Agreeing saves the machine's classification as ground truth: it must at least be readable."""
+    """Agreeing saves the machine's classification as ground truth, so it meets the checks a correction
+    meets: the V1 and V2 rules, and evidence V4 finds where it is cited. Judgements stay notes."""
     if not isinstance(classification, dict):
         return Checked(
             None,
@@ -155,25 +172,59 @@ def check_agreement(classification: Any, bundle: DocumentBundle, profile: Profil
             None,
             (Problem(f"The machine's classification cannot be saved as it is: {first.message}", True),),
         )
-    # Other rule findings are what the reviewer is judging; they are shown, not enforced.
-    return Checked(classification, tuple(Problem(p.message, False, p.code, p.path) for p in found))
+    return Checked(classification, tuple(found))
 
 
 def rule_problems(classification: dict[str, Any], bundle: DocumentBundle, profile: Profile) -> list[Problem]:
-    """V1 and V2 findings (rules only, no language model) as problems, worst first."""
+    """V1, V2 and V4 findings (rules only, no language model) as problems, worst first."""
     subject = load_subject(json.dumps(classification))
     context = VerifyContext()
     results = [
         V1Schema().verify(subject, bundle, profile, context),
         V2Consistency().verify(subject, bundle, profile, context),
+        V4Evidence().verify(subject, bundle, profile, context),
     ]
-    issues = [issue for result in results for issue in result.issues]
+    issues = [issue for result in results for issue in result.issues if issue.source == IssueSource.RULE]
     order = {Severity.BLOCKER: 0, Severity.MAJOR: 1, Severity.MINOR: 2}
     issues.sort(key=lambda i: order[i.severity])
-    return [
-        Problem(i.message, i.severity in _BLOCKING and i.code not in JUDGEMENT_CODES, i.code, i.location.path)
-        for i in issues
-    ]
+    return [Problem(i.message, _blocks(i.code, i.severity), i.code, i.location.path) for i in issues]
+
+
+def _blocks(code: str, severity: Severity) -> bool:
+    if code.startswith("V4."):
+        return code in EVIDENCE_NOT_FOUND
+    return severity in _BLOCKING and code not in JUDGEMENT_CODES
+
+
+def found_evidence_only(candidate: dict[str, Any], bundle: DocumentBundle, profile: Profile) -> list[Problem]:
+    """Leave out of a correction the machine's quotes that are not on their page (a page without text
+    keeps its quotes: nothing can be checked there); a note names each one left out."""
+    index = PageIndex.shared(bundle, profile.tolerances.fuzzy_match_threshold)
+    notes: list[Problem] = []
+    for segment in candidate.get("segments") or []:
+        for entry in segment.get("types") or []:
+            kept = []
+            for item in entry.get("evidence") or []:
+                page = bundle.page(item.get("page")) if isinstance(item.get("page"), int) else None
+                snippet = item.get("snippet")
+                if (
+                    page is None
+                    or not page.text.strip()
+                    or not isinstance(snippet, str)
+                    or index.find(snippet, page.page_num) is not None
+                ):
+                    kept.append(item)
+                    continue
+                notes.append(
+                    Problem(
+                        f"The quote {quote(snippet)} is not on page {page.page_num}; it was left out of the "
+                        "correction's evidence.",
+                        blocking=False,
+                        code="FORM.EVIDENCE_LEFT_OUT",
+                    )
+                )
+            entry["evidence"] = kept
+    return notes
 
 
 def build_classification(

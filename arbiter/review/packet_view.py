@@ -10,7 +10,9 @@ import re
 from typing import Any
 
 from arbiter.contracts import SMEPacket
+from arbiter.review.closest import Closest, Word
 from arbiter.review.context import Passage
+from arbiter.review.queue_view import UNREADABLE_REASONS, reason_label
 
 SEVERITY_ICONS = {"BLOCKER": ":red[**BLOCKER**]", "MAJOR": ":orange[**MAJOR**]", "MINOR": ":gray[**MINOR**]"}
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<:$])")
@@ -51,7 +53,33 @@ def passage_markdown(passage: Passage) -> str:
         parts.extend(body for body in map(_paragraph, passage.after) if body)
     else:
         parts.extend(grey(passage.after))
+    if passage.note and not any(parts):
+        parts.append(f":gray[_{escape(passage.note)}_]")
     return "\n\n".join(p for p in parts if p)
+
+
+def unreadable_note(packet: SMEPacket) -> str | None:
+    """What the page says of a packet whose file could not be read (no pages, nothing to classify)."""
+    if packet.total_pages > 0 and packet.escalation_reason not in UNREADABLE_REASONS:
+        return None
+    return (
+        f"This file could not be read ({reason_label(packet.escalation_reason)}): {packet.escalation_message} "
+        "There are no pages to show and no classification to review."
+    )
+
+
+def closest_markdown(closest: Closest) -> str:
+    """The page's closest text and the quote, word by word, the words that differ marked (all escaped)."""
+
+    def words(items: tuple[Word, ...]) -> str:
+        return " ".join(
+            f":red-background[**{escape(w.text)}**]" if w.differs else escape(w.text) for w in items
+        )
+
+    return (
+        f"**Closest text on page {closest.page}** ({closest.score:.0f} % alike; the words that differ are "
+        f"marked):  \n{words(closest.found)}\n\n**The quote says:**  \n{words(closest.quoted)}"
+    )
 
 
 def segments_table(classification: Any) -> list[dict[str, Any]]:

@@ -61,6 +61,8 @@ _INPUT_REASONS = {
     "budget_exhausted": "Token budget ran out",
     "review_sample": "Blind review sample",
 }
+# The reasons that mean the file itself could not be read: such a packet has no pages to show.
+UNREADABLE_REASONS = frozenset(r for r in _INPUT_REASONS if r.startswith("pdf_"))
 
 
 def reason_label(reason: str) -> str:

@@ -19,6 +19,8 @@ from PIL import Image, ImageDraw
 from arbiter.contracts import DocumentBundle, Issue
 from arbiter.errors import ArbiterError
 from arbiter.ingest import PDFIUM_LOCK
+from arbiter.review.glyphs import PageGlyphs
+from verifiers.span_boxes import word_span
 from verifiers.textmatch import PageIndex
 
 Box = tuple[float, float, float, float]
@@ -41,6 +43,10 @@ class Mark:
     kind: MarkKind
     box: Box  # (left, bottom, right, top) in PDF points from the bottom-left
     label: str = ""
+    # The whole words marked, as (start, end) in the page's text and that text: with them the drawing uses
+    # the words' glyph boxes from the PDF instead of the line box cut in proportion to its characters.
+    span: tuple[int, int] | None = None
+    text: str = ""
 
 
 class RenderError(ArbiterError):
@@ -56,15 +62,23 @@ def page_marks(
 ) -> list[Mark]:
     """Boxes to draw on one page: each evidence snippet claimed for it, and each issue highlight on it."""
     marks: list[Mark] = []
-    if bundle is not None and bundle.page(page) is not None:
+    found = bundle.page(page) if bundle is not None else None
+    text = found.text if found is not None else ""
+
+    def words(kind: MarkKind, boxes: Iterable[Box], start: int, end: int, label: str = "") -> list[Mark]:
+        first, stop = word_span(text, start, end)
+        return [Mark(kind, box, label, (first, stop), text[first:stop]) for box in boxes]
+
+    if bundle is not None and found is not None:
         index = PageIndex.shared(bundle, fuzzy_threshold)
         for snippet in _snippets_on(classification, page):
             match = index.find(snippet, page)
             if match is not None:
-                marks.extend(Mark(MarkKind.EVIDENCE, box) for box in match.boxes)
+                marks.extend(words(MarkKind.EVIDENCE, match.boxes, match.start, match.end))
     for issue in issues:
-        if issue.highlight is not None and issue.highlight.page == page:
-            marks.extend(Mark(MarkKind.ISSUE, box, issue.issue_id) for box in issue.highlight.boxes)
+        mark = issue.highlight
+        if mark is not None and mark.page == page:
+            marks.extend(words(MarkKind.ISSUE, mark.boxes, mark.start, mark.end, issue.issue_id))
     return marks
 
 
@@ -133,6 +147,7 @@ def render_page(pdf: Path, page: int, marks: Sequence[Mark] = (), *, dpi: float 
                 try:
                     height = pdf_page.get_height()
                     image = pdf_page.render(scale=scale).to_pil()
+                    marks = _on_glyphs(pdf_page, marks)
                 finally:
                     pdf_page.close()
             finally:
@@ -142,6 +157,46 @@ def render_page(pdf: Path, page: int, marks: Sequence[Mark] = (), *, dpi: float 
     except Exception as exc:  # pdfium reports damaged or locked files with its own exception types
         raise RenderError(f"Page {page} could not be drawn ({type(exc).__name__}).") from exc
     return _draw(image.convert("RGB"), height, scale, marks)
+
+
+def drawn_marks(pdf: Path, page: int, marks: Sequence[Mark]) -> list[Mark]:
+    """The marks as render_page draws them on a page of `pdf` (glyph boxes where the PDF has them)."""
+    import pypdfium2 as pdfium
+
+    with PDFIUM_LOCK:
+        doc = pdfium.PdfDocument(str(pdf))
+        try:
+            pdf_page = doc[page - 1]
+            try:
+                return list(_on_glyphs(pdf_page, marks))
+            finally:
+                pdf_page.close()
+        finally:
+            doc.close()
+
+
+def _on_glyphs(pdf_page: Any, marks: Sequence[Mark]) -> Sequence[Mark]:
+    """The marks with each marked span's boxes taken from its glyphs where the PDF's text is the bundle's
+    (under PDFIUM_LOCK); marks without a span, or whose text the page does not hold there, stay as given."""
+    if not any(m.span for m in marks):
+        return marks
+    textpage = pdf_page.get_textpage()
+    try:
+        glyphs = PageGlyphs(textpage)
+        placed: list[Mark] = []
+        done: set[tuple[MarkKind, str, tuple[int, int]]] = set()
+        for mark in marks:
+            boxes = glyphs.boxes(*mark.span, mark.text) if mark.span is not None else None
+            if boxes is None or mark.span is None:
+                placed.append(mark)
+                continue
+            key = (mark.kind, mark.label, mark.span)
+            if key not in done:  # one mark per line box came in; the glyphs give the lines again
+                done.add(key)
+                placed.extend(Mark(mark.kind, box, mark.label, mark.span, mark.text) for box in boxes)
+        return placed
+    finally:
+        textpage.close()
 
 
 def _draw(image: Image.Image, page_height: float, scale: float, marks: Sequence[Mark]) -> bytes:

@@ -7,7 +7,6 @@ import streamlit as st
 
 from arbiter.cli.metrics import parse_time
 from arbiter.contracts.profile import load_profile
-from arbiter.metrics.charts import pct
 from arbiter.metrics.collect import compute_metrics
 from arbiter.metrics.report import (
     confusion_charts,
@@ -21,11 +20,11 @@ from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.text import (
     false_accept_sentence,
     false_accept_split_sentence,
+    headline_detail,
     headline_figures,
-    interval,
+    headline_value,
     kappa_text,
     model_rows,
-    plural,
     rate_text,
     reviewer_rows,
     run_rows,
@@ -43,7 +42,8 @@ def chart(svg: str) -> None:
 
 @st.cache_data(ttl=300, show_spinner="Computing the metrics…", max_entries=8)
 def _report(db_url: str | None, as_of: datetime | None) -> MetricsReport:
-    return compute_metrics(state.the_store(), as_of, load_profile().taxonomy.document_types)
+    profile = load_profile()
+    return compute_metrics(state.the_store(), as_of, profile.taxonomy.document_types, policy=profile.metrics)
 
 
 state.require_user()
@@ -69,13 +69,15 @@ report = for_viewer(
 fa = report.audit.false_accept
 st.metric(
     "Arbiter false-accept rate",
-    "Unknown" if fa.rate is None else pct(fa.rate),
+    headline_value(report.audit),
     help="Blind audits of automatically accepted documents that the SME corrected (Wilson 95 % interval).",
 )
-if fa.rate is None:
+if fa.rate is None or report.audit.too_few:
+    if fa.rate is not None:
+        st.caption(headline_detail(report.audit))
     st.info(false_accept_sentence(report.audit))
 else:
-    st.caption(f"{interval(fa)} · n = {plural(fa.n, 'blind audit')}, {fa.k:,} corrected")
+    st.caption(headline_detail(report.audit))
     st.write(false_accept_sentence(report.audit))
     st.write(false_accept_split_sentence(report.audit))
 for column, (name, value, detail) in zip(st.columns(3) * 2, headline_figures(report), strict=True):

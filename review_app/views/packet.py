@@ -9,7 +9,7 @@ import streamlit as st
 from arbiter.contracts import PacketKind
 from arbiter.record.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
-from arbiter.review.context import issue_context
+from arbiter.review.context import NOT_ON_PAGE, issue_context
 from arbiter.review.desk import machine_answer
 from arbiter.review.drafts import AUTO_DOMINANT, DECISIONS
 from arbiter.review.forms import (
@@ -22,11 +22,13 @@ from arbiter.review.forms import (
 from arbiter.review.packet_view import (
     SEVERITY_ICONS,
     answer_differs,
+    closest_markdown,
     escape,
     passage_markdown,
     production_summary,
     retry_rows,
     segments_table,
+    unreadable_note,
 )
 from arbiter.review.paths import PathRefused
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
@@ -83,14 +85,19 @@ answer = machine_answer(packet)
 
 # Every value from a document, a file name or an input file goes through `escape`: shown as text, never
 # as Markdown (no image fetched, no link, no heading from a file name or a production CSV).
+unreadable = unreadable_note(packet)
 st.title(escape(packet.doc_id))
+pages_text = f"{packet.total_pages} page{'' if packet.total_pages == 1 else 's'}"
 st.caption(
     escape(
-        f"{packet.pdf_filename} · {packet.total_pages} page{'' if packet.total_pages == 1 else 's'} · "
+        f"{packet.pdf_filename} · {'could not be read' if unreadable else pages_text} · "
         f"priority {PRIORITY_LABELS.get(packet.priority, packet.priority)} · {reason_label(packet.escalation_reason)}"
     )
 )
-st.write(escape(packet.escalation_message))
+if unreadable:
+    st.error(escape(unreadable))
+else:
+    st.write(escape(packet.escalation_message))
 if not packet.blind and packet.semantic_checks is not None:
     st.caption(semantic_checks_text(packet.semantic_checks))
 closed = packet.review_status in ("COMPLETED", "SUPERSEDED")
@@ -132,26 +139,35 @@ def show_page(number: int) -> None:
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    current = int(st.session_state[page_key])
-    n1, n2, n3 = st.columns([1, 2, 1])
-    n1.button("◀ Page", key="prev_page", on_click=show_page, args=(current - 1,), shortcut="Alt+J")
-    n2.number_input(
-        "Page", min_value=1, max_value=max(packet.total_pages, 1), key=page_key, label_visibility="collapsed"
-    )
-    n3.button("Page ▶", key="next_page", on_click=show_page, args=(current + 1,), shortcut="Alt+L")
-    if pdf is not None:
-        marks = tuple(page_marks(bundle, answer, issues, current, profile.tolerances.fuzzy_match_threshold))
-        try:
-            st.image(state.page_png(str(pdf), packet.pdf_sha256, current, marks), width="stretch")
-            st.caption(
-                f"Page {current} of {packet.total_pages}. :orange-background[Yellow]: evidence the "
-                "classification cites; :red-background[pink]: where an issue points."
+    if unreadable:  # nothing to draw; the message above says why
+        st.info("There is no page to show.")
+    else:
+        current = int(st.session_state[page_key])
+        n1, n2, n3 = st.columns([1, 2, 1])
+        n1.button("◀ Page", key="prev_page", on_click=show_page, args=(current - 1,), shortcut="Alt+J")
+        n2.number_input(
+            "Page",
+            min_value=1,
+            max_value=max(packet.total_pages, 1),
+            key=page_key,
+            label_visibility="collapsed",
+        )
+        n3.button("Page ▶", key="next_page", on_click=show_page, args=(current + 1,), shortcut="Alt+L")
+        if pdf is not None:
+            marks = tuple(
+                page_marks(bundle, answer, issues, current, profile.tolerances.fuzzy_match_threshold)
             )
-            why = unhighlighted_reason(bundle, answer, current, profile.tolerances.fuzzy_match_threshold)
-            if why:
-                st.warning(escape(why))
-        except RenderError as exc:
-            st.error(escape(str(exc)))
+            try:
+                st.image(state.page_png(str(pdf), packet.pdf_sha256, current, marks), width="stretch")
+                st.caption(
+                    f"Page {current} of {packet.total_pages}. :orange-background[Yellow]: evidence the "
+                    "classification cites; :red-background[pink]: where an issue points."
+                )
+                why = unhighlighted_reason(bundle, answer, current, profile.tolerances.fuzzy_match_threshold)
+                if why:
+                    st.warning(escape(why))
+            except RenderError as exc:
+                st.error(escape(str(exc)))
 
 with right:
     if packet.packet_kind == PacketKind.ADJUDICATION:
@@ -176,6 +192,10 @@ with right:
                         f"{ctx.segment.dominant_type}): {ctx.segment.reasoning}"
                     )
                 )
+            if ctx.closest is not None:
+                st.markdown(closest_markdown(ctx.closest))
+            elif ctx.evidence is not None and issue.code in NOT_ON_PAGE:
+                st.caption("Nothing on the page is even half alike this quote; it may be invented.")
             if ctx.passage is not None:
                 with st.expander(f"Text on page {ctx.passage.page}", expanded=number < 3):
                     st.markdown(passage_markdown(ctx.passage))
@@ -222,6 +242,8 @@ with review_tab:
     can_submit = not closed and bundle is not None
     if bundle is None:
         st.error("The document could not be read, so this packet cannot be reviewed here.")
+    if drafts.pop("switch_to_correct", False):  # set before the radio exists: Agree was refused
+        st.session_state[f"decision_{packet_id}"] = "Correct"
     decision = st.radio(
         "Your decision",
         list(DECISIONS),
@@ -254,6 +276,9 @@ with review_tab:
                 state.close_packet(packet_id)
                 state.flash("success", outcome.message)
                 st.switch_page("views/queue.py")
+            if outcome.needs_correction:
+                drafts.update(switch_to_correct=True, agree_refused=[p.message for p in outcome.blocking])
+                st.rerun()
             st.error(escape(outcome.message))
             for problem in outcome.problems:
                 (st.error if problem.blocking else st.caption)(escape(problem.message))
@@ -263,6 +288,11 @@ with review_tab:
         if "base_rows" not in drafts or (editor_key not in st.session_state and "rows" in drafts):
             # A fresh editor starts from the last draft (kept when a claim was lost), else the machine's rows.
             drafts["base_rows"] = drafts.get("rows") or segment_rows(answer, profile)
+        if drafts.get("agree_refused"):
+            with st.container(key="agree_refused", border=True):
+                st.error("Agree was not saved: the classification breaks these rules. Correct it below.")
+                for message in drafts["agree_refused"]:
+                    st.markdown("- " + escape(message))
         st.write("Edit the segments: one row per segment; shares of each type between 0 and 1.")
         column_config = {
             "start_page": st.column_config.NumberColumn("First page", min_value=1, step=1, required=True),
