@@ -370,3 +370,18 @@ def _load_bundle() -> DocumentBundle:
     result = ingest_pdf(Path(PDFS / "packet-01.pdf"), doc_id="packet-01")
     assert isinstance(result, DocumentBundle)
     return result
+
+
+def test_an_unchanged_table_after_a_refused_agree_does_not_send_the_reviewer_back_to_agree(
+    truth: dict[str, Any], bundle: DocumentBundle, profile: Profile
+) -> None:
+    """When Agree was refused (confidence 1.3), the correction editor never says "use Agree instead"."""
+    flawed = copy.deepcopy(truth)
+    flawed["segments"][1]["types"][0]["confidence"] = 1.3
+    assert not check_agreement(flawed, bundle, profile).ok
+    checked = check_correction(CorrectionDraft(_rows(flawed, profile)), flawed, bundle, profile)
+    said = " ".join(p.message for p in checked.problems)
+    assert "use Agree instead" not in said
+    assert "Agree cannot save the machine's answer as it is" in said
+    fine = check_correction(CorrectionDraft(_rows(truth, profile)), truth, bundle, profile)
+    assert "use Agree instead" in " ".join(p.message for p in fine.problems)

@@ -147,10 +147,15 @@ def check_correction(draft: CorrectionDraft, base: Any, bundle: DocumentBundle, 
             p for p in found if p.code not in _MIXTURE_CODES and not p.path.startswith("/document_mixture")
         ]
     if _same_answer(candidate, base):
+        # "Use Agree" only when Agree would save the machine's answer (it refuses one that breaks the rules).
+        agreeable = check_agreement(base, bundle, profile).ok
         problems.append(
             Problem(
                 "The correction says the same as the machine's classification; use Agree instead, "
-                "or change the table.",
+                "or change the table."
+                if agreeable
+                else "The table says what the machine said, but Agree cannot save the machine's answer as it "
+                "is (see the problems listed); saving this correction stores the table's answer.",
                 blocking=False,
             )
         )
