@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from review_helpers import FIXTURES, PDFS, Seeded, app_on, app_test, run_fixtures, sign_in
 
 from arbiter.review.desk import Desk
 from arbiter.review.settings import ENV_DOCS
+from arbiter.store.models import packets
 
 
 @pytest.fixture(name="seeded")
@@ -57,8 +59,18 @@ def _add(seeded: Seeded, monkeypatch: pytest.MonkeyPatch, doc_id: str, pdfs: Pat
 
 
 def test_a_damaged_packet_says_it_could_not_be_read(seeded: Seeded, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A packet whose PDF is damaged says so plainly: no "0 pages", no page 1, no engine error name."""
+    """A packet whose PDF is damaged says so plainly: no "0 pages", no page 1, no engine error name (it waits
+    in the operations lane; here it is put back in the queue as a packet from before the lane would be)."""
     _add(seeded, monkeypatch, "truncated-transfer", FIXTURES / "damaged")
+    refused = Desk(seeded.store, "alice").claim(seeded.packet_id("truncated-transfer"))
+    assert not refused.ok
+    assert "could not be read" in refused.message
+    with seeded.store.db.engine.begin() as conn:
+        conn.execute(
+            sa.update(packets)
+            .where(packets.c.packet_id == seeded.packet_id("truncated-transfer"))
+            .values(status="PENDING")
+        )
     at, _ = _open(seeded, "truncated-transfer")
     errors = " ".join(_texts(at.error))
     assert "This file could not be read (PDF is damaged)" in errors
