@@ -74,7 +74,7 @@ def test_postgresql_restart_and_outage_in_the_app(
     with app_on(tmp_path, monkeypatch):
         store = Store(server.url)
         store.migrate()
-        for record in run_fixtures(tmp_path / "pg-out", ("path-breast-02",)):
+        for record in run_fixtures(tmp_path / "pg-out", ("note-injection-03",)):
             store.records.record(record)
         store.users.add("alice", "reviewer", PASSWORD)
         store.dispose()
