@@ -71,3 +71,24 @@ def settle(page: Any, timeout_ms: float = 30_000) -> None:
     """Wait until the script has finished its current rerun."""
     page.wait_for_timeout(150)  # let a rerun triggered by the last action start
     page.wait_for_selector(IDLE, state="attached", timeout=timeout_ms)
+
+
+def edit_grid_cell(page: Any, grid: Any, column: int, keys: str | None) -> None:
+    """Select row 1's cell in `column` (counted from the first page column) of a canvas grid (Streamlit's
+    data editor) and type `keys`, or clear the cell when `keys` is None."""
+    # In mid-screen: scrolled to the top edge, the first row would sit under Streamlit's fixed header bar
+    # and the click would land on the header.
+    grid.evaluate("element => element.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(200)
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 60, box["y"] + 35 + 17)  # first data row, "First page" column
+    page.wait_for_timeout(500)
+    for _ in range(column):
+        page.keyboard.press("ArrowRight")
+    if keys is None:
+        page.keyboard.press("Delete")
+    else:
+        page.keyboard.type(keys)
+        page.wait_for_timeout(700)  # the cell editor opens asynchronously (slower on a busy machine)
+        page.keyboard.press("Enter")
+    settle(page)

@@ -14,7 +14,7 @@ from typing import Any
 
 import playwright.sync_api as playwright_api
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, running_app, settle
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, edit_grid_cell, running_app, settle
 from review_helpers import PASSWORD, PDFS, Seeded, seed
 
 from arbiter.contracts import GroundTruthSource, PacketKind
@@ -77,32 +77,15 @@ def _shot(page: Any, name: str, at: Any = None) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
-def _edit_cell(page: Any, grid: Any, column: int, keys: str | None) -> None:
-    """Select row 1's cell in `column` (from the first page column) and type `keys`, or clear it."""
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 60, box["y"] + 35 + 17)  # first data row, "First page" column
-    page.wait_for_timeout(500)
-    for _ in range(column):
-        page.keyboard.press("ArrowRight")
-    if keys is None:
-        page.keyboard.press("Delete")
-    else:
-        page.keyboard.type(keys)
-        page.wait_for_timeout(700)  # the cell editor opens asynchronously (slower on a busy machine)
-        page.keyboard.press("Enter")
-    settle(page)
-
-
 def _correct_to_administrative(page: Any) -> None:
     page.get_by_text("Correct", exact=True).click()
     settle(page)
     grid = page.locator("[data-testid='stDataFrame']:visible").first
-    grid.scroll_into_view_if_needed()
     summary = page.get_by_text("Document: ADMINISTRATIVE")
     for _attempt in range(3):  # a keystroke can land before the grid's editor opens on a loaded machine
-        _edit_cell(page, grid, DOMINANT, None)  # blank: the type with the largest share
-        _edit_cell(page, grid, CLINICAL_NOTE, "0")
-        _edit_cell(page, grid, ADMINISTRATIVE, "1")
+        edit_grid_cell(page, grid, DOMINANT, None)  # blank: the type with the largest share
+        edit_grid_cell(page, grid, CLINICAL_NOTE, "0")
+        edit_grid_cell(page, grid, ADMINISTRATIVE, "1")
         try:
             summary.wait_for(timeout=10_000)
             break

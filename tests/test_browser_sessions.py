@@ -11,7 +11,7 @@ from typing import Any
 
 import playwright.sync_api as playwright_api
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, running_app, settle
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, edit_grid_cell, running_app, settle
 from review_helpers import PASSWORD, PDFS, Seeded, seed
 
 from arbiter.review.settings import AppSettings
@@ -66,28 +66,14 @@ def _shot(page: Any, name: str) -> None:
         page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
-def _edit_cell(page: Any, grid: Any, column: int, keys: str) -> None:
-    """Type `keys` into row 1's cell in `column` (counted from the first page column) of the canvas grid."""
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 60, box["y"] + 35 + 17)
-    page.wait_for_timeout(500)
-    for _ in range(column):
-        page.keyboard.press("ArrowRight")
-    page.keyboard.type(keys)
-    page.wait_for_timeout(700)  # the cell editor opens asynchronously
-    page.keyboard.press("Enter")
-    settle(page)
-
-
 def _correct_as_administrative(page: Any) -> None:
     page.get_by_text("Correct", exact=True).click()
     settle(page)
     grid = page.locator("[data-testid='stDataFrame']:visible").first
-    grid.scroll_into_view_if_needed()
     summary = page.get_by_text("Document: ADMINISTRATIVE")
     for _attempt in range(3):  # a keystroke can land before the grid's editor opens on a loaded machine
-        _edit_cell(page, grid, GENOMIC, "0")
-        _edit_cell(page, grid, ADMINISTRATIVE, "1")
+        edit_grid_cell(page, grid, GENOMIC, "0")
+        edit_grid_cell(page, grid, ADMINISTRATIVE, "1")
         try:
             summary.wait_for(timeout=10_000)
             break
