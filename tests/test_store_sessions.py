@@ -143,3 +143,27 @@ def test_an_unknown_user_gets_no_token(store: Store) -> None:
     for name in ("nobody", "bob"):
         with pytest.raises(ValueError, match="active account"):
             store.sessions.issue(name, ttl=HOUR, now=NOW)
+
+
+def _session_rows(store: Store) -> set[str]:
+    import sqlalchemy as sa
+
+    from arbiter.store.models import sessions
+
+    with store.engine.connect() as conn:
+        return set(conn.execute(sa.select(sessions.c.user_name)).scalars())
+
+
+def test_sessions_long_over_are_purged_at_the_next_sign_in(store: Store) -> None:
+    """Rows of sessions expired or signed out more than a day ago are deleted when anyone signs in; open
+    sessions and ones that ended within the day stay (the audit log keeps the history)."""
+    _store_with_alice(store)
+    recent = store.sessions.issue("root", ttl=HOUR, now=NOW - timedelta(hours=2))  # ended an hour ago
+    store.sessions.issue("alice", ttl=HOUR, now=NOW - timedelta(days=3))  # expired two days before NOW
+    gone = store.sessions.issue("bob", ttl=timedelta(days=5), now=NOW - timedelta(days=3))
+    store.sessions.revoke(gone, now=NOW - timedelta(days=2))  # signed out two days before NOW
+    assert _session_rows(store) == {"alice", "bob", "root"}
+    fresh = store.sessions.issue("alice", ttl=HOUR, now=NOW)
+    assert sorted(_session_rows(store)) == ["alice", "root"]
+    assert store.sessions.check(fresh, now=NOW) is not None
+    assert store.sessions.check(recent, now=NOW) is None  # still refused: expired

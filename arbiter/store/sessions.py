@@ -26,6 +26,9 @@ from arbiter.store.repository import Repository
 from arbiter.store.users import User, user_from_row
 
 DEFAULT_TTL = timedelta(hours=12)
+# A session's row is deleted this long after it expired or was signed out (at the next sign-in): the table
+# holds what can still be checked, the audit log keeps the history.
+PURGE_AFTER = timedelta(days=1)
 _VERSION = "v1"
 _SECRET_NAME = "session_hmac"
 
@@ -53,6 +56,12 @@ class Sessions(Repository):
             active = conn.execute(sa.select(users.c.active).where(users.c.name == name)).scalar_one_or_none()
             if not active:
                 raise ValueError(f"{name!r} has no active account; no session was started.")
+            s = sessions.c
+            conn.execute(
+                sa.delete(sessions).where(
+                    sa.or_(s.expires_at < now - PURGE_AFTER, s.revoked_at < now - PURGE_AFTER)
+                )
+            )
             conn.execute(
                 sa.insert(sessions).values(
                     session_id=session_id, user_name=name, created_at=now, expires_at=expires
