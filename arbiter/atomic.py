@@ -6,13 +6,20 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+if TYPE_CHECKING:
+    from upath import UPath
 
-def write_text(path: Path, text: str) -> None:
-    """Write via a temporary file in the same directory, fsync, then rename over the target."""
+
+def write_text(path: Path | UPath, text: str) -> None:
+    """Write via a temporary file in the same directory, fsync, then rename over the target. In object storage
+    (a `UPath` URL, arbiter/outputs.py) one PUT replaces the object whole, which is atomic for readers."""
+    if not isinstance(path, Path):
+        path.write_text(text, encoding="utf-8")
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -26,7 +33,7 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path | UPath, data: Any) -> None:
     if isinstance(data, BaseModel):
         text = data.model_dump_json(indent=2)
     else:

@@ -27,6 +27,7 @@ import ray
 import sqlalchemy as sa
 from ray.cluster_utils import Cluster
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from s3_helpers import s3_server
 from store_fixtures import pg_server_url_fixture, reset  # noqa: F401  (fixture)
 
 from arbiter.errors import ConfigError
@@ -65,9 +66,12 @@ CLIENT_PORT = free_port()  # the head's Ray Client server (ray://127.0.0.1:CLIEN
 
 @pytest.fixture(scope="module", name="cluster")
 def cluster_fixture() -> Iterator[Cluster]:
-    """A head and a worker node, one CPU each; Ray workers import this checkout (and these tests)."""
+    """A head and a worker node, one CPU each; Ray workers import this checkout (and these tests), and reach
+    the S3 server started first (its endpoint is in the environment the nodes inherit)."""
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), str(REPO / "tests"), saved) if p)
+    storage = s3_server("night")
+    storage.__enter__()
     with warnings.catch_warnings():
         # Ray leaves its client server's log files open (a ResourceWarning that is not ours to fix).
         warnings.simplefilter("ignore", ResourceWarning)
@@ -87,6 +91,7 @@ def cluster_fixture() -> Iterator[Cluster]:
     finally:
         ray.shutdown()
         cluster.shutdown()
+        storage.__exit__(None, None, None)
         if saved is None:
             os.environ.pop("PYTHONPATH", None)
         else:
@@ -405,3 +410,22 @@ def test_cli_through_ray_client_decides_as_the_local_engine(cluster: Cluster, tm
     got = decisions(f"sqlite:///{tmp_path / 'ray' / 'arbiter.db'}")
     assert len(got) == 31
     assert got == decisions(f"sqlite:///{tmp_path / 'local' / 'arbiter.db'}")
+
+
+def test_ray_engine_writes_to_object_storage_every_node_reaches(cluster: Cluster, tmp_path: Path) -> None:
+    """With --out s3://…, the tasks on both nodes put each document's files in the bucket (no shared folder)
+    and decide as the local engine into a folder."""
+    import fsspec
+
+    common = {"inputs": [str(FIXTURES / "pdfs")], "classifications": str(FIXTURES / "demo"), "workers": 2}
+    local = execute(RunOptions(out_dir=str(tmp_path / "local"), **common))  # type: ignore[arg-type]
+    url = f"sqlite:///{tmp_path / 'ray.db'}"
+    on_ray = execute(
+        RunOptions(out_dir="s3://night/ray", db=url, engine="ray", ray_address=cluster.address, **common)  # type: ignore[arg-type]
+    )
+    assert on_ray["engine"]["nodes"] == 2
+    assert decisions(url) == decisions(f"sqlite:///{tmp_path / 'local' / 'arbiter.db'}")
+    s3 = fsspec.filesystem("s3", skip_instance_cache=True)
+    assert len(s3.find("night/ray/index")) == local["documents"]
+    assert len(s3.find("night/ray/bundles")) == len(list((tmp_path / "local" / "bundles").glob("*.json")))
+    assert s3.exists(f"night/ray/runs/{on_ray['run_id']}/summary.json")

@@ -55,7 +55,7 @@ def demo(
         classifications=inputs.classifications,
         classifier=None,
         production=inputs.production,
-        out_dir=out_dir,
+        out_dir=str(out_dir),
         workers=workers,
         profile=None,
         password=None,

@@ -54,7 +54,15 @@ def run(
             metavar="FILE", help="CSV or JSONL of doc_id,dominant_type from the production classifier."
         ),
     ] = None,
-    out_dir: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output directory.")] = Path("output"),
+    out_dir: Annotated[
+        str,
+        typer.Option(
+            "--out",
+            metavar="DIR|URL",
+            help="Output directory, or object storage every node reaches as an fsspec URL "
+            "(s3://bucket/prefix, gs://…; needs --db naming a database server).",
+        ),
+    ] = "output",
     workers: Annotated[
         int | None, typer.Option(min=1, metavar="N", help="Documents in flight (default: CPU count).")
     ] = None,
@@ -167,7 +175,7 @@ def run(
                 classifications=str(classifications) if classifications else None,
                 classifier=classifier,
                 production=str(production) if production else None,
-                out_dir=str(out_dir),
+                out_dir=out_dir,
                 workers=workers,
                 profile=str(profile) if profile else None,
                 force=force,

@@ -10,13 +10,13 @@ because every path is deterministic the redo replaces files instead of duplicati
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
 from arbiter import atomic
 from arbiter.contracts import DocumentRecord, GroundTruthRecord
+from arbiter.outputs import Location, location
 
 if TYPE_CHECKING:
     from arbiter.store import Store
@@ -44,25 +44,25 @@ class FileStore:
     completed_key from its index files; a batch run never does (BatchRunner needs a store that answers
     `decided` from the database)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, root: Location | str) -> None:
+        self.root: Location = location(root)
 
     def bundle_path(self, doc_id: str) -> str:
         return str(self.root / "bundles" / f"{doc_id}.json")
 
-    def agent_dir(self, doc_id: str) -> Path:
+    def agent_dir(self, doc_id: str) -> Location:
         return self.root / "agent_outputs" / doc_id
 
-    def packet_path(self, doc_id: str) -> Path:
+    def packet_path(self, doc_id: str) -> Location:
         return self.root / "sme_packets" / f"sme_packet_{doc_id}.json"
 
-    def ground_truth_path(self, doc_id: str) -> Path:
+    def ground_truth_path(self, doc_id: str) -> Location:
         return self.root / "ground_truth" / f"gt_{doc_id}.json"
 
-    def history_path(self, record: GroundTruthRecord) -> Path:
+    def history_path(self, record: GroundTruthRecord) -> Location:
         return self.root / "ground_truth" / "history" / record.doc_id / f"v{record.version:04d}.json"
 
-    def index_path(self, doc_id: str) -> Path:
+    def index_path(self, doc_id: str) -> Location:
         return self.root / "index" / f"{doc_id}.json"
 
     def completed_key(self, doc_id: str) -> str | None:
@@ -96,7 +96,7 @@ class FileStore:
         database write every version there themselves)."""
         doc = record.doc_id
         if record.bundle is not None:
-            atomic.write_json(Path(self.bundle_path(doc)), record.bundle)
+            atomic.write_json(self.root / "bundles" / f"{doc}.json", record.bundle)
         agent = self.agent_dir(doc)
         if record.primary_raw is not None:
             atomic.write_text(agent / "classification.json", record.primary_raw)
@@ -136,13 +136,13 @@ def index_entry_of(record: DocumentRecord) -> dict[str, Any]:
     }
 
 
-def export_mirrors(store: Store, out_dir: Path | str) -> dict[str, int]:
+def export_mirrors(store: Store, out_dir: Location | str) -> dict[str, int]:
     """Regenerate the packet and ground-truth JSON files from the database (atomic writes):
     sme_packets/sme_packet_{doc}.json (the document's newest escalation packet; blind samples stay in the
     database), ground_truth/gt_{doc}.json (newest version), ground_truth/history/{doc}/v{n:04d}.json (every
     version), and each document's agent_outputs/{doc}/ decision files and index/{doc}.json from its newest
     recorded run (a document the database holds but whose files a crash never wrote gets them here)."""
-    files = FileStore(Path(out_dir))
+    files = FileStore(out_dir)
     counts = {"packets": 0, "ground_truth_docs": 0, "ground_truth_versions": 0, "documents": 0}
     for packet in store.queue.newest_escalations():
         atomic.write_json(files.packet_path(packet.doc_id), packet)

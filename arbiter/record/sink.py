@@ -4,11 +4,11 @@ transaction) and keeps docs/design.md §4's JSON files as mirrors through FileSt
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from arbiter import atomic
 from arbiter.contracts import DocumentRecord, GroundTruthRecord
+from arbiter.outputs import Location
 from arbiter.record.mirrors import FileStore, index_entry_of
 from arbiter.store import Store
 
@@ -21,12 +21,12 @@ class DatabaseResultStore:
     mirrors only, which `arbiter export --mirrors` regenerates.
     """
 
-    def __init__(self, store: Store, out_dir: Path) -> None:
+    def __init__(self, store: Store, out_dir: Location | str) -> None:
         self.store = store
         self.files = FileStore(out_dir)
 
     @property
-    def root(self) -> Path:
+    def root(self) -> Location:
         """The mirror root (BatchRunner writes run summaries under it)."""
         return self.files.root
 

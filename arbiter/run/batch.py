@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -18,6 +20,7 @@ from typing import Any, Protocol
 from arbiter import __version__, atomic
 from arbiter.contracts import SemanticChecks
 from arbiter.errors import InputError
+from arbiter.outputs import Location
 from arbiter.run.document import PENDING, DocResult, Pipeline
 from arbiter.store.errors import DatabaseUnavailable
 
@@ -122,7 +125,7 @@ class RunStore(Protocol):
     for a document it skips (from the database, the one source of truth; never from a mirror file)."""
 
     @property
-    def root(self) -> Path: ...
+    def root(self) -> Location: ...
 
     def decided(self, doc_id: str) -> dict[str, Any] | None: ...
 
@@ -139,12 +142,15 @@ class BatchRunner:
         run_id = self.pipeline.run_id
         run_dir = self.store.root / "runs" / run_id
         run_dir.mkdir(parents=True, exist_ok=True)
+        # The results journal is appended to as documents finish; object storage cannot append, so for an
+        # `--out` URL it is kept in a local temporary folder and put beside the summary at the end.
+        journal_dir = run_dir if isinstance(run_dir, Path) else Path(tempfile.mkdtemp(prefix="arbiter-run-"))
         started_at = datetime.now(UTC)
         t0 = time.perf_counter()
         tally = Tally(total=len(docs))
         interrupted: BaseException | None = None
         database_away: DatabaseUnavailable | None = None
-        with (run_dir / "results.jsonl").open("a", encoding="utf-8") as journal:
+        with (journal_dir / "results.jsonl").open("a", encoding="utf-8") as journal:
             try:
                 for result in self._results(docs):
                     self._record(result, tally, journal)
@@ -162,6 +168,9 @@ class BatchRunner:
         if database_away is not None:
             summary["stopped"] = "database_unavailable"
             summary["stopped_message"] = str(database_away)
+        if journal_dir != run_dir:
+            (run_dir / "results.jsonl").write_bytes((journal_dir / "results.jsonl").read_bytes())
+            shutil.rmtree(journal_dir, ignore_errors=True)
         atomic.write_json(run_dir / "summary.json", summary)
         if database_away is not None:
             raise DatabaseUnavailable(

@@ -10,6 +10,7 @@ stage's requests (a classification's verification) as a new job.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, fields
@@ -24,6 +25,7 @@ from arbiter.ingest.cache import BundleCache
 from arbiter.ingest.extraction import Ingestor, extractor_name
 from arbiter.ingest.isolated import IsolatedIngestor
 from arbiter.llm.config import LLMSettings
+from arbiter.outputs import Location, is_url, location, work_dir
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, default_workers, discover, new_run_id
 from arbiter.run.compose import (
@@ -80,7 +82,7 @@ class RunOptions:
 
     def settings(self) -> LLMSettings:
         # the run's cache lives under its output folder unless ARBITER_LLM_CACHE_DIR names another
-        default_cache = Path(self.out_dir) / "cache" / "llm"
+        default_cache = work_dir(self.out_dir) / "cache" / "llm"
         return LLMSettings.from_env(defaults={"cache_dir": default_cache}, **self.llm)
 
 
@@ -104,7 +106,8 @@ def execute(
         raise ConfigError(f"Unknown engine {options.engine!r}; choose local or ray.")
     if options.ray_address and options.engine != "ray":
         raise ConfigError("--ray-address needs --engine ray.")
-    out_dir = Path(options.out_dir)
+    out = location(options.out_dir)  # a folder, or an fsspec URL every node reaches (arbiter/outputs.py)
+    local = work_dir(options.out_dir)  # the run's lock, caches and batch-job records
     classifications = Path(options.classifications) if options.classifications else None
     classifier_name(options.classifier, classifications)  # a usage mistake is named before the LLM settings
     settings = options.settings()
@@ -120,15 +123,15 @@ def execute(
     production = load_production(Path(options.production)) if options.production else {}
     docs = discover([Path(p) for p in options.inputs])
     n = options.workers or default_workers()
-    url = database_url(options.db, out_dir)
+    url = run_database(options.db, options.out_dir)
     if options.engine == "ray":
         from arbiter.run.ray_engine import execute_on_ray
 
         return execute_on_ray(options, engine, docs, url, password=password, progress=progress)
     # One run at a time per output folder and per database (RunLocked names the holder otherwise).
-    with run_lock(out_dir, url):
-        cache = BundleCache(out_dir / "cache" / "bundles")
-        job = worker_job(engine, options.extractor, out_dir, cache.root)
+    with run_lock(local, url):
+        cache = BundleCache(local / "cache" / "bundles")
+        job = worker_job(engine, options.extractor, out, cache.root)
         ingestor, extractor = open_extraction(
             options.extractor,
             workers=n,
@@ -137,7 +140,7 @@ def execute(
             target=partial(ingest_and_check, job=job) if job is not None else None,
         )
         database = open_store(url)
-        store = DatabaseResultStore(database, out_dir)
+        store = DatabaseResultStore(database, out)
         with closing(ingestor):
             parts = PipelineParts(
                 store=store,
@@ -158,21 +161,32 @@ def execute(
         if collector is not None and len(collector):
             from arbiter.llm.batch import submit
 
-            record = submit(collector, settings, records_dir=records_dir(out_dir), genai_client=genai_client)
+            record = submit(collector, settings, records_dir=records_dir(local), genai_client=genai_client)
             job_id = record.name.rsplit("/", 1)[-1]
-            atomic.write_text(options_path(out_dir, job_id), options.to_json() + "\n")
+            atomic.write_text(options_path(local, job_id), options.to_json() + "\n")
             summary["llm_batch_job"] = {"name": record.name, "id": job_id, "requests": len(collector)}
-            atomic.write_json(out_dir / "runs" / summary["run_id"] / "summary.json", summary)
+            atomic.write_json(out / "runs" / summary["run_id"] / "summary.json", summary)
     return summary
 
 
-def worker_job(engine: Engine, extractor: str | None, out_dir: Path, cache_root: Path) -> WorkerJob | None:
+def worker_job(engine: Engine, extractor: str | None, out: Location, cache_root: Path) -> WorkerJob | None:
     """What the ingestion workers need to classify and verify each document themselves (run/worker.py):
     for local extraction without a language model (the run's one LLM client stays in the parent); None
     otherwise, and the parent checks each document."""
     if engine.llm is not None or engine.classifier is None or extractor_name(extractor) != "local":
         return None
-    return WorkerJob(engine.profile, engine.classifier, mirror_root=out_dir, cache_root=cache_root)
+    return WorkerJob(engine.profile, engine.classifier, mirror_root=out, cache_root=cache_root)
+
+
+def run_database(db: str | None, out: str) -> str:
+    """The run's database URL; an `--out` URL needs a database server every node reaches (the default SQLite
+    file lives in the output folder, which object storage cannot hold)."""
+    if is_url(out) and not (db or os.environ.get("DATABASE_URL")):
+        raise ConfigError(
+            f"--out {out} is object storage, which cannot hold the run's SQLite database: pass --db "
+            "postgresql://… (or set DATABASE_URL) naming a database every node reaches."
+        )
+    return database_url(db, work_dir(out) if is_url(out) else Path(out))
 
 
 def ingest_fn(ingestor: Ingestor, password: str | None) -> IngestFn:
@@ -182,12 +196,13 @@ def ingest_fn(ingestor: Ingestor, password: str | None) -> IngestFn:
     return lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password)
 
 
-def resume(job: str, out_dir: Path, *, genai_client: Any = None) -> tuple[RunOptions, Any]:
+def resume(job: str, out: str | Path, *, genai_client: Any = None) -> tuple[RunOptions, Any]:
     """Store a finished batch job's answers in the cache; returns the saved options and the collect result."""
     from arbiter.llm.batch import collect, resolve_job_name
     from arbiter.llm.cache import DiskCache
 
     job_id = job.rsplit("/", 1)[-1]
+    out_dir = work_dir(out)  # the batch-job records stay on the machine that submitted them
     path = options_path(out_dir, job_id)
     if not path.is_file():
         raise ConfigError(

@@ -25,6 +25,7 @@ from typing import Any
 
 from arbiter.errors import ConfigError, UserError
 from arbiter.llm.client import Usage
+from arbiter.outputs import Location, is_url, location, work_dir
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, InputDoc, default_workers, new_run_id
 from arbiter.run.compose import Engine, PipelineParts, open_store, pipeline
@@ -223,8 +224,9 @@ def execute_on_ray(
     """`arbiter run --engine ray` (run/job.py's execute hands over here): the summary, as the local engine's."""
     if engine.collector is not None:
         raise ConfigError("--llm-mode batch runs on the local engine only; drop --engine ray.")
-    out_dir = Path(options.out_dir).resolve()
-    with run_lock(out_dir, url), ray_session(options.ray_address, cpus=options.workers) as ray:
+    # A shared folder (resolved: every node reads the same absolute path) or an fsspec URL (arbiter/outputs.py).
+    out_dir = location(options.out_dir if is_url(options.out_dir) else str(Path(options.out_dir).resolve()))
+    with run_lock(work_dir(out_dir), url), ray_session(options.ray_address, cpus=options.workers) as ray:
         check_database(url, ray)
         workers = options.workers or int(ray.cluster_resources().get("CPU", 1))
         database = open_store(url)
@@ -262,7 +264,7 @@ def _spec(
     url: str,
     password: str | None,
     limits: Any,
-    out_dir: Path,
+    out_dir: Location,
 ) -> WorkerSpec:
     def absolute(path: str | None) -> str | None:
         return str(Path(path).resolve()) if path else None

@@ -27,6 +27,7 @@ from arbiter.errors import ConfigError
 from arbiter.ingest.cache import BundleCache
 from arbiter.llm.client import LLMClient, Usage
 from arbiter.llm.config import LLMSettings
+from arbiter.outputs import location, work_dir
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.compose import PipelineParts, build_engine, open_extraction, pipeline
 from arbiter.run.document import DocResult, Pipeline
@@ -106,7 +107,7 @@ def _build(spec: WorkerSpec) -> _Built:
     )
     if engine.llm is not None and spec.limits is not None:
         share_limits(engine.llm, spec.limits)
-    out_dir = Path(spec.out_dir)
+    out_dir = location(spec.out_dir)  # the shared folder or object storage URL the driver was given
     ingestor, extractor = open_extraction(
         spec.extractor, workers=1, timeout_s=spec.timeout_s, documentai=dict(spec.documentai)
     )
@@ -117,7 +118,7 @@ def _build(spec: WorkerSpec) -> _Built:
         store=sink,
         ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password),
         run_id=spec.run_id,
-        cache=BundleCache(out_dir / "cache" / "bundles"),
+        cache=BundleCache(work_dir(spec.out_dir) / "cache" / "bundles"),  # this node's own disk
         production=load_production(Path(spec.production)) if spec.production else {},
         extractor=extractor,
         password=password,

@@ -30,6 +30,7 @@ from arbiter.ingest.isolated import Handed
 from arbiter.ingest.ocr import announce
 from arbiter.llm.client import DocumentLLM, LLMClient
 from arbiter.llm.port import LLM
+from arbiter.outputs import Location
 from verifiers.base import Verifier, VerifyContext
 
 log = logging.getLogger(__name__)
@@ -91,12 +92,12 @@ class WorkerJob:
 
     profile: Profile
     classifier: Classifier
-    mirror_root: Path  # bundles/{doc_id}.json is written here, as FileStore would
+    mirror_root: Location  # bundles/{doc_id}.json is written here, as FileStore would (a folder or a URL)
     cache_root: Path | None = None  # the bundle cache (None: none)
     verifiers: Sequence[Verifier] | None = None
     context: VerifyContext = field(default_factory=VerifyContext)
 
-    def bundle_path(self, doc_id: str) -> Path:
+    def bundle_path(self, doc_id: str) -> Location:
         return self.mirror_root / "bundles" / f"{doc_id}.json"
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from arbiter.contracts import DocumentBundle, Issue, IssueSource, VerifierResult, VerifierStatus
 from arbiter.contracts.profile import Profile
 from arbiter.contracts.verification import MODEL_JUDGED
 from arbiter.decide.autofix import fingerprint, raw_fingerprint
+from arbiter.errors import ConfigError
+from arbiter.outputs import location
 from arbiter.whatif.history import Recorded
 from arbiter.whatif.paths import ACCEPT, ESCALATE, REDECIDED, REVERIFIED, Simulated
 from verifiers.base import Subject, Verifier, VerifyContext
@@ -85,9 +86,9 @@ def had_llm(outcome: dict[str, Any]) -> bool:
 def load_bundle(path: str | None) -> DocumentBundle | None:
     if not path:
         return None
-    try:
-        return DocumentBundle.model_validate_json(Path(path).read_bytes())
-    except (OSError, ValueError):
+    try:  # a file, or object storage when the run's --out was a URL (arbiter/outputs.py)
+        return DocumentBundle.model_validate_json(location(path).read_bytes())
+    except (OSError, ValueError, ConfigError):
         return None
 
 
