@@ -58,9 +58,9 @@ def run(
         str,
         typer.Option(
             "--out",
-            metavar="DIR|URL",
+            metavar="DIR_OR_URL",
             help="Output directory, or object storage every node reaches as an fsspec URL "
-            "(s3://bucket/prefix, gs://…; needs --db naming a database server).",
+            "(s3://bucket/prefix, gs://bucket/prefix; needs --db naming a database server).",
         ),
     ] = "output",
     workers: Annotated[
