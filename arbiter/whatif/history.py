@@ -187,19 +187,19 @@ def _segments(values: list[Any]) -> list[dict[str, Any]] | None:
     if values[-1] is not None:
         return None
     out = []
-    for k in range(MAX_SEGMENTS):
-        seg = values[k * _PER_SEGMENT : (k + 1) * _PER_SEGMENT]
-        if seg[0] is None and seg[1] is None:
+    for base in range(0, MAX_SEGMENTS * _PER_SEGMENT, _PER_SEGMENT):
+        index, dominant = values[base], values[base + 1]
+        if index is None and dominant is None:
             break
-        if seg[-1] is not None:
+        if values[base + _PER_SEGMENT - 1] is not None:
             return None
         types = []
-        for t in range(MAX_TYPES):
-            kind, share, confidence = seg[2 + t * 3 : 5 + t * 3]
+        for t in range(base + 2, base + 2 + 3 * MAX_TYPES, 3):
+            kind, share, confidence = values[t], values[t + 1], values[t + 2]
             if kind is None and share is None and confidence is None:
                 break
             types.append({"document_type": kind, "share": share, "confidence": confidence})
-        out.append({"segment_index": seg[0], "dominant_type": seg[1], "types": types})
+        out.append({"segment_index": index, "dominant_type": dominant, "types": types})
     return out
 
 
