@@ -26,6 +26,7 @@ from arbiter.metrics.sql import bound, cut, params
 from arbiter.store.adjudication import unsettled_sql
 from arbiter.store.db import make_engine, resolve_url
 from arbiter.store.versions import SME_SOURCES
+from arbiter.whatif.prefetch import prefetched
 
 GTC, PAC = "ground_truth_classification", "primary_agent_classification"
 
@@ -209,8 +210,12 @@ _DOCS = (
     "ORDER BY p.packet_id LIMIT 1) FROM (SELECT doc_id, run_id, final_decision, escalation_reason, error, "
     "pdf_path, row_number() OVER (PARTITION BY doc_id ORDER BY created_at DESC, id DESC) AS n "
     "FROM documents WHERE {cut}) d LEFT JOIN outcomes o ON o.doc_id = d.doc_id AND o.run_id = d.run_id "
-    "WHERE d.n = 1 ORDER BY d.doc_id"
+    "WHERE d.n = 1{order}"
 )
+# SQLite returns the rows as its window yields them (each outcome's JSON read as the row is stepped, while
+# this process parses the rows before it: history_rows) and they are sorted by doc_id here, as its BINARY
+# collation would; PostgreSQL sorts them by its own collation.
+_ORDER = {"sqlite": "", "postgresql": " ORDER BY d.doc_id"}
 _BUNDLE = {
     "sqlite": "p.payload ->> '$.document_bundle_path'",
     "postgresql": "p.payload ->> 'document_bundle_path'",
@@ -233,11 +238,14 @@ def documents(
     final classification's segments (a focused re-check reads them)."""
     dialect = conn.dialect.name
     sql = _DOCS.format(
-        slim=_slim_sql(dialect, segments), bundle=_BUNDLE[dialect], cut=cut("created_at", as_of)
+        slim=_slim_sql(dialect, segments),
+        bundle=_BUNDLE[dialect],
+        cut=cut("created_at", as_of),
+        order=_ORDER[dialect],
     )
     rows = []
-    for doc_id, run_id, decision, reason, error, pdf, outcome, bundle in conn.execute(
-        bound(sql, as_of), params(as_of)
+    for doc_id, run_id, decision, reason, error, pdf, outcome, bundle in prefetched(
+        conn.execute(bound(sql, as_of), params(as_of))
     ):
         if not bundle and out_dir is not None:
             bundle = f"{out_dir}/bundles/{doc_id}.json"
@@ -255,6 +263,8 @@ def documents(
                 bundle_path=bundle or None,
             )
         )
+    if not _ORDER[dialect]:
+        rows.sort(key=lambda r: r.doc_id)
     return rows
 
 
