@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import suppress
 from typing import Any
 
 
-def prefetched(result: Any, size: int = 1000) -> Iterator[Any]:
+def prefetched(result: Any, size: int = 1000) -> Generator[Any, None, None]:
     """The result's rows, fetched by a thread in batches while the caller works on the batch before (the
     database driver lets go of the interpreter while it steps a row); the caller does not touch the
     connection until the rows are read (the thread is stopped and joined when it leaves early)."""
