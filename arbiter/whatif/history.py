@@ -367,10 +367,12 @@ def primary_segments(conn: Connection, docs: Sequence[Recorded], chunk: int = 50
     segments = _extract_sql(dialect, "payload", _PRIMARY_SEGMENT_PATHS)
     for start in range(0, len(docs), chunk):
         part = {d.doc_id: d for d in docs[start : start + chunk]}
-        names = {f"d{i}": doc_id for i, doc_id in enumerate(part)}
-        ids = ", ".join(f":{name}" for name in names)
         found: dict[str, list[dict[str, Any]] | None] = {}
-        for table in ("packets", "ground_truth"):
+        for table in ("packets", "ground_truth"):  # the run's packet first; the others' ground truth
+            names = {f"d{i}": doc_id for i, doc_id in enumerate(part) if doc_id not in found}
+            if not names:
+                break
+            ids = ", ".join(f":{name}" for name in names)
             sql = _PRIMARY_IN[table].format(
                 segments=segments, ids=ids, is_object=_IS_OBJECT[dialect], run_id=_RUN_ID[dialect]
             )
