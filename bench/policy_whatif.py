@@ -12,10 +12,12 @@ hard link to the distinct document's bundle). SMEs review 2 % of the escalations
 claim + submit_review.
 
 Measured, each end to end (read the store, decide, compare), wall and CPU seconds (the CPU figure adds
-the worker processes that re-verify; the machine is shared, so wall time follows its load):
+the worker processes that re-verify and the thread that fetches the rows; the machine is shared, so wall
+time follows its load, noted as `load_average` before and after):
 - policy: a candidate that only changes the policy (fixable majors retried up to 3, three tries) —
   stored issues re-decided from the recorded counts, and the documents the candidate retries beyond the
-  record re-verified (rules only) from their bundles;
+  record re-verified (rules only) from their bundles, once per distinct content (bundle bytes, primary's
+  classification, stored attempts: here the copies of a few of the `distinct` documents);
 - semantic: a candidate that tightens [tolerances] min_dominant_confidence — V2's primary-doubt rule
   re-run on each stored version (the final segments and the primary's, read slim), nothing else;
 - content: a stricter [content] clear_share, which every verifier but V1 reads: every document is

@@ -338,3 +338,20 @@ def test_the_doubt_difference_counts_as_the_verifier_does(floor: float, margin: 
     assert before is not None
     assert after is not None
     assert doubt_delta(segments, MEDICAL, candidate) == after - before
+
+
+@pytest.mark.parametrize(
+    "broken", [{"share": None}, {"confidence": "high"}, {"document_type": None, "share": "x"}]
+)
+def test_an_unreadable_segment_gives_no_doubt_difference(broken: dict[str, Any]) -> None:
+    """A stored segment with a type the verifier could not read gives None (the caller reads the whole
+    record), as the verifier's own count does, whichever type it is."""
+    from arbiter.whatif.focused import doubt_delta, doubt_findings
+
+    segments = classification("doubt")["segments"]
+    last = segments[-1]
+    segments = [*segments[:-1], {**last, "types": [*last["types"][:-1], {**last["types"][-1], **broken}]}]
+    tolerances = MEDICAL.tolerances.model_copy(update={"min_dominant_confidence": 0.95})
+    candidate = MEDICAL.model_copy(update={"tolerances": tolerances})
+    assert doubt_findings(segments, candidate) is None
+    assert doubt_delta(segments, MEDICAL, candidate) is None

@@ -1,12 +1,22 @@
 """Re-verifying many recorded documents (rules only): in worker processes when there are enough of them and
-more than one core, each worker with its own read-only connection; in this process otherwise."""
+more than one core, each worker with its own read-only connection; in this process otherwise.
+
+Documents whose inputs are the same content are re-verified once (a night holds repeated faxes, and a
+batch re-sent): the content key is the bundle file's SHA-256, the primary's classification and the stored
+attempts (each verifier's recorded results by version fingerprint), the only inputs reverify reads; the
+candidate and the verifiers to re-run are shared by the whole call. The doc_id is no part of it. A document
+whose key is missing (no bundle or classification stored) is decided on its own.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -65,10 +75,52 @@ def _workers(count: int, url: str | None) -> int:
     return max(1, min(len(os.sched_getaffinity(0)), count // MIN_PER_WORKER))
 
 
+def content_key(conn: Connection, doc: Recorded, truth: Truth | None) -> str | None:
+    """The SHA-256 of everything reverify reads of a document (see the module's docstring), or None when
+    its bundle or the primary's classification is not stored."""
+    primary = primary_of(conn, doc, truth)
+    if primary is None or not doc.bundle_path:
+        return None
+    try:
+        bundle = Path(doc.bundle_path).read_bytes()
+    except OSError:
+        return None
+    attempts = full_outcome(conn, doc).get("attempts") or []
+    digest = hashlib.sha256(bundle)
+    for part in (primary, attempts):
+        digest.update(b"\0" + json.dumps(part, sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
 def reverify_all(
     conn: Connection, work: Reverification, docs: Sequence[Recorded], truths: dict[str, Truth]
 ) -> list[Simulated]:
-    """Each document re-verified (reverify_one), in document order."""
+    """Each document re-verified (reverify_one), in document order; documents of the same content
+    (content_key) once, the others given a copy of its decision."""
+    keys = [content_key(conn, doc, truths.get(doc.doc_id)) for doc in docs]
+    first: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        if key is not None:
+            first.setdefault(key, i)
+    unique = [i for i, key in enumerate(keys) if key is None or first[key] == i]
+    decided = dict(zip(unique, _reverify_each(conn, work, [docs[i] for i in unique], truths), strict=True))
+    out: list[Simulated] = []
+    for i, key in enumerate(keys):
+        if i in decided:
+            out.append(decided[i])
+            continue
+        assert key is not None
+        shared = decided[first[key]]
+        if shared.path in (paths.REVERIFIED, paths.REDECIDED):
+            out.append(replace(shared))
+        else:  # the stored bundle does not parse: decided from the document's own record
+            out.append(_serially(conn, work, [docs[i]], truths)[0])
+    return out
+
+
+def _reverify_each(
+    conn: Connection, work: Reverification, docs: Sequence[Recorded], truths: dict[str, Truth]
+) -> list[Simulated]:
     url = _url(conn)
     workers = _workers(len(docs), url)
     if workers == 1 or url is None:

@@ -17,11 +17,13 @@ Figures (each rate k of n with its Wilson 95 % interval, arbiter.metrics.stats.r
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arbiter.contracts.profile import Profile
@@ -95,18 +97,61 @@ def _per_1000(k: int, n: int) -> dict[str, Any]:
     }
 
 
+# Each SME-reviewed document's stored final answer and attempt count, read for many documents at once (the
+# answer of a document decided at its last attempt is its final classification: nothing else is read).
+_FINALS = {
+    "sqlite": "SELECT doc_id, run_id, json_array_length(outcome, '$.attempts'), "
+    "outcome ->> '$.final_classification' FROM outcomes WHERE doc_id IN ({ids})",
+    "postgresql": "SELECT doc_id, run_id, CASE WHEN jsonb_typeof(outcome -> 'attempts') = 'array' THEN "
+    "jsonb_array_length(outcome -> 'attempts') END, outcome ->> 'final_classification' FROM outcomes "
+    "WHERE doc_id IN ({ids})",
+}
+
+
+def _finals(conn: Connection, docs: Sequence[Recorded], chunk: int = 500) -> dict[str, tuple[int, Any]]:
+    """doc_id -> (attempts stored, the final classification's JSON text) of each document's run."""
+    runs = {d.doc_id: d.run_id for d in docs}
+    ids = list(runs)
+    out: dict[str, tuple[int, Any]] = {}
+    for start in range(0, len(ids), chunk):
+        names = {f"d{i}": doc_id for i, doc_id in enumerate(ids[start : start + chunk])}
+        sql = _FINALS[conn.dialect.name].format(ids=", ".join(f":{name}" for name in names))
+        for doc_id, run_id, count, final in conn.execute(sa.text(sql), names):
+            if runs.get(doc_id) == run_id:
+                out[doc_id] = (int(count or 0), final)
+    return out
+
+
+def _object(value: Any) -> dict[str, Any] | None:
+    """A JSON object's text (or the driver's parsed value) as a dict; None for anything else."""
+    if isinstance(value, str | bytes):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
 class _Judge:
     """Answers and their SME truth, per document and policy."""
 
     def __init__(self, conn: Connection | None, outcomes: Outcomes) -> None:
         self.conn = conn
         self.outcomes = outcomes
+        truths = outcomes.history.truths
+        self.finals = _finals(conn, [d for d in outcomes.docs if d.doc_id in truths]) if conn else {}
+        self.parsed: dict[str, dict[str, Any] | None] = {}
 
     def answer(self, doc: Recorded, sim: Simulated) -> dict[str, Any] | None:
         if sim.classification is not None:
             return sim.classification
         if self.conn is None:
             return None
+        stored = self.finals.get(doc.doc_id) if doc.full is None else None
+        if stored is not None and sim.attempt >= stored[0] - 1:
+            if doc.doc_id not in self.parsed:
+                self.parsed[doc.doc_id] = _object(stored[1])
+            return self.parsed[doc.doc_id]
         full = full_outcome(self.conn, doc)
         attempts = full.get("attempts") or []
         if sim.attempt >= len(attempts) - 1:  # the last version is the stored final classification

@@ -105,15 +105,24 @@ def doubt_delta(segments: Any, current: Profile, candidate: Profile) -> int | No
     if current.tolerances.dominant_margin != candidate.tolerances.dominant_margin:
         before, after = doubt_findings(segments, current), doubt_findings(segments, candidate)
         return None if before is None or after is None else after - before
-    model = _light({"segments": segments}) if isinstance(segments, list) else None
-    if model is None:
+    if not isinstance(segments, list):
         return None
     low, high = current.tolerances.min_dominant_confidence, candidate.tolerances.min_dominant_confidence
     delta = 0
-    for segment in model.segments:
-        entry = next((t for t in segment.types if t.document_type == segment.dominant_type), None)
-        if entry is not None:
-            delta += (entry.confidence < high) - (entry.confidence < low)
+    try:  # every field read as _light reads it (an unreadable one gives None), no model built
+        for s in segments:
+            int(s["segment_index"])
+            dominant = str(s["dominant_type"])
+            found = None
+            for t in s["types"]:
+                kind, confidence = str(t["document_type"]), float(t["confidence"])
+                float(t["share"])
+                if found is None and kind == dominant:
+                    found = confidence
+            if found is not None:
+                delta += (found < high) - (found < low)
+    except (KeyError, TypeError, ValueError):
+        return None
     return delta
 
 

@@ -26,6 +26,7 @@ from arbiter.metrics.sql import bound, cut, params
 from arbiter.store.adjudication import unsettled_sql
 from arbiter.store.db import make_engine, resolve_url
 from arbiter.store.versions import SME_SOURCES
+from arbiter.whatif.prefetch import prefetched
 
 GTC, PAC = "ground_truth_classification", "primary_agent_classification"
 
@@ -187,19 +188,19 @@ def _segments(values: list[Any]) -> list[dict[str, Any]] | None:
     if values[-1] is not None:
         return None
     out = []
-    for k in range(MAX_SEGMENTS):
-        seg = values[k * _PER_SEGMENT : (k + 1) * _PER_SEGMENT]
-        if seg[0] is None and seg[1] is None:
+    for base in range(0, MAX_SEGMENTS * _PER_SEGMENT, _PER_SEGMENT):
+        index, dominant = values[base], values[base + 1]
+        if index is None and dominant is None:
             break
-        if seg[-1] is not None:
+        if values[base + _PER_SEGMENT - 1] is not None:
             return None
         types = []
-        for t in range(MAX_TYPES):
-            kind, share, confidence = seg[2 + t * 3 : 5 + t * 3]
+        for t in range(base + 2, base + 2 + 3 * MAX_TYPES, 3):
+            kind, share, confidence = values[t], values[t + 1], values[t + 2]
             if kind is None and share is None and confidence is None:
                 break
             types.append({"document_type": kind, "share": share, "confidence": confidence})
-        out.append({"segment_index": seg[0], "dominant_type": seg[1], "types": types})
+        out.append({"segment_index": index, "dominant_type": dominant, "types": types})
     return out
 
 
@@ -209,8 +210,12 @@ _DOCS = (
     "ORDER BY p.packet_id LIMIT 1) FROM (SELECT doc_id, run_id, final_decision, escalation_reason, error, "
     "pdf_path, row_number() OVER (PARTITION BY doc_id ORDER BY created_at DESC, id DESC) AS n "
     "FROM documents WHERE {cut}) d LEFT JOIN outcomes o ON o.doc_id = d.doc_id AND o.run_id = d.run_id "
-    "WHERE d.n = 1 ORDER BY d.doc_id"
+    "WHERE d.n = 1{order}"
 )
+# SQLite returns the rows as its window yields them (each outcome's JSON read as the row is stepped, while
+# this process parses the rows before it: history_rows) and they are sorted by doc_id here, as its BINARY
+# collation would; PostgreSQL sorts them by its own collation.
+_ORDER = {"sqlite": "", "postgresql": " ORDER BY d.doc_id"}
 _BUNDLE = {
     "sqlite": "p.payload ->> '$.document_bundle_path'",
     "postgresql": "p.payload ->> 'document_bundle_path'",
@@ -233,11 +238,14 @@ def documents(
     final classification's segments (a focused re-check reads them)."""
     dialect = conn.dialect.name
     sql = _DOCS.format(
-        slim=_slim_sql(dialect, segments), bundle=_BUNDLE[dialect], cut=cut("created_at", as_of)
+        slim=_slim_sql(dialect, segments),
+        bundle=_BUNDLE[dialect],
+        cut=cut("created_at", as_of),
+        order=_ORDER[dialect],
     )
     rows = []
-    for doc_id, run_id, decision, reason, error, pdf, outcome, bundle in conn.execute(
-        bound(sql, as_of), params(as_of)
+    for doc_id, run_id, decision, reason, error, pdf, outcome, bundle in prefetched(
+        conn.execute(bound(sql, as_of), params(as_of))
     ):
         if not bundle and out_dir is not None:
             bundle = f"{out_dir}/bundles/{doc_id}.json"
@@ -255,6 +263,8 @@ def documents(
                 bundle_path=bundle or None,
             )
         )
+    if not _ORDER[dialect]:
+        rows.sort(key=lambda r: r.doc_id)
     return rows
 
 
@@ -357,10 +367,12 @@ def primary_segments(conn: Connection, docs: Sequence[Recorded], chunk: int = 50
     segments = _extract_sql(dialect, "payload", _PRIMARY_SEGMENT_PATHS)
     for start in range(0, len(docs), chunk):
         part = {d.doc_id: d for d in docs[start : start + chunk]}
-        names = {f"d{i}": doc_id for i, doc_id in enumerate(part)}
-        ids = ", ".join(f":{name}" for name in names)
         found: dict[str, list[dict[str, Any]] | None] = {}
-        for table in ("packets", "ground_truth"):
+        for table in ("packets", "ground_truth"):  # the run's packet first; the others' ground truth
+            names = {f"d{i}": doc_id for i, doc_id in enumerate(part) if doc_id not in found}
+            if not names:
+                break
+            ids = ", ".join(f":{name}" for name in names)
             sql = _PRIMARY_IN[table].format(
                 segments=segments, ids=ids, is_object=_IS_OBJECT[dialect], run_id=_RUN_ID[dialect]
             )
