@@ -1,0 +1,75 @@
+"""Moving through the work on the packet page: after Agree, Save correction or Skip the next packet opens at
+once (the reviewer's own other claim first, else the next in the queue), with the outcome flashed at the
+top; "Your claims" lists every packet the reviewer holds (blind ones among them, unmarked)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from arbiter.review.desk import Desk
+from arbiter.review.packet_view import escape
+from review_app import state
+
+QUEUE_EMPTY = "Nothing is left for you to review: the queue is empty."
+DONE_KEY = "arbiter_queue_done"  # set when moving on found nothing: the packet page says so
+
+
+def move_on(desk: Desk, packet_id: str, kind: str, message: str) -> None:
+    """Close `packet_id` and open the next packet on the packet page (rerun); the outcome is flashed."""
+    state.close_packet(packet_id)
+    following = desk.claim_next()  # the reviewer's own open claim first, else the most urgent one
+    if following.packet is not None:
+        state.open_packet(following.packet.packet_id)
+        st.session_state.pop(DONE_KEY, None)
+        state.flash(kind, f"{message} Next: {following.packet.doc_id}.")
+    else:
+        st.session_state[DONE_KEY] = True
+        state.flash(kind, message)
+    st.rerun()
+
+
+def nothing_open(desk: Desk) -> None:
+    """The packet page without a packet: the queue is done (a link back to it), or claim the next one."""
+    st.title("Packet")
+    if st.session_state.get(DONE_KEY):
+        st.success(QUEUE_EMPTY)
+    else:
+        st.info("You have no packet open. Claim the next one, or pick one in the queue.")
+    st.page_link("views/queue.py", label="Back to the queue", icon=":material/inbox:")
+    if st.button("Claim next", type="primary", key="packet_claim_next", shortcut="Alt+N"):
+        outcome = desk.claim_next()
+        if outcome.packet is not None:
+            st.session_state.pop(DONE_KEY, None)
+            state.open_packet(outcome.packet.packet_id)
+            st.rerun()
+        st.session_state[DONE_KEY] = True
+        st.info(escape(outcome.message))
+    st.stop()
+
+
+def claims_selector(desk: Desk, packet_id: str) -> None:
+    """With more than one packet claimed, a selector of them all (document ids only) that opens the one
+    picked; nothing shown for a single claim."""
+    mine = desk.my_claims()
+    ids = [s.packet_id for s in mine]
+    if len(ids) < 2 and packet_id in ids:
+        return
+    names = {s.packet_id: s.doc_id for s in mine}
+    if packet_id not in names:
+        ids.insert(0, packet_id)
+        names[packet_id] = "this packet"
+    key = f"claims_{packet_id}"
+    st.selectbox(  # options are shown as plain text (no Markdown), so document ids need no escaping
+        f"Your claims ({len(mine)})",
+        ids,
+        index=ids.index(packet_id),
+        format_func=names.__getitem__,
+        key=key,
+        on_change=_open_picked,
+        args=(key,),
+        help="Every packet you hold; pick one to open it.",
+    )
+
+
+def _open_picked(key: str) -> None:
+    state.open_packet(st.session_state[key])
