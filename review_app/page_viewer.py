@@ -26,7 +26,8 @@ POINT_PX = 96 / 72  # CSS pixels per PDF point at 100 % (a PDF viewer's "actual 
 CSS = (
     "<style>.st-key-page_view [data-testid='stElementContainer'], .st-key-page_view [data-testid='stImage'],"
     " .st-key-page_view [data-testid='stFullScreenFrame'], .st-key-page_view img {max-width: none !important;}"
-    " .st-key-page_view {overflow-x: auto !important;}</style>"
+    " .st-key-page_view {overflow-x: auto !important; max-width: 100%;}"
+    " [data-testid='stColumn']:has(.st-key-page_view) {min-width: 0; overflow: hidden;}</style>"
 )
 
 
