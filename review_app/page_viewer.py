@@ -27,7 +27,8 @@ CSS = (
     "<style>.st-key-page_view [data-testid='stElementContainer'], .st-key-page_view [data-testid='stImage'],"
     " .st-key-page_view [data-testid='stFullScreenFrame'], .st-key-page_view img {max-width: none !important;}"
     " .st-key-page_view {overflow-x: auto !important; max-width: 100%;}"
-    " [data-testid='stColumn']:has(.st-key-page_view) {min-width: 0; overflow: hidden;}</style>"
+    " [data-testid='stColumn']:has(.st-key-page_view) {min-width: 0; overflow: hidden;}"
+    " .st-key-page_preload {display: none;}</style>"
 )
 
 
@@ -85,11 +86,9 @@ def show(doc: Document) -> None:
     zoom = n4.segmented_control("Zoom", ZOOMS, key=ZOOM_KEY, label_visibility="collapsed") or DEFAULT_ZOOM
     crop = zoom == "Fit text"
     st.html(CSS)
-    frame = st.container()
+    frame, strip = st.container(), None
     if total > 1:
         strip, frame = st.columns([1, 9], gap="small")
-        with strip:
-            _strip(doc, current, total)
     with frame.container(height=VIEW_HEIGHT, key="page_view"):
         try:
             png = state.page_png(str(doc.pdf), doc.pdf_sha256, current, _marks(doc, current), crop)
@@ -103,10 +102,17 @@ def show(doc: Document) -> None:
     why = unhighlighted_reason(doc.bundle, doc.answer, current, doc.fuzzy_threshold)
     if why:
         frame.warning(escape(why))
-    # The page a reviewer most likely opens next, drawn while they read this one.
-    for ahead in (current + 1, current - 1):
-        if 1 <= ahead <= total:
-            state.prefetch_page(str(doc.pdf), doc.pdf_sha256, ahead, _marks(doc, ahead), crop)
+    if strip is not None:  # drawn after the page, so the page's image reaches the browser first
+        with strip:
+            _strip(doc, current, total)
+    # The pages a reviewer most likely opens next: the next one rendered now and sent to the browser in a
+    # hidden image (so a flip finds it in the browser's cache), the previous one rendered in the background.
+    if current < total:
+        following = state.page_png(str(doc.pdf), doc.pdf_sha256, current + 1, _marks(doc, current + 1), crop)
+        with st.container(key="page_preload"):
+            st.image(following, width=1)
+    if current > 1:
+        state.prefetch_page(str(doc.pdf), doc.pdf_sha256, current - 1, _marks(doc, current - 1), crop)
 
 
 def _strip(doc: Document, current: int, total: int) -> None:
