@@ -31,7 +31,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the browser tests' helpers: running_app, seed
 
-VIEWPORT = {"width": 1366, "height": 768}
+VIEWPORT: Any = {"width": 1366, "height": 768}  # playwright ViewportSize
 BASE_COMMIT = "74e0d7a"  # the app before issue 12's flow, layout and viewer
 TARGETS = {"agree_and_move_on_s": 1.0, "agree_and_move_on_actions": 1, "page_flip_p95_ms": 300.0}
 PRESETS: dict[str, dict[str, Any]] = {

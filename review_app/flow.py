@@ -4,6 +4,8 @@ top; "Your claims" lists every packet the reviewer holds (blind ones among them,
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import streamlit as st
 
 from arbiter.review.desk import Desk
@@ -28,7 +30,7 @@ def move_on(desk: Desk, packet_id: str, kind: str, message: str) -> None:
     st.rerun()
 
 
-def nothing_open(desk: Desk) -> None:
+def nothing_open(desk: Desk) -> NoReturn:
     """The packet page without a packet: the queue is done (a link back to it), or claim the next one."""
     st.title("Packet")
     if st.session_state.get(DONE_KEY):

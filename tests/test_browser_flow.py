@@ -13,11 +13,12 @@ from typing import Any
 import playwright.sync_api as playwright_api
 import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, running_app, settle
+from playwright.sync_api import ViewportSize
 from review_helpers import PASSWORD, PDFS, Seeded, seed
 
 from arbiter.review.settings import AppSettings
 
-VIEWPORT = {"width": 1366, "height": 768}
+VIEWPORT: ViewportSize = {"width": 1366, "height": 768}
 SHOTS = Path(os.environ.get("ARBITER_TEST_SHOTS") or "/tmp/arbiter-shots/flow")
 PAGE_IMAGE = ".st-key-page_view [data-testid='stImage'] img"
 BODY_PT = 9.5  # the fixtures' body text, in PDF points; pages are rendered at 144 dpi (2 px a point)
@@ -69,7 +70,7 @@ def _heading(page: Any) -> str:
     return str(page.locator("h1").first.inner_text()).strip()
 
 
-def _drawn(page: Any, before: str | None = None) -> dict[str, float]:
+def _drawn(page: Any, before: str | None = None) -> dict[str, Any]:
     """Wait until the viewer's page image (another than `before`) is loaded; its shown and natural size."""
     page.wait_for_function(
         """before => { const i = document.querySelector(".st-key-page_view [data-testid='stImage'] img");

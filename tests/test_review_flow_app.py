@@ -31,7 +31,7 @@ def _open(at: Any, doc_id: str, seeded: Seeded) -> str:
     assert seeded.store.queue.claim(packet_id, "alice") is not None
     at.switch_page("views/packet.py").run()
     assert not at.exception
-    return packet_id
+    return str(packet_id)
 
 
 def _agree(at: Any, packet_id: str) -> None:

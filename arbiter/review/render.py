@@ -261,7 +261,8 @@ def _draw(
             draw.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), fill=fill, outline=outline, width=2)
         image = Image.alpha_composite(image.convert("RGBA"), overlay).convert("RGB")
     if bounds is not None:
-        image = image.crop(tuple(round(v) for v in to_pixels(bounds, page_height, scale)))
+        x0, y0, x1, y1 = to_pixels(bounds, page_height, scale)
+        image = image.crop((round(x0), round(y0), round(x1), round(y1)))
     # A hairline frame: the page's white edge would otherwise vanish into the app's white background.
     ImageDraw.Draw(image).rectangle((0, 0, image.width - 1, image.height - 1), outline=(190, 190, 190))
     out = io.BytesIO()

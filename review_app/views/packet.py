@@ -125,7 +125,7 @@ if st.session_state.get(page_key) is None:
 
 
 def show_page(number: int) -> None:
-    page_viewer.go_to(packet_id, number, packet.total_pages)
+    page_viewer.go_to(str(packet_id), number, packet.total_pages)
 
 
 left, right = st.columns([7, 4], gap="medium")
