@@ -8,8 +8,9 @@ from typing import NoReturn
 
 import streamlit as st
 
-from arbiter.review.desk import Desk
+from arbiter.review.desk import DATABASE_AWAY, Desk
 from arbiter.review.packet_view import escape
+from arbiter.store import DatabaseUnavailable
 from review_app import state
 
 QUEUE_EMPTY = "Nothing is left for you to review: the queue is empty."
@@ -24,6 +25,9 @@ def move_on(desk: Desk, packet_id: str, kind: str, message: str) -> None:
         state.open_packet(following.packet.packet_id)
         st.session_state.pop(DONE_KEY, None)
         state.flash(kind, f"{message} Next: {following.packet.doc_id}.")
+    elif following.message == DATABASE_AWAY:  # saved, but the next claim has to wait for the database
+        st.session_state.pop(DONE_KEY, None)
+        state.flash(kind, f"{message} {following.message}")
     else:
         st.session_state[DONE_KEY] = True
         state.flash(kind, message)
@@ -51,8 +55,12 @@ def nothing_open(desk: Desk) -> NoReturn:
 
 def claims_selector(desk: Desk, packet_id: str) -> None:
     """With more than one packet claimed, a selector of them all (document ids only) that opens the one
-    picked; nothing shown for a single claim."""
-    mine = desk.my_claims()
+    picked; nothing shown for a single claim, or while the database is away (the packet page goes on with
+    the packet as last loaded)."""
+    try:
+        mine = desk.my_claims()
+    except DatabaseUnavailable:
+        return
     ids = [s.packet_id for s in mine]
     if len(ids) < 2 and packet_id in ids:
         return

@@ -196,6 +196,9 @@ def show_segments() -> None:
 
 def lower_panel(correcting: bool) -> None:
     with right, st.container(height=page_viewer.LOWER_HEIGHT, key="issues_box"):
+        if packet.packet_kind == PacketKind.ADJUDICATION:  # its panel shows both answers' segments
+            show_issues()
+            return
         for part in (show_segments, show_issues) if correcting else (show_issues, show_segments):
             part()
 
