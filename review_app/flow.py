@@ -4,10 +4,12 @@ top; "Your claims" lists every packet the reviewer holds (blind ones among them,
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import streamlit as st
 
+from arbiter.contracts import DocumentBundle, SMEPacket
+from arbiter.contracts.profile import Profile
 from arbiter.review.desk import DATABASE_AWAY, Desk
 from arbiter.review.packet_view import escape
 from arbiter.store import DatabaseUnavailable
@@ -17,8 +19,14 @@ QUEUE_EMPTY = "Nothing is left for you to review: the queue is empty."
 DONE_KEY = "arbiter_queue_done"  # set when moving on found nothing: the packet page says so
 
 
-def move_on(desk: Desk, packet_id: str, kind: str, message: str) -> None:
+def move_on(desk: Desk, packet_id: str, kind: str, message: str) -> NoReturn:
     """Close `packet_id` and open the next packet on the packet page (rerun); the outcome is flashed."""
+    advance(desk, packet_id, kind, message)
+    st.rerun()
+
+
+def advance(desk: Desk, packet_id: str, kind: str, message: str) -> None:
+    """Close `packet_id` and make the next packet the open one (for a callback: the next run shows it)."""
     state.close_packet(packet_id)
     following = desk.claim_next()  # the reviewer's own open claim first, else the most urgent one
     if following.packet is not None:
@@ -31,7 +39,42 @@ def move_on(desk: Desk, packet_id: str, kind: str, message: str) -> None:
     else:
         st.session_state[DONE_KEY] = True
         state.flash(kind, message)
-    st.rerun()
+
+
+def skip(desk: Desk, packet_id: str) -> None:
+    """The Skip button's callback: release the packet; the next run shows the next one."""
+    released = desk.release(packet_id)
+    advance(desk, packet_id, "info" if released.ok else "warning", released.message)
+
+
+def agree(
+    desk: Desk, packet: SMEPacket, bundle: DocumentBundle | None, profile: Profile, attempt: dict[str, Any]
+) -> None:
+    """The Agree button's callback: save with the notes and confidence on the page; on success the next
+    packet is open when the page draws; a refused Agree opens Correct; another failure is shown."""
+    if bundle is None:
+        return
+    packet_id = packet.packet_id
+    drafts = state.drafts().setdefault(packet_id, {})
+    notes = str(st.session_state.get(f"agree_notes_{packet_id}") or "")
+    confidence = float(st.session_state.get(f"agree_conf_{packet_id}", 0.9))
+    drafts["agree"] = {"notes": notes, "confidence": confidence}
+    outcome = desk.agree(
+        packet,
+        bundle,
+        profile,
+        notes=notes,
+        confidence=confidence,
+        reason_codes=[],
+        started_at=attempt["started_at"],
+        token=attempt["token"],
+    )
+    if outcome.ok:
+        advance(desk, packet_id, "success", outcome.message)
+    elif outcome.needs_correction:
+        drafts.update(switch_to_correct=True, agree_refused=[p.message for p in outcome.blocking])
+    else:
+        drafts["agree_failed"] = outcome
 
 
 def nothing_open(desk: Desk) -> NoReturn:

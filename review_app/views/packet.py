@@ -250,37 +250,34 @@ with review_tab:
         key=f"decision_{packet_id}",
         help="Agree: the classification is right. Correct: fix the segments, types or shares.",
     )
-    if not closed and skip_col.button("Skip", key="skip", shortcut="Alt+K", help="Next packet (Alt+K)"):
-        released = desk.release(packet_id)
-        flow.move_on(desk, packet_id, "info" if released.ok else "warning", released.message)
+    if not closed:
+        skip_col.button(
+            "Skip",
+            key="skip",
+            shortcut="Alt+K",
+            help="Next packet (Alt+K)",
+            on_click=flow.skip,
+            args=(desk, packet_id),
+        )
     if decision == "Agree":
         # Outside the form, so the draft on the server follows the notes as they are typed.
         notes = st.text_area("Notes (optional)", key=f"agree_notes_{packet_id}", height=68)
         with st.form(f"agree_{packet_id}"):
             conf = drafting.initial(packet_id, "agree_conf", 0.9)
             confidence = st.slider("Your confidence", 0.0, 1.0, conf, 0.05, key=f"agree_conf_{packet_id}")
-            agreed = st.form_submit_button(
-                "Agree and save", type="primary", shortcut="Alt+A", disabled=not can_submit
+            # Saved in the button's callback, before the next run: that run draws the next packet (one run).
+            st.form_submit_button(
+                "Agree and save",
+                type="primary",
+                shortcut="Alt+A",
+                disabled=not can_submit,
+                on_click=flow.agree,
+                args=(desk, packet, bundle, profile, attempt),
             )
-        if agreed and bundle is not None:
-            drafts["agree"] = {"notes": notes, "confidence": confidence}
-            outcome = desk.agree(
-                packet,
-                bundle,
-                profile,
-                notes=notes,
-                confidence=confidence,
-                reason_codes=[],
-                started_at=attempt["started_at"],
-                token=attempt["token"],
-            )
-            if outcome.ok:
-                flow.move_on(desk, packet_id, "success", outcome.message)
-            if outcome.needs_correction:
-                drafts.update(switch_to_correct=True, agree_refused=[p.message for p in outcome.blocking])
-                st.rerun()
-            st.error(escape(outcome.message))
-            for problem in outcome.problems:
+        failed = drafts.pop("agree_failed", None)
+        if failed is not None:
+            st.error(escape(failed.message))
+            for problem in failed.problems:
                 (st.error if problem.blocking else st.caption)(escape(problem.message))
     else:
         types = profile.taxonomy.document_types
