@@ -199,8 +199,9 @@ def lower_panel(correcting: bool) -> None:
         if packet.packet_kind == PacketKind.ADJUDICATION:  # its panel shows both answers' segments
             show_issues()
             return
-        for part in (show_segments, show_issues) if correcting else (show_issues, show_segments):
-            part()
+        show_issues()
+        if not correcting:  # while correcting, the segments and their reasoning sit above the editor
+            show_segments()
 
 
 if packet.packet_kind == PacketKind.ADJUDICATION:
@@ -259,6 +260,14 @@ with review_tab:
             on_click=flow.skip,
             args=(desk, packet_id),
         )
+    if decision == "Correct":
+        with st.container(key="segment_reasoning"):  # what the model said of each segment, beside the editor
+            for row in segments_table(answer):
+                st.caption(
+                    escape(
+                        f"Segment {row['Segment']} (pages {row['Pages']}, {row['Dominant type']}): {row['Reasoning']}"
+                    )
+                )
     if decision == "Agree":
         # Outside the form, so the draft on the server follows the notes as they are typed.
         notes = st.text_area("Notes (optional)", key=f"agree_notes_{packet_id}", height=68)
