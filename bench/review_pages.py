@@ -202,9 +202,12 @@ def _page_turns(at: Any, pages: int) -> list[float]:
     """Next page to the end and back, the image cache emptied before each: a fresh render every time."""
     import streamlit as st
 
+    from review_app import state
+
     samples = []
     for key in ["next_page"] * (pages - 1) + ["prev_page"] * (pages - 1):
         st.cache_data.clear()
+        state.page_cache().clear()  # the rendered pages every session shares (and prefetches into)
         samples.append(_timed(at, at.button(key=key).click))
     return samples
 
@@ -213,12 +216,14 @@ def _packet_figures(at: Any, store: Store, packets: list[SMEPacket], reruns: int
     import streamlit as st
 
     from arbiter.review import documents
+    from review_app import state
 
     # The process's first packet page also imports the page's modules (pandas, pypdfium2...).
     store.queue.claim(packets[0].packet_id, USER)
     at.session_state[PACKET_KEY] = packets[0].packet_id
     process_first = _timed(at, lambda: at.switch_page("views/packet.py"))
     st.cache_data.clear()
+    state.page_cache().clear()
     documents.clear_cache()
     first: dict[str, float] = {}
     for packet in packets:  # as after "Claim next": the claim, then the packet page's first run

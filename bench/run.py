@@ -4,7 +4,7 @@ the store, (ocr) OCR speed and accuracy, (docai) the Document AI mapping and (se
 consistent wrong answers are escalated, prints one JSON object with every figure, its target and whether it
 was met, and saves it.
 
-    .venv/bin/python bench/run.py [--quick] [--only a,b,c,e2e,llm,ray,review,export,metrics,ocr,docai,semantic,whatif] [--out FILE]
+    .venv/bin/python bench/run.py [--quick] [--only a,b,c,e2e,llm,ray,review,export,metrics,ocr,docai,semantic,whatif,review_flow] [--out FILE]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from bench import (
     ocr_speed,
     policy_whatif,
     ray_engine,
+    review_flow,
     review_pages,
     semantic,
     verify_throughput,
@@ -61,6 +62,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "docai": {"rounds": 20, "repeats": 3},
         "semantic": {},
         "whatif": {"docs": 100_000, "distinct": 300, "sample": 1000},
+        "review_flow": review_flow.PRESETS["full"],
     },
     "quick": {
         "a": {"docs": 200, "repeats": 3},
@@ -76,6 +78,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "docai": {"rounds": 3, "repeats": 1},
         "semantic": {"quick": True},
         "whatif": {"docs": 5_000, "distinct": 100, "sample": 100},
+        "review_flow": review_flow.PRESETS["quick"],
     },
     "tiny": {
         "a": {"docs": 5, "repeats": 1, "warmup": 1},
@@ -91,12 +94,14 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "docai": {"rounds": 1, "repeats": 1},
         "semantic": {"quick": True},
         "whatif": {"docs": 40, "distinct": 8, "sample": 4},
+        "review_flow": review_flow.PRESETS["tiny"],
     },
 }
 NAMES = {"a": "verify_throughput", "b": "ingest_speed", "c": "batch_memory", "e2e": "batch_e2e", "llm": "llm_concurrency",
          "ray": "ray_engine",
          "review": "review_pages", "export": "export_speed", "metrics": "metrics_speed", "ocr": "ocr_speed",
-         "docai": "documentai_mapping", "semantic": "semantic", "whatif": "policy_whatif"}  # fmt: skip
+         "docai": "documentai_mapping", "semantic": "semantic", "whatif": "policy_whatif",
+         "review_flow": "review_flow"}  # fmt: skip
 TARGETS: dict[str, dict[str, Any]] = {
     "a": {"figure": "verify_throughput.ratio", "rule": "<=", "value": 3.0,
           "meaning": "time to verify (rules only) / time to only parse the same inputs with pydantic"},
@@ -137,6 +142,10 @@ TARGETS: dict[str, dict[str, Any]] = {
                "meaning": "seconds for arbiter policy simulate over 100k recorded documents, the slower of a "
                           "policy-only candidate (with the rules-only re-verification its retries need) and a "
                           "stricter min_dominant_confidence"},
+    "review_flow": {"figure": "review_flow.agree_and_move_on_s", "rule": "<", "value": 1.0,
+                    "meaning": "seconds from Alt+A until the next packet's page image is drawn (one keystroke), in "
+                               "Chromium at 1366x768; page flip p95 < 300 ms must also hold (all_met); the app "
+                               "before issue 12 measured beside it as the baseline"},
 }  # fmt: skip
 
 
@@ -202,6 +211,7 @@ def run(
         "docai": documentai_mapping.run,
         "semantic": semantic.run,
         "whatif": policy_whatif.run,
+        "review_flow": review_flow.run,
     }
     started = time.perf_counter()
     results: dict[str, Any] = {}

@@ -14,7 +14,14 @@ from arbiter.review.packet_view import escape  # noqa: E402
 from arbiter.store import DatabaseUnavailable  # noqa: E402
 from review_app import session, state  # noqa: E402
 
-st.set_page_config(page_title="Arbiter review", page_icon=":material/fact_check:", layout="wide")
+# The sidebar (who is signed in, sign out, the shortcuts) starts collapsed and the pages are linked from the
+# top bar: at 1366 px the packet page needs the whole width for the page beside the decision.
+st.set_page_config(
+    page_title="Arbiter review",
+    page_icon=":material/fact_check:",
+    layout="wide",
+    initial_sidebar_state="collapsed",
+)
 
 
 def _main() -> None:
@@ -44,15 +51,15 @@ def _main() -> None:
                 st.Page("views/admin.py", title="Claims (admin)", icon=":material/admin_panel_settings:")
             )
             pages.append(st.Page("views/operations.py", title="Operations (admin)", icon=":material/build:"))
-        nav = st.navigation(pages)
+        nav = st.navigation(pages, position="top")
         with st.sidebar:
             st.caption(f"Signed in as **{escape(user.name)}** ({escape(user.role)})")
             if user.via == "password" and st.button("Sign out", key="sign_out"):
                 session.sign_out(state.the_store())
                 st.rerun()
             st.caption(
-                "Shortcuts: Alt+N claim next · Alt+A agree · Alt+S save correction · Alt+K skip · "
-                "Alt+J / Alt+L previous / next page"
+                "Shortcuts: Alt+N claim next · Alt+A agree and open the next packet · Alt+S save correction · "
+                "Alt+K skip to the next packet · Alt+J / Alt+L previous / next page"
             )
     nav.run()
 

@@ -8,7 +8,9 @@ drafts live in the database too.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -17,6 +19,7 @@ from arbiter.contracts.profile import Profile
 from arbiter.review.auth import PROXY_PASSWORD_REFUSED, ClientThrottle, SignedIn, from_proxy, proxy_name
 from arbiter.review.desk import AdminDesk, Desk
 from arbiter.review.packet_view import escape
+from arbiter.review.page_cache import PageCache
 from arbiter.review.settings import PROXY_USER_KEY, AppSettings
 from arbiter.run.compose import open_store, run_profile
 from arbiter.store import Store
@@ -150,11 +153,29 @@ def drafts() -> dict[str, Any]:
     return kept
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def page_png(pdf: str, pdf_sha256: str, page: int, marks: tuple[Any, ...]) -> bytes:
-    """A rendered page with its highlights, cached per PDF version, page and highlight set."""
-    from pathlib import Path
+@st.cache_resource(show_spinner=False)
+def page_cache() -> PageCache:
+    """Rendered pages (and thumbnails) shared by every session; the viewer prefetches into it."""
+    return PageCache(max_entries=256)
 
+
+def page_png(pdf: str, pdf_sha256: str, page: int, marks: tuple[Any, ...], crop: bool = False) -> bytes:
+    """A rendered page with its highlights, cached per PDF version, page, highlight set and crop."""
+    return page_cache().get(("page", pdf, pdf_sha256, page, marks, crop), page_maker(pdf, page, marks, crop))
+
+
+def page_maker(pdf: str, page: int, marks: tuple[Any, ...], crop: bool) -> Callable[[], bytes]:
     from arbiter.review.render import render_page
 
-    return render_page(Path(pdf), page, marks)
+    return lambda: render_page(Path(pdf), page, marks, crop=crop)
+
+
+def prefetch_page(pdf: str, pdf_sha256: str, page: int, marks: tuple[Any, ...], crop: bool = False) -> None:
+    """Render a page in the background into the cache page_png reads (the one a reviewer opens next)."""
+    page_cache().prefetch(("page", pdf, pdf_sha256, page, marks, crop), page_maker(pdf, page, marks, crop))
+
+
+def thumbnail_png(pdf: str, pdf_sha256: str, page: int) -> bytes:
+    from arbiter.review.render import render_thumbnail
+
+    return page_cache().get(("thumb", pdf, pdf_sha256, page), lambda: render_thumbnail(Path(pdf), page))

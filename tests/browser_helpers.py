@@ -92,3 +92,11 @@ def edit_grid_cell(page: Any, grid: Any, column: int, keys: str | None) -> None:
         page.wait_for_timeout(700)  # the cell editor opens asynchronously (slower on a busy machine)
         page.keyboard.press("Enter")
     settle(page)
+
+
+def open_sidebar(page: Any) -> None:
+    """Expand the sidebar (it starts collapsed: the packet page needs the width) if it is collapsed."""
+    toggle = page.locator("[data-testid='stExpandSidebarButton']")
+    if toggle.count():
+        toggle.first.click()
+        page.wait_for_timeout(400)  # the sidebar slides in

@@ -69,14 +69,14 @@ def _open_claim(context: Any, url: str, name: str) -> Any:
     settle(page)
     page.get_by_role("button", name="Claim next").click()
     settle(page)
-    page.get_by_role("button", name="Skip (back to the queue)").wait_for()
+    page.get_by_role("button", name="Skip").wait_for()
     return page
 
 
 def _pink_pixels(page: Any) -> int:
     """Pixels of the page image in the issue mark's colours: its outline, or its translucent fill over white
     paper (yellow evidence marks have less blue than green; pink ones more)."""
-    image = page.locator("[data-testid='stImage'] img").first
+    image = page.locator(".st-key-page_view [data-testid='stImage'] img").first  # not a thumbnail
     image.wait_for()
     data = Image.open(io.BytesIO(image.screenshot())).convert("RGB").tobytes()
     outline, fill = COLOURS[MarkKind.ISSUE]

@@ -11,7 +11,7 @@ from typing import Any
 
 import playwright.sync_api as playwright_api
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, edit_grid_cell, running_app, settle
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, edit_grid_cell, open_sidebar, running_app, settle
 from review_helpers import PASSWORD, PDFS, Seeded, seed
 
 from arbiter.review.settings import AppSettings
@@ -142,6 +142,7 @@ def test_reload_keeps_sign_in_and_draft_and_others_never_see_it(app: tuple[Seede
     for page in (bob, admin):
         assert NOTE not in page.content()
 
+    open_sidebar(alice)  # the sidebar starts collapsed
     alice.get_by_role("button", name="Sign out").click()
     settle(alice)
     alice.get_by_role("button", name="Sign in").wait_for()

@@ -169,7 +169,7 @@ def test_lost_claim_is_refused_and_the_draft_kept(seeded: Seeded) -> None:
 
 
 def test_skip_returns_the_packet_to_the_queue(seeded: Seeded) -> None:
-    """Skip releases the claim: the packet is pending again and the reviewer is back on the queue."""
+    """Skip releases the claim: the packet is pending again and the next packet opens on the packet page."""
     at = sign_in(app_test())
     packet_id = _claim_next(at)
     at.button(key="skip").click().run()
@@ -177,7 +177,9 @@ def test_skip_returns_the_packet_to_the_queue(seeded: Seeded) -> None:
     packet = seeded.store.queue.get(packet_id)
     assert packet.review_status == "PENDING"
     assert packet.claimed_by is None
-    assert "Review queue" in _texts(at.title)
+    following = at.session_state["arbiter_packet_id"]
+    assert following != packet_id
+    assert _texts(at.title) == [seeded.store.queue.get(following).doc_id]
 
 
 def test_every_rerun_renews_the_lease(seeded: Seeded) -> None:

@@ -132,11 +132,17 @@ def to_pixels(box: Box, page_height: float, scale: float) -> tuple[float, float,
     return (x0, y0, x1, y1)
 
 
-def render_page(pdf: Path, page: int, marks: Sequence[Mark] = (), *, dpi: float = 144.0) -> bytes:
-    """PNG bytes of 1-based `page` of `pdf` with `marks` drawn; RenderError when it cannot be drawn."""
+def render_page(
+    pdf: Path, page: int, marks: Sequence[Mark] = (), *, dpi: float = 144.0, crop: bool = False
+) -> bytes:
+    """PNG bytes of 1-based `page` of `pdf` with `marks` drawn; RenderError when it cannot be drawn.
+
+    With `crop`, the blank margins are cut off (the page's objects' bounds plus CROP_PAD points): shown
+    at the same width, the text is larger (the viewer's default zoom, "Fit text")."""
     import pypdfium2 as pdfium
 
     scale = dpi / 72.0
+    bounds: Box | None = None
     try:
         with PDFIUM_LOCK:
             doc = pdfium.PdfDocument(str(pdf))
@@ -148,6 +154,7 @@ def render_page(pdf: Path, page: int, marks: Sequence[Mark] = (), *, dpi: float 
                     height = pdf_page.get_height()
                     image = pdf_page.render(scale=scale).to_pil()
                     marks = _on_glyphs(pdf_page, marks)
+                    bounds = content_bounds(pdf_page) if crop else None
                 finally:
                     pdf_page.close()
             finally:
@@ -156,7 +163,49 @@ def render_page(pdf: Path, page: int, marks: Sequence[Mark] = (), *, dpi: float 
         raise
     except Exception as exc:  # pdfium reports damaged or locked files with its own exception types
         raise RenderError(f"Page {page} could not be drawn ({type(exc).__name__}).") from exc
-    return _draw(image.convert("RGB"), height, scale, marks)
+    return _draw(image.convert("RGB"), height, scale, marks, bounds)
+
+
+def render_thumbnail(pdf: Path, page: int, width_px: int = 96) -> bytes:
+    """A small PNG of `page` (no highlights), `width_px` wide, for the viewer's page strip."""
+    import pypdfium2 as pdfium
+
+    try:
+        with PDFIUM_LOCK:
+            doc = pdfium.PdfDocument(str(pdf))
+            try:
+                if not 1 <= page <= len(doc):
+                    raise RenderError(f"The document has no page {page}.")
+                pdf_page = doc[page - 1]
+                try:
+                    image = pdf_page.render(scale=width_px / pdf_page.get_width()).to_pil()
+                finally:
+                    pdf_page.close()
+            finally:
+                doc.close()
+    except RenderError:
+        raise
+    except Exception as exc:
+        raise RenderError(f"Page {page} could not be drawn ({type(exc).__name__}).") from exc
+    return _draw(image.convert("RGB"), 0.0, 1.0, ())
+
+
+CROP_PAD = 6.0  # points of margin kept around the page's content when the margins are cut off
+
+
+def content_bounds(pdf_page: Any) -> Box | None:
+    """(left, bottom, right, top) in points around every object on the page, CROP_PAD wider, within the
+    page; None for an empty page (under PDFIUM_LOCK)."""
+    boxes = [obj.get_bounds() for obj in pdf_page.get_objects()]
+    if not boxes:
+        return None
+    width, height = pdf_page.get_width(), pdf_page.get_height()
+    return (
+        max(0.0, min(b[0] for b in boxes) - CROP_PAD),
+        max(0.0, min(b[1] for b in boxes) - CROP_PAD),
+        min(width, max(b[2] for b in boxes) + CROP_PAD),
+        min(height, max(b[3] for b in boxes) + CROP_PAD),
+    )
 
 
 def drawn_marks(pdf: Path, page: int, marks: Sequence[Mark]) -> list[Mark]:
@@ -199,7 +248,9 @@ def _on_glyphs(pdf_page: Any, marks: Sequence[Mark]) -> Sequence[Mark]:
         textpage.close()
 
 
-def _draw(image: Image.Image, page_height: float, scale: float, marks: Sequence[Mark]) -> bytes:
+def _draw(
+    image: Image.Image, page_height: float, scale: float, marks: Sequence[Mark], bounds: Box | None = None
+) -> bytes:
     if marks:
         overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
         draw = ImageDraw.Draw(overlay)
@@ -209,6 +260,9 @@ def _draw(image: Image.Image, page_height: float, scale: float, marks: Sequence[
             x0, y0, x1, y1 = to_pixels(mark.box, page_height, scale)
             draw.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), fill=fill, outline=outline, width=2)
         image = Image.alpha_composite(image.convert("RGBA"), overlay).convert("RGB")
+    if bounds is not None:
+        x0, y0, x1, y1 = to_pixels(bounds, page_height, scale)
+        image = image.crop((round(x0), round(y0), round(x1), round(y1)))
     # A hairline frame: the page's white edge would otherwise vanish into the app's white background.
     ImageDraw.Draw(image).rectangle((0, 0, image.width - 1, image.height - 1), outline=(190, 190, 190))
     out = io.BytesIO()

@@ -32,10 +32,9 @@ from arbiter.review.packet_view import (
 )
 from arbiter.review.paths import PathRefused
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
-from arbiter.review.render import RenderError, page_marks, unhighlighted_reason
 from arbiter.review.rows import DOMINANT_COLUMN
 from arbiter.store import DatabaseUnavailable, UnknownPacket
-from review_app import adjudication_panel, drafting, state
+from review_app import adjudication_panel, drafting, flow, page_viewer, state
 
 user = state.require_user()
 store = state.the_store()
@@ -51,15 +50,7 @@ if packet_id is None:
         state.open_packet(mine[0].packet_id)
         packet_id = mine[0].packet_id
     else:
-        st.title("Packet")
-        st.info("You have no packet open. Claim the next one, or pick one in the queue.")
-        if st.button("Claim next", type="primary", key="packet_claim_next", shortcut="Alt+N"):
-            outcome = desk.claim_next()
-            if outcome.packet is not None:
-                state.open_packet(outcome.packet.packet_id)
-                st.rerun()
-            st.info(escape(outcome.message))
-        st.stop()
+        flow.nothing_open(desk)  # stops the page
 
 try:
     packet = store.queue.get(packet_id, viewer=user.name)  # refused while the user holds another, blind one
@@ -86,9 +77,13 @@ answer = machine_answer(packet)
 # Every value from a document, a file name or an input file goes through `escape`: shown as text, never
 # as Markdown (no image fetched, no link, no heading from a file name or a production CSV).
 unreadable = unreadable_note(packet)
-st.title(escape(packet.doc_id))
+st.html(page_viewer.PAGE_CSS)
+title_col, claims_col = st.container(key="packet_head").columns([3, 1], vertical_alignment="bottom")
+title_col.title(escape(packet.doc_id))
+with claims_col:
+    flow.claims_selector(desk, packet_id)
 pages_text = f"{packet.total_pages} page{'' if packet.total_pages == 1 else 's'}"
-st.caption(
+title_col.caption(
     escape(
         f"{packet.pdf_filename} · {'could not be read' if unreadable else pages_text} · "
         f"priority {PRIORITY_LABELS.get(packet.priority, packet.priority)} · {reason_label(packet.escalation_reason)}"
@@ -96,10 +91,6 @@ st.caption(
 )
 if unreadable:
     st.error(escape(unreadable))
-else:
-    st.write(escape(packet.escalation_message))
-if not packet.blind and packet.semantic_checks is not None:
-    st.caption(semantic_checks_text(packet.semantic_checks))
 closed = packet.review_status in ("COMPLETED", "SUPERSEDED")
 if packet.review_status == "COMPLETED":
     st.success("This packet has been reviewed. Its ground truth is on the Ground truth page.")
@@ -127,49 +118,37 @@ bundle = documents.bundle_of(packet, settings.roots) if pdf is not None else Non
 issues = sort_issues(packet.issues_summary)
 contexts = [issue_context(i, bundle, answer, profile.tolerances.fuzzy_match_threshold) for i in issues]
 
-page_key = f"pdf_page_{packet_id}"
+page_key = page_viewer.page_key(packet_id)
 if st.session_state.get(page_key) is None:
     first = next((c.page for c in contexts if c.page), 1)
     st.session_state[page_key] = first
 
 
 def show_page(number: int) -> None:
-    st.session_state[page_key] = min(max(number, 1), max(packet.total_pages, 1))
+    page_viewer.go_to(str(packet_id), number, packet.total_pages)
 
 
-left, right = st.columns([3, 2], gap="large")
+left, right = st.columns([7, 4], gap="medium")
 with left:
     if unreadable:  # nothing to draw; the message above says why
         st.info("There is no page to show.")
-    else:
-        current = int(st.session_state[page_key])
-        n1, n2, n3 = st.columns([1, 2, 1])
-        n1.button("◀ Page", key="prev_page", on_click=show_page, args=(current - 1,), shortcut="Alt+J")
-        n2.number_input(
-            "Page",
-            min_value=1,
-            max_value=max(packet.total_pages, 1),
-            key=page_key,
-            label_visibility="collapsed",
-        )
-        n3.button("Page ▶", key="next_page", on_click=show_page, args=(current + 1,), shortcut="Alt+L")
-        if pdf is not None:
-            marks = tuple(
-                page_marks(bundle, answer, issues, current, profile.tolerances.fuzzy_match_threshold)
+    elif pdf is not None:
+        page_viewer.show(
+            page_viewer.Document(
+                packet_id,
+                pdf,
+                packet.pdf_sha256,
+                packet.total_pages,
+                bundle,
+                answer,
+                tuple(issues),
+                profile.tolerances.fuzzy_match_threshold,
             )
-            try:
-                st.image(state.page_png(str(pdf), packet.pdf_sha256, current, marks), width="stretch")
-                st.caption(
-                    f"Page {current} of {packet.total_pages}. :orange-background[Yellow]: evidence the "
-                    "classification cites; :red-background[pink]: where an issue points."
-                )
-                why = unhighlighted_reason(bundle, answer, current, profile.tolerances.fuzzy_match_threshold)
-                if why:
-                    st.warning(escape(why))
-            except RenderError as exc:
-                st.error(escape(str(exc)))
+        )
 
-with right:
+
+def show_issues() -> None:
+    """The issues, each with its text on the page; in a fixed-height frame under the decision."""
     if packet.packet_kind == PacketKind.ADJUDICATION:
         adjudication_panel.show_summary(packet)
     elif packet.blind:
@@ -181,6 +160,10 @@ with right:
         )
     else:
         st.subheader(f"Issues ({len(issues)})")
+    if not unreadable:
+        st.write(escape(packet.escalation_message))
+    if not packet.blind and packet.semantic_checks is not None:
+        st.caption(semantic_checks_text(packet.semantic_checks))
     for number, ctx in enumerate(contexts):
         issue = ctx.issue
         with st.container(border=True):
@@ -204,17 +187,33 @@ with right:
                     f"Show page {ctx.page}", key=f"issue_page_{number}", on_click=show_page, args=(ctx.page,)
                 )
 
+
+def show_segments() -> None:
+    """The machine's segments with their reasoning, beside the decision (visible while correcting)."""
+    st.subheader("Segments")
+    st.dataframe(segments_table(answer), hide_index=True)
+
+
+def lower_panel(correcting: bool) -> None:
+    with right, st.container(height=page_viewer.LOWER_HEIGHT, key="issues_box"):
+        if packet.packet_kind == PacketKind.ADJUDICATION:  # its panel shows both answers' segments
+            show_issues()
+            return
+        show_issues()
+        if not correcting:  # while correcting, the segments and their reasoning sit above the editor
+            show_segments()
+
+
 if packet.packet_kind == PacketKind.ADJUDICATION:
+    lower_panel(False)
     adjudication_panel.show_decision(
         packet, desk, bundle, profile, attempt, not closed and bundle is not None
     )
     st.stop()
 
-tab_names = ["Review", "Segments", "Classification"] + ([] if packet.blind else ["Retry log"])
-review_tab, segments_tab, answer_tab, *more_tabs = st.tabs(tab_names)
-
-with segments_tab:
-    st.dataframe(segments_table(answer), hide_index=True)
+# The decision first in the right column (its buttons on screen without scrolling), the issues below it.
+tab_names = ["Review", "Classification"] + ([] if packet.blind else ["Retry log"])
+review_tab, answer_tab, *more_tabs = right.tabs(tab_names)
 
 with answer_tab:
     st.markdown(escape(production_summary(packet, answer)))
@@ -244,43 +243,50 @@ with review_tab:
         st.error("The document could not be read, so this packet cannot be reviewed here.")
     if drafts.pop("switch_to_correct", False):  # set before the radio exists: Agree was refused
         st.session_state[f"decision_{packet_id}"] = "Correct"
-    decision = st.radio(
+    radio_col, skip_col = st.columns([3, 1], vertical_alignment="center")
+    decision = radio_col.radio(
         "Your decision",
         list(DECISIONS),
         horizontal=True,
         key=f"decision_{packet_id}",
-        captions=["The classification is right.", "Fix the segments, types or shares."],
+        help="Agree: the classification is right. Correct: fix the segments, types or shares.",
     )
+    if not closed:
+        skip_col.button(
+            "Skip",
+            key="skip",
+            shortcut="Alt+K",
+            help="Next packet (Alt+K)",
+            on_click=flow.skip,
+            args=(desk, packet_id),
+        )
+    if decision == "Correct":
+        with st.container(key="segment_reasoning"):  # what the model said of each segment, beside the editor
+            for row in segments_table(answer):
+                st.caption(
+                    escape(
+                        f"Segment {row['Segment']} (pages {row['Pages']}, {row['Dominant type']}): {row['Reasoning']}"
+                    )
+                )
     if decision == "Agree":
         # Outside the form, so the draft on the server follows the notes as they are typed.
-        notes = st.text_area("Notes (optional)", key=f"agree_notes_{packet_id}")
+        notes = st.text_area("Notes (optional)", key=f"agree_notes_{packet_id}", height=68)
         with st.form(f"agree_{packet_id}"):
             conf = drafting.initial(packet_id, "agree_conf", 0.9)
             confidence = st.slider("Your confidence", 0.0, 1.0, conf, 0.05, key=f"agree_conf_{packet_id}")
-            agreed = st.form_submit_button(
-                "Agree and save", type="primary", shortcut="Alt+A", disabled=not can_submit
+            # Saved in the button's callback, before the next run: that run draws the next packet (one run).
+            st.form_submit_button(
+                "Agree and save",
+                type="primary",
+                shortcut="Alt+A",
+                disabled=not can_submit,
+                on_click=flow.agree,
+                args=(desk, packet, bundle, profile, attempt),
             )
-        if agreed and bundle is not None:
-            drafts["agree"] = {"notes": notes, "confidence": confidence}
-            outcome = desk.agree(
-                packet,
-                bundle,
-                profile,
-                notes=notes,
-                confidence=confidence,
-                reason_codes=[],
-                started_at=attempt["started_at"],
-                token=attempt["token"],
-            )
-            if outcome.ok:
-                state.close_packet(packet_id)
-                state.flash("success", outcome.message)
-                st.switch_page("views/queue.py")
-            if outcome.needs_correction:
-                drafts.update(switch_to_correct=True, agree_refused=[p.message for p in outcome.blocking])
-                st.rerun()
-            st.error(escape(outcome.message))
-            for problem in outcome.problems:
+        failed = drafts.pop("agree_failed", None)
+        if failed is not None:
+            st.error(escape(failed.message))
+            for problem in failed.problems:
                 (st.error if problem.blocking else st.caption)(escape(problem.message))
     else:
         types = profile.taxonomy.document_types
@@ -375,15 +381,9 @@ with review_tab:
                 packet, bundle, profile, draft, started_at=attempt["started_at"], token=attempt["token"]
             )
             if outcome.ok:
-                state.close_packet(packet_id)
-                state.flash("success", outcome.message)
-                st.switch_page("views/queue.py")
+                flow.move_on(desk, packet_id, "success", outcome.message)
             st.error(escape(outcome.message), icon=":material/block:")
 
-    if not closed and st.button("Skip (back to the queue)", key="skip", shortcut="Alt+K"):
-        outcome = desk.release(packet_id)
-        state.close_packet(packet_id)
-        state.flash("info" if outcome.ok else "warning", outcome.message)
-        st.switch_page("views/queue.py")
+lower_panel(decision == "Correct")
 
 drafting.save(store, user.name, packet_id, holding and not closed)

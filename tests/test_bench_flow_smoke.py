@@ -1,0 +1,19 @@
+"""Smoke test of bench/review_flow.py at a tiny size in Chromium: it runs and reports the documented JSON
+shape (figures at this size say nothing about performance)."""
+
+from __future__ import annotations
+
+from bench import review_flow
+
+
+def test_review_flow_reports_actions_and_seconds_per_task() -> None:
+    """One agree and two flips: each task has its actions and times; agree is one keystroke."""
+    result = review_flow.run(**review_flow.PRESETS["tiny"])
+    arbiter = result["arbiter"]
+    assert arbiter["agree_and_move_on"]["actions"] == 1
+    assert arbiter["agree_and_move_on"]["n"] == 1
+    assert arbiter["page_flip"]["n"] == 2
+    assert arbiter["page_flip"]["p95_ms"] > 0
+    assert arbiter["text_size"]["body_font_px"] >= 12.0
+    assert set(result["met"]) == {"agree_and_move_on_s", "agree_and_move_on_actions", "page_flip_p95_ms"}
+    assert result["baseline"] is None
