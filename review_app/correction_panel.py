@@ -107,6 +107,10 @@ def show_guidance(profile: Profile, names: list[str]) -> None:
                 st.markdown(f"**{escape(name)}**: {escape(text)}")
 
 
+def _pages_label(start: Any, end: Any) -> str:
+    return f"page {start}" if start == end else f"pages {start}–{end}"
+
+
 def _cards(packet_id: str, rows: list[dict[str, Any]], types: list[str], generation: int) -> None:
     for index, row in enumerate(rows):
         start, end = row.get("start_page"), row.get("end_page")
@@ -115,7 +119,7 @@ def _cards(packet_id: str, rows: list[dict[str, Any]], types: list[str], generat
         with st.container(border=True, key=f"segment_card_{index}"):
             key = f"quick_type_{packet_id}_{index}_{generation}"
             st.segmented_control(
-                f"Segment {index + 1} (pages {start}–{end}) is{' (pinned)' if pinned else ''}:",
+                f"Segment {index + 1} ({_pages_label(start, end)}) is{' (pinned)' if pinned else ''}:",
                 types,
                 default=dominant,
                 format_func=short,
