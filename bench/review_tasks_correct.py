@@ -67,7 +67,7 @@ def boundary_correction(page: Any, packet_doc_id: str) -> dict[str, Any]:
     or merge the first two segments when every segment is one page; then save (3 actions)."""
     run = _Counter(page)
     _open_correct(run, packet_doc_id)
-    chips = page.locator("[class*='st-key-quick_split_']")
+    chips = page.locator("[class*='st-key-split_chips_']")
     if chips.count():
         run.click(chips.first.locator("button").first)
     else:
@@ -81,8 +81,11 @@ def evidence_edit(page: Any, packet_doc_id: str, line_index: int = 0) -> dict[st
     picker, open the line list, pick a line, Save (5 actions)."""
     run = _Counter(page)
     _open_correct(run, packet_doc_id)
-    run.click(page.get_by_text("Evidence: pick lines on the page"))
-    picker = page.locator("[class*='st-key-ev_lines_'] [data-baseweb='select']").first
+    picker = page.locator(".st-key-evidence_picker [role='combobox']").first
+    details = page.locator("details", has_text="Evidence: pick lines on the page").first
+    details.wait_for()
+    if not details.evaluate("d => d.open"):  # it stays open once the evidence was touched
+        run.click(page.get_by_text("Evidence: pick lines on the page"))
     run.click(picker)
     run.click(page.locator("[role='option']").nth(line_index))
     page.keyboard.press("Escape")

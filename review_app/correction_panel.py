@@ -134,7 +134,7 @@ def _cards(packet_id: str, rows: list[dict[str, Any]], types: list[str], generat
             left, right = st.columns([3, 1])
             if pages:
                 split_key = f"quick_split_{packet_id}_{index}_{generation}"
-                left.pills(
+                left.container(key=f"split_chips_{index}").pills(
                     "Start a new segment at page",
                     pages,
                     key=split_key,
@@ -179,7 +179,7 @@ def _evidence_editor(
         lines = quick.page_lines(on_page.text if on_page is not None else "")
         chosen = [e.get("snippet") for e in pool if e.get("document_type") == name and e.get("page") == page]
         lines_key = f"ev_lines_{packet_id}_{name}_{page}_{generation}"
-        st.multiselect(
+        st.container(key="evidence_picker").multiselect(
             f"Lines of page {page} that are evidence of {name}",
             lines,
             default=[line for line in chosen if line in lines],
@@ -190,8 +190,9 @@ def _evidence_editor(
         )
         current = quick.evidence_for(pool, name, pages[0], pages[-1])
         st.caption(f"Evidence of {name} in this segment ({len(current)}):")
+        listed = st.container(key="evidence_current")
         for number, item in enumerate(current):
-            a, b = st.columns([5, 1])
+            a, b = listed.columns([5, 1])
             a.markdown(f"page {item['page']}: :orange-background[{escape(item['snippet'])}]")
             b.button(
                 "Remove",
