@@ -97,6 +97,7 @@ def test_a_type_correction_takes_at_most_four_actions(one_page: tuple[Seeded, An
     page.get_by_text("Agree", exact=True).first.click()
     settle(page)
     result = type_correction(page, "admin-requisition-03", "ADMINISTRATIVE")
+    print("TASK type_correction", result)
     assert result["actions"] <= 4
     [record] = seeded.store.ground_truth.history("admin-requisition-03")
     assert record.version == 1
@@ -116,6 +117,7 @@ def test_a_boundary_correction_moves_the_pages(two_pages: tuple[Seeded, Any]) ->
     assert machine is not None
     count = len(machine["segments"])
     result = boundary_correction(page, "path-breast-02")
+    print("TASK boundary_correction", result)
     _shot(page, "after_boundary.png")
     assert result["actions"] <= 4
     [record] = seeded.store.ground_truth.history("path-breast-02")
@@ -130,6 +132,7 @@ def test_evidence_is_added_from_the_page(two_pages: tuple[Seeded, Any]) -> None:
         result = evidence_edit(page, "path-breast-02", line_index=0)
     finally:
         _shot(page, "after_evidence.png")
+    print("TASK evidence_edit", result)
     assert result["actions"] <= 5
     [record] = seeded.store.ground_truth.history("path-breast-02")
     assert record.ground_truth_source == "SME_CORRECTED"

@@ -269,3 +269,18 @@ def test_guidance_is_given_for_the_types_in_play(profile: Profile) -> None:
         "LAB_REPORT",
         "ADMINISTRATIVE",
     ]
+
+
+def test_guidance_for_an_unknown_type_is_refused(profile: Profile) -> None:
+    """A [guidance] entry for a type the taxonomy does not have fails the profile's validation."""
+    data = profile.model_dump()
+    data["guidance"] = {"MEMO": "A memo."}
+    with pytest.raises(ValueError, match="MEMO"):
+        Profile.model_validate(data)
+
+
+def test_guidance_does_not_change_the_profile_digest(profile: Profile) -> None:
+    """Guidance decides nothing, so editing it keeps the digest that lets a re-run skip a document."""
+    data = profile.model_dump()
+    data["guidance"] = {"LAB_REPORT": "Different words."}
+    assert Profile.model_validate(data).digest == profile.digest
