@@ -280,7 +280,11 @@ def show(
     reasons = st.multiselect(
         "Reasons for the correction", [*CORRECTION_REASONS, *codes], key=f"reasons_{packet_id}"
     )
-    notes = st.text_area("Comment on this packet (kept with the review)", key=f"correct_notes_{packet_id}")
+    notes = st.text_area(
+        "Correction notes",
+        key=f"correct_notes_{packet_id}",
+        help="Your comment on this packet: kept with the review, shown on the Ground truth page.",
+    )
     conf = drafting.initial(packet_id, "correct_conf", 0.9)
     confidence = st.slider("Your confidence", 0.0, 1.0, conf, 0.05, key=f"correct_conf_{packet_id}")
     draft = CorrectionDraft(

@@ -92,7 +92,12 @@ def test_a_type_correction_takes_at_most_four_actions(one_page: tuple[Seeded, An
         box = card(page, 0).get_by_text(label, exact=True).bounding_box()
         assert box is not None
         assert box["x"] + box["width"] <= 1366
-    page.get_by_text("Review", exact=True).first.click()  # back to where a reviewer starts
+    page.get_by_role("tab", name="Classification").click()
+    settle(page)
+    page.get_by_text("Download as JSON").wait_for()
+    assert page.locator("[data-testid='stJson']").count() == 0
+    _shot(page, "classification_tab_1366.png")
+    page.get_by_role("tab", name="Review").click()  # back to where a reviewer starts
     settle(page)
     page.get_by_text("Agree", exact=True).first.click()
     settle(page)
@@ -145,3 +150,11 @@ def test_evidence_is_added_from_the_page(two_pages: tuple[Seeded, Any]) -> None:
         for e in t["evidence"]
     ]
     assert len(quotes) > len(_machine_quotes(seeded))
+    # The ground-truth page reads as tables and highlighted quotes, with a JSON download and no JSON tree.
+    page.get_by_role("link", name="Ground truth").click()
+    settle(page)
+    page.get_by_text("Download as JSON").wait_for()
+    assert page.locator("[data-testid='stJson']").count() == 0
+    page.get_by_text(quotes[-1][1], exact=False).first.wait_for()
+    page.get_by_text("Download as JSON").scroll_into_view_if_needed()
+    _shot(page, "ground_truth_1366.png")
