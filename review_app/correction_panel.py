@@ -283,7 +283,9 @@ def show(
     notes = st.text_area(
         "Correction notes",
         key=f"correct_notes_{packet_id}",
-        help="Your comment on this packet: kept with the review, shown on the Ground truth page.",
+    )
+    st.caption(
+        "The notes are your comment on this packet: kept with the review, shown on the Ground truth page."
     )
     conf = drafting.initial(packet_id, "correct_conf", 0.9)
     confidence = st.slider("Your confidence", 0.0, 1.0, conf, 0.05, key=f"correct_conf_{packet_id}")
