@@ -357,7 +357,9 @@ class Profile(Strict):
         ]
         for name in named:
             if name not in types:
-                raise ValueError(f"[content] or [guidance] names {name!r}, which is not one of taxonomy.document_types")
+                raise ValueError(
+                    f"[content] or [guidance] names {name!r}, which is not one of taxonomy.document_types"
+                )
         return self
 
     @cached_property
