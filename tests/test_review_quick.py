@@ -16,7 +16,13 @@ from arbiter.contracts import DocumentBundle
 from arbiter.contracts.profile import Profile, load_profile
 from arbiter.ingest import ingest_pdf
 from arbiter.review import quick
-from arbiter.review.answer_view import evidence_quotes, summary_line, type_rows, types_in_play
+from arbiter.review.answer_view import (
+    evidence_quotes,
+    segment_heading,
+    summary_line,
+    type_rows,
+    types_in_play,
+)
 from arbiter.review.forms import CorrectionDraft, check_correction, segment_rows
 from arbiter.review.rows import DOMINANT_COLUMN
 
@@ -284,3 +290,13 @@ def test_guidance_does_not_change_the_profile_digest(profile: Profile) -> None:
     data = profile.model_dump()
     data["guidance"] = {"LAB_REPORT": "Different words."}
     assert Profile.model_validate(data).digest == profile.digest
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [(2, 2, "Segment 1 · page 2 · LAB_REPORT"), (1, 3, "Segment 1 · pages 1–3 · LAB_REPORT")],
+)
+def test_segment_heading_names_its_pages(start: int, end: int, expected: str) -> None:
+    """A segment's heading names one page or a page range, then its dominant type."""
+    segment = {"segment_index": 1, "start_page": start, "end_page": end, "dominant_type": "LAB_REPORT"}
+    assert segment_heading(segment) == expected

@@ -38,11 +38,10 @@ def summary_line(classification: Any) -> str:
 
 
 def segment_heading(segment: dict[str, Any]) -> str:
-    """'Segment 1 · pages 1–3 · LAB_REPORT'."""
-    return (
-        f"Segment {segment.get('segment_index')} · pages {segment.get('start_page')}–{segment.get('end_page')} · "
-        f"{segment.get('dominant_type')}"
-    )
+    """'Segment 1 · pages 1–3 · LAB_REPORT' ('page 2' for a one-page segment)."""
+    start, end = segment.get("start_page"), segment.get("end_page")
+    pages = f"page {start}" if start == end else f"pages {start}–{end}"
+    return f"Segment {segment.get('segment_index')} · {pages} · {segment.get('dominant_type')}"
 
 
 def type_rows(segment: dict[str, Any]) -> list[dict[str, Any]]:
