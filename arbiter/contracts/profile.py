@@ -343,6 +343,7 @@ class Profile(Strict):
     metrics: MetricsPolicy = Field(default_factory=MetricsPolicy)
     baseline: Baseline | None = None
     content: Content = Field(default_factory=Content)
+    guidance: dict[str, str] = Field(default_factory=dict)  # per type: how a clinician tells it (review app)
 
     @model_validator(mode="after")
     def _content_types_known(self) -> Profile:
@@ -352,10 +353,13 @@ class Profile(Strict):
             *(p.type for p in self.content.patterns),
             *self.content.label_evidence_types,
             *[t for t in (self.content.form_type, self.content.results_header_type) if t],
+            *self.guidance,
         ]
         for name in named:
             if name not in types:
-                raise ValueError(f"[content] names {name!r}, which is not one of taxonomy.document_types")
+                raise ValueError(
+                    f"[content] or [guidance] names {name!r}, which is not one of taxonomy.document_types"
+                )
         return self
 
     @cached_property
@@ -365,8 +369,8 @@ class Profile(Strict):
     @cached_property
     def digest(self) -> str:
         """sha256 of the profile's canonical JSON: part of the key that decides whether a re-run can skip.
-        The sampling shares are left out: they choose what is reviewed, not what is decided."""
-        return hashlib.sha256(self.model_dump_json(exclude={"sampling"}).encode()).hexdigest()
+        The sampling shares and the reviewers' guidance are left out: they decide nothing."""
+        return hashlib.sha256(self.model_dump_json(exclude={"sampling", "guidance"}).encode()).hexdigest()
 
 
 def load_profile(path: Path | str | None = None) -> Profile:

@@ -17,6 +17,7 @@ from typing import Any
 from arbiter.contracts import Corrections, DocumentBundle, IssueSource, Severity
 from arbiter.contracts.profile import Profile
 from arbiter.contracts.schemas import load_subject
+from arbiter.review.quick import evidence_pool
 from arbiter.review.rows import (
     DOMINANT_COLUMN,
     blank_row,
@@ -78,6 +79,7 @@ class CorrectionDraft:
     reason_codes: list[str] = field(default_factory=list)
     notes: str = ""
     confidence: float = 0.9
+    evidence: list[dict[str, Any]] | None = None  # None: the machine's evidence; else quick.py's pool
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ def check_correction(draft: CorrectionDraft, base: Any, bundle: DocumentBundle, 
         found = [
             p for p in found if p.code not in _MIXTURE_CODES and not p.path.startswith("/document_mixture")
         ]
-    if _same_answer(candidate, base):
+    if _same_answer(candidate, base) and draft.evidence in (None, evidence_pool(base)):
         # "Use Agree" only when Agree would save the machine's answer (it refuses one that breaks the rules).
         agreeable = check_agreement(base, bundle, profile).ok
         problems.append(
@@ -261,7 +263,7 @@ def build_classification(
         return None, problems
     parsed.sort(key=lambda item: (item[0], item[1]))
     segments = [
-        row_segment(position, start, end, dominant, shares, base, profile)
+        row_segment(position, start, end, dominant, shares, base, profile, draft.evidence)
         for position, (start, end, dominant, shares) in enumerate(parsed, start=1)
     ]
     candidate: dict[str, Any] = {

@@ -22,7 +22,9 @@ def row_segment(
     shares: dict[str, float],
     base: Any,
     profile: Profile,
+    pool: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """One row as a segment. `pool` (the reviewer's evidence, see quick.py) replaces the machine's."""
     taxonomy = profile.taxonomy
     types = taxonomy.document_types
     if dominant is None:
@@ -33,7 +35,12 @@ def row_segment(
     entries = []
     for name in types:
         share = shares[name]
-        evidence = _evidence_in(base, name, start, end) if share > 0 else []
+        if share <= 0:
+            evidence = []
+        elif pool is not None:
+            evidence = pool_evidence(pool, name, start, end)
+        else:
+            evidence = _evidence_in(base, name, start, end)
         if share <= 0:
             level = taxonomy.no_evidence_level
         elif name == dominant:
@@ -60,6 +67,18 @@ def row_segment(
         "classification_reasoning": reasoning,
         "types": entries,
     }
+
+
+def pool_evidence(pool: list[dict[str, Any]], name: str, start: int, end: int) -> list[dict[str, Any]]:
+    """A segment's evidence for one type from the reviewer's pool: its quotes on pages start..end."""
+    return [
+        {"page": e["page"], "snippet": e["snippet"]}
+        for e in pool
+        if e.get("document_type") == name
+        and isinstance(e.get("page"), int)
+        and isinstance(e.get("snippet"), str)
+        and start <= e["page"] <= end
+    ]
 
 
 def _base_segments(base: Any) -> list[dict[str, Any]]:

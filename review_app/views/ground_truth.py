@@ -5,7 +5,7 @@ import streamlit as st
 from arbiter.review.adjudication import answer_rows
 from arbiter.review.gt_view import history_rows, latest_rows, version_caption
 from arbiter.review.packet_view import escape
-from review_app import state
+from review_app import answer_panel, state
 
 user = state.require_user()
 store = state.the_store()
@@ -30,6 +30,14 @@ if doc_id:
     chosen = next((r for r in history if r.version == version), None)
     if chosen is not None:
         st.caption(escape(version_caption(chosen)))
+        review = chosen.sme_review
+        if review is not None and review.review_notes.strip():
+            st.markdown("**Reviewer's comment:** " + escape(review.review_notes))
+        if review is not None and review.reason_codes:
+            st.caption(escape("Reasons: " + ", ".join(review.reason_codes)))
         st.dataframe(answer_rows(chosen.ground_truth_classification), hide_index=True, key="gt_segments")
-        with st.expander("As stored (JSON)"):
-            st.json(chosen.ground_truth_classification, expanded=False)
+        answer_panel.show(
+            chosen.ground_truth_classification,
+            key=f"gt_{doc_id}_{version}",
+            file_name=f"{doc_id}-v{version}.json",
+        )

@@ -3,22 +3,15 @@ retry log, and the agree / correct forms. The claim's lease is renewed on every 
 
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from arbiter.contracts import PacketKind
 from arbiter.record.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
+from arbiter.review.answer_view import types_in_play
 from arbiter.review.context import NOT_ON_PAGE, issue_context
 from arbiter.review.desk import machine_answer
-from arbiter.review.drafts import AUTO_DOMINANT, DECISIONS
-from arbiter.review.forms import (
-    CORRECTION_REASONS,
-    CorrectionDraft,
-    check_correction,
-    mixture_rows,
-    segment_rows,
-)
+from arbiter.review.drafts import DECISIONS
 from arbiter.review.packet_view import (
     SEVERITY_ICONS,
     answer_differs,
@@ -32,9 +25,8 @@ from arbiter.review.packet_view import (
 )
 from arbiter.review.paths import PathRefused
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
-from arbiter.review.rows import DOMINANT_COLUMN
 from arbiter.store import DatabaseUnavailable, UnknownPacket
-from review_app import adjudication_panel, drafting, flow, page_viewer, state
+from review_app import adjudication_panel, answer_panel, correction_panel, drafting, flow, page_viewer, state
 
 user = state.require_user()
 store = state.the_store()
@@ -219,10 +211,10 @@ with answer_tab:
     st.markdown(escape(production_summary(packet, answer)))
     if answer_differs(packet):
         st.caption("Automatic fixes changed the primary classification; below is the fixed version.")
-    st.json(answer if answer is not None else {}, expanded=False)
+    answer_panel.show(answer, key=f"answer_{packet_id}", file_name=f"{packet.doc_id}.json")
     if answer_differs(packet):
         with st.expander("The primary classification before fixes"):
-            st.json(packet.primary_agent_classification or {}, expanded=False)
+            answer_panel.show(packet.primary_agent_classification, key=f"primary_{packet_id}")
 
 for retry_tab in more_tabs:
     with retry_tab:
@@ -268,6 +260,10 @@ with review_tab:
                         f"Segment {row['Segment']} (pages {row['Pages']}, {row['Dominant type']}): {row['Reasoning']}"
                     )
                 )
+    # A blind reviewer is not told which types the machine saw: guidance on every type.
+    correction_panel.show_guidance(
+        profile, profile.taxonomy.document_types if packet.blind else types_in_play(answer)
+    )
     if decision == "Agree":
         # Outside the form, so the draft on the server follows the notes as they are typed.
         notes = st.text_area("Notes (optional)", key=f"agree_notes_{packet_id}", height=68)
@@ -289,100 +285,16 @@ with review_tab:
             for problem in failed.problems:
                 (st.error if problem.blocking else st.caption)(escape(problem.message))
     else:
-        types = profile.taxonomy.document_types
-        editor_key = f"seg_editor_{packet_id}"
-        if "base_rows" not in drafts or (editor_key not in st.session_state and "rows" in drafts):
-            # A fresh editor starts from the last draft (kept when a claim was lost), else the machine's rows.
-            drafts["base_rows"] = drafts.get("rows") or segment_rows(answer, profile)
-        if drafts.get("agree_refused"):
-            with st.container(key="agree_refused", border=True):
-                st.error("Agree was not saved: the classification breaks these rules. Correct it below.")
-                for message in drafts["agree_refused"]:
-                    st.markdown("- " + escape(message))
-        st.write("Edit the segments: one row per segment; shares of each type between 0 and 1.")
-        column_config = {
-            "start_page": st.column_config.NumberColumn("First page", min_value=1, step=1, required=True),
-            "end_page": st.column_config.NumberColumn("Last page", min_value=1, step=1, required=True),
-            DOMINANT_COLUMN: st.column_config.SelectboxColumn("Dominant type", options=types),
-            **{
-                name: st.column_config.NumberColumn(
-                    name, min_value=0.0, max_value=1.0, step=0.05, format="%.2f"
-                )
-                for name in types
-            },
-        }
-        edited = st.data_editor(
-            pd.DataFrame(drafts["base_rows"], columns=["start_page", "end_page", DOMINANT_COLUMN, *types]),
-            key=editor_key,
-            num_rows="dynamic",
-            column_config=column_config,
-            hide_index=True,
+        correction_panel.show(
+            packet=packet,
+            desk=desk,
+            bundle=bundle,
+            profile=profile,
+            answer=answer,
+            codes=sorted({i.code for i in issues}),
+            attempt=attempt,
+            can_submit=can_submit,
         )
-        rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
-        computed = st.checkbox(
-            "Compute the document mixture from the segments (page-weighted)",
-            value=drafting.initial(packet_id, "mix_auto", True),
-            key=f"mix_auto_{packet_id}",
-        )
-        mixture = None
-        if not computed:
-            mix_df = st.data_editor(
-                pd.DataFrame(drafts.get("mixture") or mixture_rows(answer, profile)),
-                key=f"mix_editor_{packet_id}",
-                disabled=["document_type"],
-                hide_index=True,
-            )
-            mixture = mix_df.astype(object).where(mix_df.notna(), None).to_dict("records")
-        auto = AUTO_DOMINANT
-        dominant = st.selectbox("Document dominant type", [auto, *types], key=f"doc_dominant_{packet_id}")
-        codes = sorted({i.code for i in issues})
-        reasons = st.multiselect(
-            "Reasons for the correction", [*CORRECTION_REASONS, *codes], key=f"reasons_{packet_id}"
-        )
-        notes = st.text_area("Correction notes", key=f"correct_notes_{packet_id}")
-        conf = drafting.initial(packet_id, "correct_conf", 0.9)
-        confidence = st.slider("Your confidence", 0.0, 1.0, conf, 0.05, key=f"correct_conf_{packet_id}")
-        draft = CorrectionDraft(
-            segments=rows,
-            mixture=mixture,
-            dominant_type=None if dominant == auto else dominant,
-            reason_codes=reasons,
-            notes=notes,
-            confidence=confidence,
-        )
-        drafts.update(rows=rows, mixture=mixture)
-        if bundle is not None:
-            checked = check_correction(draft, answer, bundle, profile)
-            if checked.classification is not None:
-                shown = ", ".join(
-                    f"{e['document_type']} {e['share']:.0%}"
-                    for e in checked.classification["document_mixture"]
-                    if e["share"]
-                )
-                st.caption(
-                    escape(
-                        f"Document: {checked.classification['dominant_type']}; mixture {shown or 'not computable'}"
-                    )
-                )
-            with st.container(key="correction_problems"):
-                for problem in checked.blocking:
-                    st.error(escape(problem.message))
-                for problem in checked.notes:
-                    st.caption(":orange[Note:] " + escape(problem.message))
-        if st.button(
-            "Save correction",
-            type="primary",
-            key="save_correction",
-            shortcut="Alt+S",
-            disabled=not can_submit,
-        ):
-            assert bundle is not None
-            outcome = desk.correct(
-                packet, bundle, profile, draft, started_at=attempt["started_at"], token=attempt["token"]
-            )
-            if outcome.ok:
-                flow.move_on(desk, packet_id, "success", outcome.message)
-            st.error(escape(outcome.message), icon=":material/block:")
 
 lower_panel(decision == "Correct")
 
