@@ -51,14 +51,34 @@ def _context(target: IngestTarget) -> Any:
     fork: forking while another thread holds PDFIUM_LOCK would deadlock the child; the fork server is
     single-threaded. Spawn makes each worker a new interpreter that imports the parent's main module again
     (the whole CLI under `arbiter run`); the fork server imports what that main module imports, ingestion
-    and the target's module once, and each worker is a fork of it. Started here, so its imports overlap
-    whatever the parent does before its first document."""
+    and the target's module once, and each worker is a fork of it."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([__name__, *_module_of(target), *_main_imports()])
-    forkserver.ensure_running()  # preloading applies from the server's start; later calls do nothing
     return ctx
+
+
+_server_users = 0  # open ingestors whose workers come from the fork server
+_server_lock = threading.Lock()
+
+
+def _server_opened() -> None:
+    global _server_users
+    with _server_lock:
+        _server_users += 1
+        forkserver.ensure_running()  # preloading applies from the server's start
+
+
+def _server_closed() -> None:
+    """The last open ingestor closed: the fork server is stopped and waited for, so it outlives no run and
+    its workers' CPU time is counted in the parent's children's."""
+    global _server_users
+    with _server_lock:
+        _server_users -= 1
+        stop = getattr(forkserver._forkserver, "_stop", None)  # private: there is no public stop
+        if _server_users == 0 and stop is not None:
+            stop()
 
 
 def _module_of(target: Any) -> list[str]:
@@ -243,6 +263,9 @@ class IsolatedIngestor:
         self._target = target
         self._memory_limit_mb = memory_limit_mb
         self._ctx = _context(target)
+        self._serves = self._ctx.get_start_method() == "forkserver"
+        if self._serves:
+            _server_opened()
         self._slots = threading.BoundedSemaphore(workers)
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self._closed = False
@@ -310,13 +333,15 @@ class IsolatedIngestor:
 
     def close(self) -> None:
         """Stop the idle workers; documents in flight finish first."""
-        self._closed = True
+        closing, self._closed = not self._closed, True
         while True:
             try:
                 worker = self._idle.get_nowait()
             except queue.Empty:
-                return
+                break
             worker.stop(kill=False)
+        if closing and self._serves:
+            _server_closed()
 
     def __enter__(self) -> IsolatedIngestor:
         return self
