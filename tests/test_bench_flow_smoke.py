@@ -7,7 +7,8 @@ from bench import review_flow
 
 
 def test_review_flow_reports_actions_and_seconds_per_task() -> None:
-    """One agree and two flips: each task has its actions and times; agree is one keystroke."""
+    """One agree, two flips and the three corrections: each task has its actions and times; agree is one
+    keystroke, a type correction at most four actions."""
     result = review_flow.run(**review_flow.PRESETS["tiny"])
     arbiter = result["arbiter"]
     assert arbiter["agree_and_move_on"]["actions"] == 1
@@ -15,5 +16,15 @@ def test_review_flow_reports_actions_and_seconds_per_task() -> None:
     assert arbiter["page_flip"]["n"] == 2
     assert arbiter["page_flip"]["p95_ms"] > 0
     assert arbiter["text_size"]["body_font_px"] >= 12.0
-    assert set(result["met"]) == {"agree_and_move_on_s", "agree_and_move_on_actions", "page_flip_p95_ms"}
+    for task in ("type_correction", "boundary_correction", "evidence_edit"):
+        assert arbiter[task]["actions"] >= 1
+        assert arbiter[task]["seconds"] > 0
+    assert arbiter["type_correction"]["actions"] <= 4
+    assert result["met"]["type_correction_actions"]
+    assert set(result["met"]) == {
+        "agree_and_move_on_s",
+        "agree_and_move_on_actions",
+        "page_flip_p95_ms",
+        "type_correction_actions",
+    }
     assert result["baseline"] is None
