@@ -49,7 +49,7 @@ def test_audit_packet_never_shows_the_decision(sampled: Seeded) -> None:
     assert sampled.store.queue.claim(packet_id, "alice") is not None
     at = _open_claimed(sign_in(app_test()))
     shown = _everything_shown(at)
-    assert "gen-foundation-01" in shown
+    assert "gen-foundation-01" in shown.replace("\\", "")  # the title, Markdown-escaped (drawn as written)
     assert at.image  # the page, its thumbnails (three pages) and the next page, sent ahead
     assert at.button(key="thumb_3").label == "3"
     assert "Blind review" in shown
