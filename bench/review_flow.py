@@ -44,7 +44,7 @@ TARGETS = {
 PRESETS: dict[str, dict[str, Any]] = {
     "full": {"agrees": 5, "flips": 20},
     "quick": {"agrees": 3, "flips": 10},
-    "tiny": {"agrees": 1, "flips": 2, "baseline": False},
+    "tiny": {"agrees": 1, "flips": 2, "baseline": False, "fixes": ("type_correction",)},
 }
 # Escalated fixtures the demo classifications leave agreeable, and multi-page ones to flip through.
 # Every document is sampled, so each leaves a packet; all of these can be agreed with as they stand.
@@ -249,7 +249,7 @@ CORRECTIONS = (
 )
 
 
-def corrections() -> dict[str, Any]:
+def corrections(only: tuple[str, ...] | None = None) -> dict[str, Any]:
     import playwright.sync_api as playwright_api
     from browser_helpers import CHROMIUM, CHROMIUM_ARGS
 
@@ -257,6 +257,8 @@ def corrections() -> dict[str, Any]:
 
     results: dict[str, Any] = {}
     for name, doc_id in CORRECTIONS:
+        if only is not None and name not in only:
+            continue
         with tempfile.TemporaryDirectory(prefix="arbiter-fix-") as tmp_name:
             tmp = Path(tmp_name)
             with _app(tmp, None, (doc_id,)) as (url, data), playwright_api.sync_playwright() as pw:
@@ -269,10 +271,13 @@ def corrections() -> dict[str, Any]:
     return results
 
 
-def run(agrees: int = 5, flips: int = 20, baseline: bool = True) -> dict[str, Any]:
+def run(
+    agrees: int = 5, flips: int = 20, baseline: bool = True, fixes: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """Every task (`fixes`: only these correction tasks; None: all three)."""
     sizes = {"agrees": agrees, "flips": flips}
     new = measure(None, sizes)
-    new.update(corrections())
+    new.update(corrections(fixes))
     old: dict[str, Any] | None = None
     if baseline:
         with tempfile.TemporaryDirectory(prefix="arbiter-base-") as base:
