@@ -8,7 +8,8 @@ each session in its own thread, so every pdfium call holds the process-wide lock
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -139,10 +140,28 @@ def render_page(
 
     With `crop`, the blank margins are cut off (the page's objects' bounds plus CROP_PAD points): shown
     at the same width, the text is larger (the viewer's default zoom, "Fit text")."""
+    scale = dpi / 72.0
+    with _page_of(pdf, page) as pdf_page:
+        height = pdf_page.get_height()
+        image = pdf_page.render(scale=scale).to_pil()
+        marks = _on_glyphs(pdf_page, marks)
+        bounds = content_bounds(pdf_page) if crop else None
+    return _draw(image.convert("RGB"), height, scale, marks, bounds)
+
+
+def render_thumbnail(pdf: Path, page: int, width_px: int = 96) -> bytes:
+    """A small PNG of `page` (no highlights), `width_px` wide, for the viewer's page strip."""
+    with _page_of(pdf, page) as pdf_page:
+        image = pdf_page.render(scale=width_px / pdf_page.get_width()).to_pil()
+    return _draw(image.convert("RGB"), 0.0, 1.0, ())
+
+
+@contextmanager
+def _page_of(pdf: Path, page: int) -> Iterator[Any]:
+    """Page `page` of `pdf`, open under PDFIUM_LOCK for the block; RenderError in words when the page is
+    missing or pdfium cannot read the file (damaged or locked)."""
     import pypdfium2 as pdfium
 
-    scale = dpi / 72.0
-    bounds: Box | None = None
     try:
         with PDFIUM_LOCK:
             doc = pdfium.PdfDocument(str(pdf))
@@ -151,10 +170,7 @@ def render_page(
                     raise RenderError(f"The document has no page {page}.")
                 pdf_page = doc[page - 1]
                 try:
-                    height = pdf_page.get_height()
-                    image = pdf_page.render(scale=scale).to_pil()
-                    marks = _on_glyphs(pdf_page, marks)
-                    bounds = content_bounds(pdf_page) if crop else None
+                    yield pdf_page
                 finally:
                     pdf_page.close()
             finally:
@@ -163,31 +179,6 @@ def render_page(
         raise
     except Exception as exc:  # pdfium reports damaged or locked files with its own exception types
         raise RenderError(f"Page {page} could not be drawn ({type(exc).__name__}).") from exc
-    return _draw(image.convert("RGB"), height, scale, marks, bounds)
-
-
-def render_thumbnail(pdf: Path, page: int, width_px: int = 96) -> bytes:
-    """A small PNG of `page` (no highlights), `width_px` wide, for the viewer's page strip."""
-    import pypdfium2 as pdfium
-
-    try:
-        with PDFIUM_LOCK:
-            doc = pdfium.PdfDocument(str(pdf))
-            try:
-                if not 1 <= page <= len(doc):
-                    raise RenderError(f"The document has no page {page}.")
-                pdf_page = doc[page - 1]
-                try:
-                    image = pdf_page.render(scale=width_px / pdf_page.get_width()).to_pil()
-                finally:
-                    pdf_page.close()
-            finally:
-                doc.close()
-    except RenderError:
-        raise
-    except Exception as exc:
-        raise RenderError(f"Page {page} could not be drawn ({type(exc).__name__}).") from exc
-    return _draw(image.convert("RGB"), 0.0, 1.0, ())
 
 
 CROP_PAD = 6.0  # points of margin kept around the page's content when the margins are cut off
