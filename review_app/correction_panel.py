@@ -73,6 +73,9 @@ def _on_merge(packet_id: str, index: int, types: list[str]) -> None:
     _rewrite(packet_id, lambda rows: quick.merge_next(rows, index, types))
 
 
+EVIDENCE_BOX_HEIGHT = 220  # px: the page's lines scroll inside it
+
+
 def _set_pool(packet_id: str, pool: list[dict[str, Any]]) -> None:
     drafts = state.drafts().setdefault(packet_id, {})
     drafts["evidence"] = pool
@@ -111,12 +114,16 @@ def _pages_label(start: Any, end: Any) -> str:
     return f"page {start}" if start == end else f"pages {start}–{end}"
 
 
-def _cards(packet_id: str, rows: list[dict[str, Any]], types: list[str], generation: int) -> None:
+def _cards(
+    packet_id: str, rows: list[dict[str, Any]], types: list[str], generation: int, answer: Any
+) -> None:
     for index, row in enumerate(rows):
         start, end = row.get("start_page"), row.get("end_page")
         dominant = quick.dominant_of(row, types)
         pinned = row.get(DOMINANT_COLUMN) in types
         with st.container(border=True, key=f"segment_card_{index}"):
+            for said in quick.machine_said(answer, start, end):  # the model's reasoning, beside the edit
+                st.caption(escape(said))
             key = f"quick_type_{packet_id}_{index}_{generation}"
             st.segmented_control(
                 f"Segment {index + 1} ({_pages_label(start, end)}) is{' (pinned)' if pinned else ''}:",
@@ -179,23 +186,30 @@ def _evidence_editor(
         lines = quick.page_lines(on_page.text if on_page is not None else "")
         chosen = [e.get("snippet") for e in pool if e.get("document_type") == name and e.get("page") == page]
         lines_key = f"ev_lines_{packet_id}_{name}_{page}_{generation}"
-        st.container(key="evidence_picker").multiselect(
-            f"Lines of page {page} that are evidence of {name}",
-            lines,
-            default=[line for line in chosen if line in lines],
-            key=lines_key,
-            on_change=_on_lines,
-            args=(packet_id, lines_key, name, page, lines, pool),
-            placeholder="Pick the lines that show this type",
-        )
+        # Every line of the page on show, one click to pick or drop it (a scrolling box, not a dropdown).
+        st.caption(f"Click the lines of page {page} that are evidence of {name} (click again to drop one).")
+        if not lines:
+            st.caption("This page has no text to pick from.")
+        else:
+            st.container(key="evidence_picker", height=EVIDENCE_BOX_HEIGHT).pills(
+                f"Lines of page {page} that are evidence of {name}",
+                lines,
+                selection_mode="multi",
+                default=[line for line in chosen if line in lines],
+                key=lines_key,
+                on_change=_on_lines,
+                args=(packet_id, lines_key, name, page, lines, pool),
+                label_visibility="collapsed",
+            )
         current = quick.evidence_for(pool, name, pages[0], pages[-1])
         st.caption(f"Evidence of {name} in this segment ({len(current)}):")
         listed = st.container(key="evidence_current")
         for number, item in enumerate(current):
-            a, b = listed.columns([5, 1])
+            a, b = listed.columns([6, 1], vertical_alignment="center")
             a.markdown(f"page {item['page']}: :orange-background[{escape(item['snippet'])}]")
             b.button(
-                "Remove",
+                ":material/close:",
+                help="Remove this evidence",
                 key=f"ev_remove_{packet_id}_{number}_{generation}",
                 on_click=lambda item=item: _set_pool(
                     packet_id, quick.remove_evidence(pool, name, item["page"], item["snippet"])
@@ -215,7 +229,9 @@ def show(
     attempt: dict[str, Any],
     can_submit: bool,
 ) -> None:
-    """The Correct form for one packet (drawn inside the Review tab)."""
+    """The Correct form for one packet (drawn inside the Review tab). Save, the document it would save and
+    what blocks the save are at the top (on screen however long the form grows); each segment card shows
+    what the machine said of its pages."""
     packet_id = packet.packet_id
     drafts = state.drafts().setdefault(packet_id, {})
     types = profile.taxonomy.document_types
@@ -231,6 +247,9 @@ def show(
                 st.markdown("- " + escape(message))
     if drafts.get("quick_error"):
         st.error(escape(drafts.pop("quick_error")))
+    # Filled at the end, from the draft as edited.
+    save_slot, summary = st.columns([2, 3], vertical_alignment="center")
+    status = st.container(key="correction_status")
     cards = st.container()  # filled after the table, from the rows as edited
     st.caption(
         "Shares of each type per segment (0 to 1). Pin: a dominant type other than the largest share "
@@ -257,7 +276,7 @@ def show(
     rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
     drafts["rows"] = rows
     with cards:
-        _cards(packet_id, rows, types, drafts.get("generation", 0))
+        _cards(packet_id, rows, types, drafts.get("generation", 0), answer)
     evidence = _evidence_editor(packet_id, rows, types, bundle, answer) if bundle is not None else None
     computed = st.checkbox(
         "Compute the document mixture from the segments (page-weighted)",
@@ -306,18 +325,23 @@ def show(
                 for e in checked.classification["document_mixture"]
                 if e["share"]
             )
-            st.caption(
+            summary.caption(
                 escape(
                     f"Document: {checked.classification['dominant_type']}; mixture {shown or 'not computable'}"
                 )
             )
-        with st.container(key="correction_problems"):
+        with status.container(key="correction_problems"):
             for problem in checked.blocking:
                 st.error(escape(problem.message))
             for problem in checked.notes:
                 st.caption(":orange[Note:] " + escape(problem.message))
-    if st.button(
-        "Save correction", type="primary", key="save_correction", shortcut="Alt+S", disabled=not can_submit
+    if save_slot.button(
+        "Save correction",
+        type="primary",
+        key="save_correction",
+        shortcut="Alt+S",
+        help="Save this correction and open the next packet (Alt+S)",
+        disabled=not can_submit,
     ):
         assert bundle is not None
         outcome = desk.correct(
@@ -325,4 +349,4 @@ def show(
         )
         if outcome.ok:  # the next packet opens at once (review_app/flow.py)
             flow.move_on(desk, packet_id, "success", outcome.message)
-        st.error(escape(outcome.message), icon=":material/block:")
+        status.error(escape(outcome.message), icon=":material/block:")

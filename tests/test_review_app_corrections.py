@@ -60,12 +60,12 @@ def test_a_removed_quote_is_not_saved_and_the_comment_is_on_the_ground_truth_pag
     }
     at.run()
     at.selectbox(key=f"ev_type_{packet_id}").set_value("ADMINISTRATIVE").run()
-    lines = at.multiselect(key=f"ev_lines_{packet_id}_ADMINISTRATIVE_1_0")
+    lines = at.pills(key=f"ev_lines_{packet_id}_ADMINISTRATIVE_1_0")
     picked = lines.options[0]
     lines.select(picked).run()
     assert not at.exception
     removable = [b for b in at.button if str(b.key or "").startswith(f"ev_remove_{packet_id}_")]
-    assert [b.label for b in removable] == ["Remove"]
+    assert [b.help for b in removable] == ["Remove this evidence"]
     removable[0].click().run()
     assert not [b for b in at.button if str(b.key or "").startswith(f"ev_remove_{packet_id}_")]
     at.text_area(key=f"correct_notes_{packet_id}").input("Requisition form, no results.").run()

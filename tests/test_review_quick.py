@@ -300,3 +300,39 @@ def test_segment_heading_names_its_pages(start: int, end: int, expected: str) ->
     """A segment's heading names one page or a page range, then its dominant type."""
     segment = {"segment_index": 1, "start_page": start, "end_page": end, "dominant_type": "LAB_REPORT"}
     assert segment_heading(segment) == expected
+
+
+MACHINE = {
+    "segments": [
+        {
+            "start_page": 1,
+            "end_page": 2,
+            "dominant_type": "LAB_REPORT",
+            "classification_reasoning": "CBC panel.",
+        },
+        {"start_page": 3, "end_page": 3, "dominant_type": "CLINICAL_NOTE", "classification_reasoning": "  "},
+        "not a segment",
+        {"start_page": "4", "end_page": 5, "dominant_type": "ADMINISTRATIVE"},
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [
+        (1, 1, ["Machine, pages 1–2, LAB_REPORT: CBC panel."]),
+        (
+            2,
+            3,
+            [
+                "Machine, pages 1–2, LAB_REPORT: CBC panel.",
+                "Machine, page 3, CLINICAL_NOTE (no reasoning given)",
+            ],
+        ),
+        (4, 9, []),
+        (None, 2, []),
+    ],
+)
+def test_a_card_shows_what_the_machine_said_of_its_pages(start: Any, end: Any, expected: list[str]) -> None:
+    """A segment card lists the machine's segments overlapping its pages, with their reasoning."""
+    assert quick.machine_said(MACHINE, start, end) == expected

@@ -141,6 +141,29 @@ def remove_evidence(pool: list[dict[str, Any]], name: str, page: int, snippet: s
     return [e for e in pool if e != item]
 
 
+def machine_said(classification: Any, start: Any, end: Any) -> list[str]:
+    """What the machine said of the segments overlapping pages start..end: "Machine, pages 1–2,
+    PATHOLOGY_REPORT: <its reasoning>" for each (nothing for pages that are not numbers)."""
+    if not isinstance(start, int) or not isinstance(end, int):
+        return []
+    segments = classification.get("segments") if isinstance(classification, dict) else None
+    said = []
+    for seg in segments if isinstance(segments, list) else []:
+        if not isinstance(seg, dict):
+            continue
+        first, last = seg.get("start_page"), seg.get("end_page")
+        if not isinstance(first, int) or not isinstance(last, int) or last < start or first > end:
+            continue
+        pages = f"page {first}" if first == last else f"pages {first}–{last}"
+        reasoning = seg.get("classification_reasoning")
+        said.append(
+            f"Machine, {pages}, {seg.get('dominant_type')}: {reasoning}"
+            if isinstance(reasoning, str) and reasoning.strip()
+            else f"Machine, {pages}, {seg.get('dominant_type')} (no reasoning given)"
+        )
+    return said
+
+
 def page_lines(text: str) -> list[str]:
     """A page's text as the lines a reviewer picks evidence from (blank lines and repeats left out)."""
     lines: list[str] = []

@@ -252,14 +252,6 @@ with review_tab:
             on_click=flow.skip,
             args=(desk, packet_id),
         )
-    if decision == "Correct":
-        with st.container(key="segment_reasoning"):  # what the model said of each segment, beside the editor
-            for row in segments_table(answer):
-                st.caption(
-                    escape(
-                        f"Segment {row['Segment']} (pages {row['Pages']}, {row['Dominant type']}): {row['Reasoning']}"
-                    )
-                )
     # A blind reviewer is not told which types the machine saw: guidance on every type.
     correction_panel.show_guidance(
         profile, profile.taxonomy.document_types if packet.blind else types_in_play(answer)
