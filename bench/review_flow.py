@@ -7,7 +7,7 @@ keypress until the browser has drawn the result (the new page image loaded). Pri
 Tasks (TASKS, a list of functions: add one to measure another task, e.g. a correction):
 - agree_and_move_on: Alt+A on an agreeable packet until the next packet's page image is drawn.
 - page_flip: Alt+L / Alt+J on a multi-page packet until the other page's image is drawn (p50 / p95).
-- type_correction, boundary_correction, evidence_edit (bench/review_tasks_correct.py): a correction from
+- type_correction, boundary_correction, boundary_on_strip, evidence_edit (bench/review_tasks_correct.py): a correction from
   opening Correct to the saved version, in actions and seconds, each on its own freshly seeded store.
 The baseline runs the same tasks the old way on the app as it was before issue 12 (BASE_COMMIT, exported
 with `git archive`): agree, which went back to the queue, then Alt+N there; page flips that reran the page.
@@ -246,6 +246,7 @@ def measure(app_dir: Path | None, sizes: dict[str, int]) -> dict[str, Any]:
 CORRECTIONS = (
     ("type_correction", "admin-requisition-03"),
     ("boundary_correction", "path-breast-02"),
+    ("boundary_on_strip", "path-breast-02"),
     ("evidence_edit", "path-breast-02"),
 )
 

@@ -76,6 +76,19 @@ def boundary_correction(page: Any, packet_doc_id: str) -> dict[str, Any]:
     return run.result()
 
 
+def boundary_on_strip(page: Any, packet_doc_id: str) -> dict[str, Any]:
+    """Move a boundary on the page strip: Correct, the first split or join mark under a thumbnail, Save
+    (3 actions)."""
+    run = _Counter(page)
+    _open_correct(run, packet_doc_id)
+    mark = page.locator(".st-key-page_strip [class*='st-key-strip_']").first
+    mark.wait_for()
+    mark.scroll_into_view_if_needed()
+    run.click(mark.locator("button").first)
+    _save(run)
+    return run.result()
+
+
 def evidence_edit(page: Any, packet_doc_id: str, line_index: int = 0) -> dict[str, Any]:
     """Add a line of the page as evidence of segment 1's type and save: Correct, open the evidence
     picker, click a line among the page's lines, Save (4 actions)."""
@@ -96,5 +109,6 @@ def evidence_edit(page: Any, packet_doc_id: str, line_index: int = 0) -> dict[st
 TASKS = {
     "type_correction": type_correction,
     "boundary_correction": boundary_correction,
+    "boundary_on_strip": boundary_on_strip,
     "evidence_edit": evidence_edit,
 }

@@ -39,11 +39,21 @@ def short(name: str) -> str:
     return SHORT.get(name, name[:6])
 
 
-def _editor_key(packet_id: str) -> str:
+def editor_key(packet_id: str) -> str:
     return f"seg_editor_{packet_id}"
 
 
-def _rewrite(packet_id: str, change: Any) -> None:
+def start_rows(packet_id: str, answer: Any, profile: Profile) -> None:
+    """The rows the segment table starts from, set once per editor: the last draft (kept when a claim was
+    lost), else the machine's rows with the dominant type following the shares. The page strip, drawn
+    before the form, calls it too so its split and join marks show from the first run in Correct."""
+    drafts = state.drafts().setdefault(packet_id, {})
+    if "base_rows" not in drafts or (editor_key(packet_id) not in st.session_state and "rows" in drafts):
+        types = profile.taxonomy.document_types
+        drafts["base_rows"] = drafts.get("rows") or quick.following_rows(segment_rows(answer, profile), types)
+
+
+def rewrite(packet_id: str, change: Any) -> None:
     """Callback of a quick action: new rows from the current ones; the table starts again from them."""
     drafts = state.drafts().setdefault(packet_id, {})
     rows = drafts.get("rows") or drafts.get("base_rows") or []
@@ -54,23 +64,23 @@ def _rewrite(packet_id: str, change: Any) -> None:
         return
     drafts["rows"] = drafts["base_rows"] = new
     drafts["generation"] = drafts.get("generation", 0) + 1
-    st.session_state.pop(_editor_key(packet_id), None)
+    st.session_state.pop(editor_key(packet_id), None)
 
 
 def _on_type(packet_id: str, index: int, key: str, types: list[str]) -> None:
     name = st.session_state.get(key)
     if name:
-        _rewrite(packet_id, lambda rows: quick.set_type(rows, index, name, types))
+        rewrite(packet_id, lambda rows: quick.set_type(rows, index, name, types))
 
 
 def _on_split(packet_id: str, index: int, key: str) -> None:
     page = st.session_state.get(key)
     if page:
-        _rewrite(packet_id, lambda rows: quick.split(rows, index, int(page)))
+        rewrite(packet_id, lambda rows: quick.split(rows, index, int(page)))
 
 
 def _on_merge(packet_id: str, index: int, types: list[str]) -> None:
-    _rewrite(packet_id, lambda rows: quick.merge_next(rows, index, types))
+    rewrite(packet_id, lambda rows: quick.merge_next(rows, index, types))
 
 
 EVIDENCE_BOX_HEIGHT = 220  # px: the page's lines scroll inside it
@@ -235,11 +245,8 @@ def show(
     packet_id = packet.packet_id
     drafts = state.drafts().setdefault(packet_id, {})
     types = profile.taxonomy.document_types
-    editor_key = _editor_key(packet_id)
-    if "base_rows" not in drafts or (editor_key not in st.session_state and "rows" in drafts):
-        # A fresh editor starts from the last draft (kept when a claim was lost), else the machine's rows
-        # with the dominant type following the shares.
-        drafts["base_rows"] = drafts.get("rows") or quick.following_rows(segment_rows(answer, profile), types)
+    table_key = editor_key(packet_id)
+    start_rows(packet_id, answer, profile)
     if drafts.get("agree_refused"):
         with st.container(key="agree_refused", border=True):
             st.error("Agree was not saved: the classification breaks these rules. Correct it below.")
@@ -268,7 +275,7 @@ def show(
     }
     edited = st.data_editor(
         pd.DataFrame(drafts["base_rows"], columns=["start_page", "end_page", DOMINANT_COLUMN, *types]),
-        key=editor_key,
+        key=table_key,
         num_rows="dynamic",
         column_config=column_config,
         hide_index=True,

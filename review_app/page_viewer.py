@@ -12,12 +12,15 @@ from typing import Any
 import streamlit as st
 
 from arbiter.contracts import DocumentBundle, Issue
+from arbiter.review import quick
 from arbiter.review.packet_view import escape
 from arbiter.review.render import RenderError, page_marks, unhighlighted_reason
-from review_app import state
+from arbiter.review.rows import whole_number
+from review_app import correction_panel, state
 
 ZOOMS = ("Fit text", "Fit page", "125%", "150%", "200%")
 DEFAULT_ZOOM = "Fit text"  # the page's blank margins cut off, the rest as wide as the column
+WHOLE_PAGE = "arbiter_rerun_whole_page"  # set by a strip action that changes the Correct form
 ZOOM_KEY = "arbiter_zoom"  # one zoom for every packet: a reviewer's choice stays
 VIEW_HEIGHT = 500  # px: the page frame; the page scrolls inside it
 THUMB_WIDTH = 64  # px: the page strip's thumbnails
@@ -44,6 +47,7 @@ class Document:
     answer: Any
     issues: tuple[Issue, ...]
     fuzzy_threshold: float
+    types: tuple[str, ...] = ()  # the taxonomy's types, for the strip's split and join while correcting
 
 
 def page_key(packet_id: str) -> str:
@@ -69,6 +73,8 @@ def _marks(doc: Document, number: int) -> tuple[Any, ...]:
 @st.fragment
 def show(doc: Document) -> None:
     """Draw the viewer for the page in session state (the issues' "Show page" buttons set it)."""
+    if st.session_state.pop(WHOLE_PAGE, False):  # a split or join on the strip: the form shows it too
+        st.rerun(scope="app")
     key = page_key(doc.packet_id)
     total = max(doc.total_pages, 1)
     current = min(max(int(st.session_state.get(key) or 1), 1), total)
@@ -115,10 +121,54 @@ def show(doc: Document) -> None:
         state.prefetch_page(str(doc.pdf), doc.pdf_sha256, current - 1, _marks(doc, current - 1), crop)
 
 
+def correcting_rows(packet_id: str) -> list[dict[str, Any]] | None:
+    """The Correct form's segment rows as the reviewer sees them (pending table edits applied), or None
+    when the packet is not being corrected."""
+    if st.session_state.get(f"decision_{packet_id}") != "Correct":
+        return None
+    drafts = state.drafts().get(packet_id) or {}
+    base = drafts.get("base_rows")
+    if not isinstance(base, list):
+        return None
+    return quick.rows_with_edits(base, st.session_state.get(correction_panel.editor_key(packet_id)))
+
+
+def _on_boundary(packet_id: str, number: int, types: list[str]) -> None:
+    correction_panel.rewrite(packet_id, lambda rows: quick.toggle_boundary(rows, number, types))
+    st.session_state[WHOLE_PAGE] = True
+
+
 def _strip(doc: Document, current: int, total: int) -> None:
-    """A scrollable column of every page's thumbnail, each with its page button (the shown one marked)."""
+    """A scrollable column of every page's thumbnail, each with its page button (the shown one marked);
+    while correcting, each page also shows where segments start, with one click to split a segment at the
+    page or to join the page's segment to the one before."""
+    rows = correcting_rows(doc.packet_id) if doc.types else None
+    starts: dict[int, tuple[int, dict[str, Any]]] = {}
+    for index, row in enumerate(rows or []):
+        first = whole_number(row.get("start_page"))
+        if first is not None:
+            starts.setdefault(first, (index, row))
     with st.container(height=VIEW_HEIGHT, key="page_strip", border=False):
         for number in range(1, total + 1):
+            # Between two pages: where a segment starts (its number and type), or the click that moves
+            # the boundary there.
+            action = quick.boundary_at(rows, number) if rows else None
+            if number in starts:
+                index, row = starts[number]
+                st.caption(f"S{index + 1} {correction_panel.short(quick.dominant_of(row, list(doc.types)))}")
+            if action is not None:
+                st.button(
+                    ":material/content_cut:" if action == "split" else ":material/join_inner:",
+                    key=f"strip_{action}_{number}",
+                    type="tertiary",
+                    on_click=_on_boundary,
+                    args=(doc.packet_id, number, list(doc.types)),
+                    help=(
+                        f"Start a new segment at page {number}"
+                        if action == "split"
+                        else f"Join page {number}'s segment to the one before"
+                    ),
+                )
             try:
                 st.image(state.thumbnail_png(str(doc.pdf), doc.pdf_sha256, number), width=THUMB_WIDTH)
             except RenderError:

@@ -16,7 +16,13 @@ from review_helpers import PASSWORD, PDFS, Seeded, seed
 
 from arbiter.review.desk import machine_answer
 from arbiter.review.settings import AppSettings
-from bench.review_tasks_correct import boundary_correction, card, evidence_edit, type_correction
+from bench.review_tasks_correct import (
+    boundary_correction,
+    boundary_on_strip,
+    card,
+    evidence_edit,
+    type_correction,
+)
 
 SHOTS = Path(os.environ.get("ARBITER_SHOTS", "")) if os.environ.get("ARBITER_SHOTS") else None
 
@@ -125,6 +131,21 @@ def test_a_boundary_correction_moves_the_pages(two_pages: tuple[Seeded, Any]) ->
     print("TASK boundary_correction", result)
     _shot(page, "after_boundary.png")
     assert result["actions"] <= 4
+    [record] = seeded.store.ground_truth.history("path-breast-02")
+    spans = [(s["start_page"], s["end_page"]) for s in record.ground_truth_classification["segments"]]
+    assert spans == ([(1, 1), (2, 2)] if count == 1 else [(1, 2)])
+
+
+def test_a_click_on_the_page_strip_moves_a_boundary(two_pages: tuple[Seeded, Any]) -> None:
+    """While correcting, the mark under page 2's thumbnail splits there (or joins there) and the save keeps it."""
+    seeded, page = two_pages
+    machine = machine_answer(seeded.store.queue.get(seeded.packet_id("path-breast-02")))
+    assert machine is not None
+    count = len(machine["segments"])
+    result = boundary_on_strip(page, "path-breast-02")
+    print("TASK boundary_on_strip", result)
+    _shot(page, "after_strip.png")
+    assert result["actions"] <= 3
     [record] = seeded.store.ground_truth.history("path-breast-02")
     spans = [(s["start_page"], s["end_page"]) for s in record.ground_truth_classification["segments"]]
     assert spans == ([(1, 1), (2, 2)] if count == 1 else [(1, 2)])

@@ -336,3 +336,53 @@ MACHINE = {
 def test_a_card_shows_what_the_machine_said_of_its_pages(start: Any, end: Any, expected: list[str]) -> None:
     """A segment card lists the machine's segments overlapping its pages, with their reasoning."""
     assert quick.machine_said(MACHINE, start, end) == expected
+
+
+@pytest.mark.parametrize(
+    ("rows", "page", "action", "expected_pages"),
+    [
+        ([_row(1, 5, LAB_REPORT=1.0)], 3, "split", [(1, 2), (3, 5)]),
+        ([_row(1, 2, LAB_REPORT=1.0), _row(3, 5, CLINICAL_NOTE=1.0)], 3, "join", [(1, 5)]),
+        ([_row(1, 2, LAB_REPORT=1.0), _row(3, 5, CLINICAL_NOTE=1.0)], 5, "split", [(1, 2), (3, 4), (5, 5)]),
+        ([_row(1, 1), _row(2, 3), _row(4, 4)], 4, "join", [(1, 1), (2, 4)]),
+        ([_row(1, 2)], 1, None, None),
+        ([_row(1, 2)], 3, None, None),
+        ([_row(1, 2), _row("x", 4)], 3, None, None),
+    ],
+    ids=["split", "join", "split-second", "join-last", "first-page", "outside", "unreadable-pages"],
+)
+def test_a_click_on_the_page_strip_splits_inside_a_segment_and_joins_at_its_start(
+    rows: list[dict[str, Any]], page: int, action: str | None, expected_pages: list[Any] | None
+) -> None:
+    """A strip click inside a segment starts a new one there; at a later segment's start it joins the two."""
+    assert quick.boundary_at(rows, page) == action
+    if expected_pages is None:
+        with pytest.raises(ValueError, match="neither starts a later segment"):
+            quick.toggle_boundary(rows, page, TYPES)
+    else:
+        after = quick.toggle_boundary(rows, page, TYPES)
+        assert [(r["start_page"], r["end_page"]) for r in after] == expected_pages
+
+
+def test_split_then_join_at_the_same_page_gives_the_pages_back() -> None:
+    """Two strip clicks on the same page undo each other's page ranges."""
+    rows = [_row(1, 5, LAB_REPORT=1.0)]
+    again = quick.toggle_boundary(quick.toggle_boundary(rows, 3, TYPES), 3, TYPES)
+    assert [(r["start_page"], r["end_page"]) for r in again] == [(1, 5)]
+    assert again[0]["LAB_REPORT"] == 1.0
+
+
+def test_the_strip_sees_the_table_edits_not_yet_drawn() -> None:
+    """Pending data-editor edits (changed, added and deleted rows) apply to the rows as Streamlit does."""
+    base = [_row(1, 2), _row(3, 4), _row(5, 6)]
+    delta = {
+        "edited_rows": {0: {"end_page": 1}, "1": {"start_page": 2}},
+        "added_rows": [{"start_page": 7, "end_page": 7}],
+        "deleted_rows": [2],
+    }
+    assert [(r["start_page"], r["end_page"]) for r in quick.rows_with_edits(base, delta)] == [
+        (1, 1),
+        (2, 4),
+        (7, 7),
+    ]
+    assert quick.rows_with_edits(base, None) == base

@@ -86,6 +86,57 @@ def merge_next(rows: list[dict[str, Any]], index: int, types: list[str]) -> list
     return [*rows[:index], merged, *rows[index + 2 :]]
 
 
+def boundary_at(rows: list[dict[str, Any]], page: int) -> str | None:
+    """What clicking `page` on the page strip does: "join" when it starts a segment after the first (its
+    segment joins the one before), "split" when it is inside a segment (it starts a new one), None when
+    neither applies (the first page of the first segment, a page outside every segment, unreadable pages)."""
+    for index, row in enumerate(rows):
+        try:
+            start, end = _pages(row)
+        except ValueError:
+            continue
+        if page == start and index > 0:
+            return "join"
+        if start < page <= end:
+            return "split"
+    return None
+
+
+def toggle_boundary(rows: list[dict[str, Any]], page: int, types: list[str]) -> list[dict[str, Any]]:
+    """The rows after a click on `page` on the page strip: a segment boundary there goes (the two segments
+    merge), none there makes one (the segment splits so that `page` starts a new segment)."""
+    action = boundary_at(rows, page)
+    for index, row in enumerate(rows):
+        try:
+            start, end = _pages(row)
+        except ValueError:
+            continue
+        if action == "join" and page == start and index > 0:
+            return merge_next(rows, index - 1, types)
+        if action == "split" and start < page <= end:
+            return split(rows, index, page)
+    raise ValueError(f"page {page} neither starts a later segment nor lies inside one")
+
+
+def rows_with_edits(base: list[dict[str, Any]], delta: Any) -> list[dict[str, Any]]:
+    """The segment table as the reviewer sees it: `base` with the data editor's pending edits (its state:
+    edited_rows by position, added_rows, deleted_rows) applied, the same way st.data_editor applies them."""
+    if not isinstance(delta, dict):
+        return [dict(r) for r in base]
+    edited = delta.get("edited_rows") or {}
+    deleted = {
+        int(i) for i in delta.get("deleted_rows") or [] if isinstance(i, int | str) and str(i).isdigit()
+    }
+    rows = []
+    for position, row in enumerate(base):
+        if position in deleted:
+            continue
+        change = edited.get(position, edited.get(str(position))) or {}
+        rows.append({**row, **(change if isinstance(change, dict) else {})})
+    rows.extend(dict(r) for r in delta.get("added_rows") or [] if isinstance(r, dict))
+    return rows
+
+
 def split_pages(row: dict[str, Any]) -> list[int]:
     """Pages a segment can be split at (each would start the second half)."""
     start, end = _pages(row)

@@ -120,6 +120,12 @@ def show_page(number: int) -> None:
     page_viewer.go_to(str(packet_id), number, packet.total_pages)
 
 
+if (
+    st.session_state.get(f"decision_{packet_id}") == "Correct"
+    and packet.packet_kind != PacketKind.ADJUDICATION
+):
+    correction_panel.start_rows(packet_id, answer, profile)  # the page strip shows the form's segments
+
 left, right = st.columns([7, 4], gap="medium")
 with left:
     if unreadable:  # nothing to draw; the message above says why
@@ -135,6 +141,7 @@ with left:
                 answer,
                 tuple(issues),
                 profile.tolerances.fuzzy_match_threshold,
+                tuple(profile.taxonomy.document_types),
             )
         )
 
