@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup system-deps demo test lint format bench clean reset
+.PHONY: setup system-deps demo test lint format bench screenshots clean reset
 
 setup: $(STAMP)
 
@@ -34,6 +34,11 @@ test: lint system-deps
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# The review desk at 1366x768 in Debian's Chromium (docs/screenshots/, shown in the README), from the
+# browser tests of the corrections.
+screenshots: $(STAMP) system-deps
+	ARBITER_SHOTS=docs/screenshots $(BIN)/pytest tests/test_browser_corrections.py -q
 
 # Files a run can rebuild; the database (output/arbiter.db: accounts, reviews, ground-truth history) stays.
 clean:

@@ -90,9 +90,14 @@ def two_pages_fixture(tmp_path: Path) -> Iterator[tuple[Seeded, Any]]:
 def test_a_type_correction_takes_at_most_four_actions(one_page: tuple[Seeded, Any]) -> None:
     """'Segment 1 is ADMINISTRATIVE' in one click: saved as ground truth version 1 with that dominant type."""
     seeded, page = one_page
+    _shot(page, "packet_1366.png")
     page.get_by_text("Correct", exact=True).first.click()
     settle(page)
     _shot(page, "correct_form_1366.png")
+    # Save correction is on the first screen at 768 px, however long the form below it.
+    save = page.get_by_role("button", name="Save correction").bounding_box()
+    assert save is not None
+    assert save["y"] + save["height"] <= 768
     # Every type of the segment is on screen at 1366 px, without scrolling sideways.
     for label in ("GEN", "LAB", "PATH", "NOTE", "ADMIN"):
         box = card(page, 0).get_by_text(label, exact=True).bounding_box()
