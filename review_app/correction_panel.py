@@ -205,6 +205,7 @@ def _evidence_editor(
                 f"Lines of page {page} that are evidence of {name}",
                 lines,
                 selection_mode="multi",
+                format_func=escape,  # a chip's label is Markdown: the page's text is shown as text
                 default=[line for line in chosen if line in lines],
                 key=lines_key,
                 on_change=_on_lines,

@@ -61,7 +61,7 @@ def test_a_removed_quote_is_not_saved_and_the_comment_is_on_the_ground_truth_pag
     at.run()
     at.selectbox(key=f"ev_type_{packet_id}").set_value("ADMINISTRATIVE").run()
     lines = at.pills(key=f"ev_lines_{packet_id}_ADMINISTRATIVE_1_0")
-    picked = lines.options[0]
+    picked = re.sub(r"\\(.)", r"\1", lines.options[0])  # the chip's label is the line, escaped
     lines.select(picked).run()
     assert not at.exception
     removable = [b for b in at.button if str(b.key or "").startswith(f"ev_remove_{packet_id}_")]
@@ -86,3 +86,13 @@ def test_a_removed_quote_is_not_saved_and_the_comment_is_on_the_ground_truth_pag
     assert not at.exception
     assert any("Requisition form, no results." in t for t in _texts(at.markdown))
     assert len(at.json) == 0
+
+
+def test_the_page_lines_to_pick_are_shown_as_text_not_markdown(seeded: Seeded) -> None:
+    """A page line with Markdown in it ("[X] FoundationOne", "____") is a literal label on its chip."""
+    at = sign_in(app_test())
+    packet_id = _open_correct(at)
+    lines = at.pills(key=f"ev_lines_{packet_id}_GENOMIC_REPORT_1_0")
+    checked = next(line for line in lines.options if "FoundationOne" in line)
+    assert checked.startswith("\\[X\\]")
+    assert all("\\_" in line for line in lines.options if "_" in line)
