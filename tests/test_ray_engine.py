@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -70,6 +71,11 @@ def cluster_fixture() -> Iterator[Cluster]:
     the S3 server started first (its endpoint is in the environment the nodes inherit)."""
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), str(REPO / "tests"), saved) if p)
+    # Runs into a bucket keep their lock and each node's bundle cache in a local work folder: a temporary
+    # one, not the user's ~/.cache (the nodes inherit it).
+    work = tempfile.TemporaryDirectory(prefix="arbiter-ray-work-")
+    saved_work = os.environ.get("ARBITER_WORK_DIR")
+    os.environ["ARBITER_WORK_DIR"] = work.name
     storage = s3_server("night")
     storage.__enter__()
     with warnings.catch_warnings():
@@ -92,6 +98,11 @@ def cluster_fixture() -> Iterator[Cluster]:
         ray.shutdown()
         cluster.shutdown()
         storage.__exit__(None, None, None)
+        if saved_work is None:
+            os.environ.pop("ARBITER_WORK_DIR", None)
+        else:
+            os.environ["ARBITER_WORK_DIR"] = saved_work
+        work.cleanup()
         if saved is None:
             os.environ.pop("PYTHONPATH", None)
         else:
