@@ -73,7 +73,9 @@ def _doc_runs(docs: Sequence[Recorded], sims: Sequence[Simulated]) -> list[DocRu
     run_id are left empty)."""
     groups = Counter((s.decision, s.reason, d.error, s.attempt > 0) for d, s in zip(docs, sims, strict=True))
     return [
-        DocRun(doc_id="", run_id="", decision=decision, reason=reason, error=error, reattempted=again, count=n)
+        DocRun(
+            doc_id="", run_id="", decision=decision, reason=reason, error=error, reattempted=again, count=n
+        )
         for (decision, reason, error, again), n in groups.items()
     ]
 
