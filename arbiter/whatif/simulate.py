@@ -138,6 +138,7 @@ def simulate(
         read_s = time.perf_counter() - started
         outcomes = simulate_documents(conn, history, current, candidate, progress=progress)
         report = compare(outcomes, current, candidate, conn)
+        del history, outcomes  # freed here, before the collector's first pass would walk them once more
     report["as_of"] = as_of.isoformat() if as_of else None
     report["seconds"] = {"read": round(read_s, 3), "total": round(time.perf_counter() - started, 3)}
     return report
