@@ -355,3 +355,43 @@ def test_an_unreadable_segment_gives_no_doubt_difference(broken: dict[str, Any])
     candidate = MEDICAL.model_copy(update={"tolerances": tolerances})
     assert doubt_findings(segments, candidate) is None
     assert doubt_delta(segments, MEDICAL, candidate) is None
+
+
+def test_the_collector_is_off_while_the_history_is_read_on_while_re_verifying_then_as_it_was(
+    fixture_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A simulation reads, decides and compares with the cyclic garbage collector off, re-verifies with it
+    on, and leaves it as it found it; the report is the one a run with the collector on gives."""
+    import gc
+
+    from arbiter.whatif import simulate as module
+
+    store, out_dir = fixture_store
+    content = MEDICAL.content.model_copy(update={"clear_share": 0.61})
+    candidate = MEDICAL.model_copy(update={"content": content})
+    seen: dict[str, bool] = {}
+    read, reverify = module.read_history, module.reverify_all
+
+    def spy_read(*args: Any, **kwargs: Any) -> Any:
+        seen["read"] = gc.isenabled()
+        return read(*args, **kwargs)
+
+    def spy_reverify(*args: Any, **kwargs: Any) -> Any:
+        seen["reverify"] = gc.isenabled()
+        return reverify(*args, **kwargs)
+
+    with reading(store.url) as conn:
+        with module.collector(True):
+            on = simulate(conn, MEDICAL, candidate, out_dir=out_dir)
+        monkeypatch.setattr(module, "read_history", spy_read)
+        monkeypatch.setattr(module, "reverify_all", spy_reverify)
+        assert gc.isenabled()
+        report = simulate(conn, MEDICAL, candidate, out_dir=out_dir)
+        assert gc.isenabled()
+        with module.collector(False):
+            simulate(conn, MEDICAL, candidate, out_dir=out_dir)
+            assert not gc.isenabled()
+    assert seen == {"read": False, "reverify": True}
+    for data in (on, report):
+        data.pop("seconds")
+    assert report == on

@@ -68,16 +68,15 @@ class Outcomes:
 
 
 def _doc_runs(docs: Sequence[Recorded], sims: Sequence[Simulated]) -> list[DocRun]:
+    """The documents grouped as the metrics' loader groups them: one DocRun for each decision, reason,
+    error and re-attempt alike, standing for `count` documents (decision_mix reads only these; doc_id and
+    run_id are left empty)."""
+    groups = Counter((s.decision, s.reason, d.error, s.attempt > 0) for d, s in zip(docs, sims, strict=True))
     return [
         DocRun(
-            doc_id=d.doc_id,
-            run_id=d.run_id,
-            decision=s.decision,
-            reason=s.reason,
-            error=d.error,
-            reattempted=s.attempt > 0,
+            doc_id="", run_id="", decision=decision, reason=reason, error=error, reattempted=again, count=n
         )
-        for d, s in zip(docs, sims, strict=True)
+        for (decision, reason, error, again), n in groups.items()
     ]
 
 
