@@ -1,0 +1,47 @@
+"""Ingestion workers' start: from a fork server, with the parent's environment of the moment, stopped with the ingestor."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from multiprocessing import forkserver
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arbiter.ingest.isolated import Handed, IsolatedIngestor
+from arbiter.ingest.reader import IngestFailure
+
+
+def _environment(path: Path, **kwargs: Any) -> Handed:
+    """A target reporting what the worker sees: its environment variable and working directory."""
+    failure = IngestFailure(
+        doc_id=str(kwargs["doc_id"]), file_path=str(path), file_sha256=None, kind="empty", message="-"
+    )
+    return Handed(failure, (os.environ.get("ARBITER_TEST_WORKER_ENV"), os.getcwd()))
+
+
+def test_a_worker_sees_the_environment_of_its_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker started after the fork server gets the parent's environment and directory at that moment."""
+    with IsolatedIngestor(workers=1, target=_environment):  # the fork server starts with the first one
+        monkeypatch.setenv("ARBITER_TEST_WORKER_ENV", "set later")
+        monkeypatch.chdir(tmp_path)
+        with IsolatedIngestor(workers=1, target=_environment) as ingestor:
+            result = ingestor.handed(tmp_path / "a.pdf")
+    assert isinstance(result, Handed)
+    assert result.extra == ("set later", str(tmp_path))
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server")
+def test_closing_the_last_ingestor_stops_the_fork_server(tmp_path: Path) -> None:
+    """Once every ingestor is closed, no fork server process is left running (its CPU time is reaped)."""
+    with IsolatedIngestor(workers=1, target=_environment) as ingestor:
+        ingestor.handed(tmp_path / "a.pdf")
+        assert _server_pid() is not None
+    assert _server_pid() is None
+
+
+def _server_pid() -> int | None:
+    pid: int | None = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    return pid
