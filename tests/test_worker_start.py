@@ -8,6 +8,7 @@ from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pytest
 
 from arbiter.ingest.isolated import Handed, IsolatedIngestor
@@ -31,6 +32,27 @@ def test_a_worker_sees_the_environment_of_its_start(tmp_path: Path, monkeypatch:
             result = ingestor.handed(tmp_path / "a.pdf")
     assert isinstance(result, Handed)
     assert result.extra == ("set later", str(tmp_path))
+
+
+def _fsspec_conf(path: Path, **kwargs: Any) -> Handed:
+    """A target reporting the fsspec configuration the worker would open a URL with."""
+    failure = IngestFailure(
+        doc_id=str(kwargs["doc_id"]), file_path=str(path), file_sha256=None, kind="empty", message="-"
+    )
+    return Handed(failure, fsspec.config.conf.get("arbitertest"))
+
+
+def test_a_worker_reads_fsspec_settings_of_its_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FSSPEC_* variables set after the fork server imported fsspec reach the worker's fsspec configuration,
+    and those unset since are gone from it."""
+    monkeypatch.setenv("FSSPEC_ARBITERTEST_STALE", "from the server's start")
+    with IsolatedIngestor(workers=1, target=_fsspec_conf):  # the server imports fsspec with this environment
+        monkeypatch.delenv("FSSPEC_ARBITERTEST_STALE")
+        monkeypatch.setenv("FSSPEC_ARBITERTEST_ENDPOINT_URL", "http://127.0.0.1:1")
+        with IsolatedIngestor(workers=1, target=_fsspec_conf) as ingestor:
+            result = ingestor.handed(tmp_path / "a.pdf")
+    assert isinstance(result, Handed)
+    assert result.extra == {"endpoint_url": "http://127.0.0.1:1"}
 
 
 @pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server")

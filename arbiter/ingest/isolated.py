@@ -121,6 +121,7 @@ def _worker_main(
     if environ is not None:
         os.environ.clear()
         os.environ.update(environ)
+        _reread_environment()
     if cwd is not None:
         os.chdir(cwd)
     # Ctrl+C reaches the whole process group: the parent stops the run and its workers, so a worker
@@ -144,6 +145,18 @@ def _worker_main(
         _serve(conn, target)
     except (_ParentGone, OSError, EOFError):
         return
+
+
+def _reread_environment() -> None:
+    """Configuration the fork server's modules read from the environment at import, read again from the
+    worker's: fsspec's (`FSSPEC_S3_ENDPOINT_URL` and friends, the endpoint a run's `--out s3://…` opens), as a
+    worker of its own interpreter would have it."""
+    config = sys.modules.get("fsspec.config")
+    if config is None:
+        return
+    config.conf.clear()
+    config.set_conf_files(os.environ.get("FSSPEC_CONFIG_DIR", config.default_conf_dir), config.conf)
+    config.set_conf_env(config.conf)
 
 
 class _ParentGone(ExtractionError):
