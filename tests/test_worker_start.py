@@ -11,6 +11,7 @@ from typing import Any
 import fsspec
 import pytest
 
+from arbiter.ingest import isolated
 from arbiter.ingest.isolated import Handed, IsolatedIngestor
 from arbiter.ingest.reader import IngestFailure
 
@@ -67,3 +68,25 @@ def test_closing_the_last_ingestor_stops_the_fork_server(tmp_path: Path) -> None
 def _server_pid() -> int | None:
     pid: int | None = getattr(forkserver._forkserver, "_forkserver_pid", None)
     return pid
+
+
+def test_a_run_its_database_stops_closes_its_ingestor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose database cannot be opened (locked, away) closes the ingestor it opened: none is left open."""
+    from arbiter.run import job
+    from arbiter.store.errors import DatabaseUnavailable
+    from tests.conftest import FIXTURES
+
+    def away(url: str) -> None:
+        raise DatabaseUnavailable("The database did not answer.")
+
+    monkeypatch.setattr(job, "open_store", away)
+    options = job.RunOptions(
+        inputs=[str(FIXTURES / "pdfs" / "note-progress-01.pdf")],
+        classifications=str(FIXTURES / "demo"),
+        out_dir=str(tmp_path / "out"),
+    )
+    with pytest.raises(DatabaseUnavailable):
+        job.execute(options)
+    assert isolated._server_users == 0
