@@ -90,3 +90,21 @@ def test_a_run_its_database_stops_closes_its_ingestor(
     with pytest.raises(DatabaseUnavailable):
         job.execute(options)
     assert isolated._server_users == 0
+
+
+def test_a_ray_task_whose_database_cannot_be_opened_closes_its_ingestor(tmp_path: Path) -> None:
+    """A Ray node that cannot open the run's database closes the ingestor it opened: none is left open."""
+    from arbiter.llm.config import LLMSettings
+    from arbiter.run.ray_worker import WorkerSpec, _build
+    from tests.conftest import FIXTURES
+
+    spec = WorkerSpec(
+        run_id="leak",
+        db_url="nonsense://nowhere",
+        out_dir=str(tmp_path / "out"),
+        settings=LLMSettings(),
+        classifications=str(FIXTURES / "demo"),
+    )
+    with pytest.raises(Exception, match="nonsense"):
+        _build(spec)
+    assert isolated._server_users == 0
