@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import fsspec
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 from arbiter.cli.main import app
 from arbiter.errors import ConfigError
+from arbiter.ingest.isolated import IsolatedIngestor
 from arbiter.outputs import is_url, location, work_dir
 from arbiter.run.job import RunOptions, execute
 from arbiter.store import Store
@@ -104,6 +106,21 @@ def test_object_storage_with_postgresql_through_the_cli(
     finally:
         store.dispose()
     assert recorded == len(s3.find("night/cli/index")) == len(list((FIXTURES / "pdfs").glob("*.pdf")))
+
+
+def test_workers_from_a_fork_server_started_before_the_storage_was_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose workers fork from a server that imported fsspec before FSSPEC_S3_ENDPOINT_URL was set
+    (an earlier ingestor's, still open) writes every document to the configured storage all the same."""
+    monkeypatch.setenv("ARBITER_WORK_DIR", str(tmp_path / "work"))
+    with IsolatedIngestor(workers=1), s3_server("early") as endpoint:
+        options = _options("s3://early/run", f"sqlite:///{tmp_path / 'run.db'}")
+        summary = execute(replace(options, inputs=[str(FIXTURES / "pdfs")]))
+        s3 = fsspec.filesystem("s3", endpoint_url=endpoint, skip_instance_cache=True)
+        stored = len(s3.find("early/run/bundles"))
+    assert (summary["errors"], summary["processed"]) == (0, summary["documents"])
+    assert stored == summary["documents"] == len(list((FIXTURES / "pdfs").glob("*.pdf")))
 
 
 def test_object_storage_without_a_database_server_is_refused(

@@ -320,9 +320,27 @@ def _headings_in(
 def _results_header(norm: str, content: Content) -> bool:
     """A results table's header row: enough column words, making at least half of the line (a sentence
     that mentions a reference range is not a header)."""
+    columns = _header_words(content)
+    if sum(map(norm.__contains__, columns)) < content.results_header_min_words:
+        return False  # fewer column words even as parts of words than the distinct ones needed
     words = _WORDS.findall(norm)
-    header = [w for w in words if w in content.results_header_words]
+    header = [w for w in words if w in columns]
     return len(set(header)) >= content.results_header_min_words and 2 * len(header) >= len(words)
+
+
+_HEADER_WORDS: dict[int, tuple[Content, frozenset[str]]] = {}
+
+
+def _header_words(content: Content) -> frozenset[str]:
+    """The profile's results-table column words as a set, made once per profile (profiles are frozen)."""
+    entry = _HEADER_WORDS.get(id(content))
+    if entry is not None and entry[0] is content:
+        return entry[1]
+    words = frozenset(content.results_header_words)
+    if len(_HEADER_WORDS) > 16:
+        _HEADER_WORDS.clear()
+    _HEADER_WORDS[id(content)] = (content, words)
+    return words
 
 
 @lru_cache(maxsize=256)

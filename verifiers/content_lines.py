@@ -14,9 +14,11 @@ _HEADER_FOOTER = (BlockType.HEADER, BlockType.FOOTER)
 # A fill-in field: only labels ending in ":" (each a few words), blanks or check boxes.
 _LABEL = r"[^\W\d_][^:_\n]{0,60}?:"
 _FIELD_LINE = re.compile(rf"^(?:(?:{_LABEL}|[☐□❏❑❒☑☒]|\[ \])\s*(?:_{{2,}}\s*)?)+$")
-_BLANKS = re.compile(r"_{4,}")
+_BLANKS = "____"  # a run of four or more underscores holds this
 _BOXES = "☐□❏❑❒☑☒"
-_CHECKBOXES = re.compile(rf"[{_BOXES}]|\[ \]|\(\s\)")
+# A check box: a box character, "[ ]" or "( )". Led by a set of first characters so that the regex engine
+# skips ahead to them instead of trying each alternative at every position.
+_CHECKBOXES = re.compile(rf"[{_BOXES}\[(](?:(?<=[{_BOXES}])|(?<=\[) \]|(?<=\()\s\))")
 _YES_NO = re.compile(r"[?:]\s*yes\*?\s+no\b\s*$")
 
 
@@ -57,7 +59,7 @@ def _capitals_heading(line: str) -> bool:
     return (
         len(letters) >= 4
         and all(c.isupper() for c in letters)
-        and not _BLANKS.search(text)
+        and _BLANKS not in text
         and not _CHECKBOXES.search(text)
     )
 
@@ -65,8 +67,8 @@ def _capitals_heading(line: str) -> bool:
 def is_field(norm: str, heading_block: bool) -> bool:
     """A fill-in field: labels with nothing after them, blanks, check boxes or a bare Yes/No choice. A single
     label in a heading block ("DISCHARGE DIAGNOSES:") is a section heading, not a field."""
-    if _BLANKS.search(norm) or _CHECKBOXES.search(norm) or _YES_NO.search(norm):
+    if _BLANKS in norm or _CHECKBOXES.search(norm) or ("yes" in norm and _YES_NO.search(norm)):
         return True
-    if not _FIELD_LINE.match(norm):
+    if ":" not in norm or not _FIELD_LINE.match(norm):  # without a box, a field line has a label's ":"
         return False
     return not (heading_block and norm.count(":") == 1)

@@ -127,7 +127,7 @@ class Needs:
             haystack = folded if folded is not None else text.lower()
         else:
             haystack = text
-        return not any(word in haystack for word in self.words)
+        return not any(map(haystack.__contains__, self.words))  # no generator: a check per pattern and page
 
 
 def _folds_to_ascii(word: str) -> bool:

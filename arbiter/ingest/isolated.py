@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import queue
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from arbiter.contracts.bundle import DocumentBundle
@@ -42,9 +46,84 @@ IngestTarget = Callable[..., IngestResult | Handed]
 _EXTEND = "extend"  # worker to parent: ("extend", seconds) before an OCR page
 
 
-def _worker_main(conn: Connection, target: IngestTarget, memory_limit_mb: int | None) -> None:
+def _context(target: IngestTarget) -> Any:
+    """Where workers come from: a fork server where the platform has one, spawn elsewhere. Never plain
+    fork: forking while another thread holds PDFIUM_LOCK would deadlock the child; the fork server is
+    single-threaded. Spawn makes each worker a new interpreter that imports the parent's main module again
+    (the whole CLI under `arbiter run`); the fork server imports what that main module imports, ingestion
+    and the target's module once, and each worker is a fork of it."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__, *_module_of(target), *_main_imports()])
+    return ctx
+
+
+_server_users = 0  # open ingestors whose workers come from the fork server
+_server_lock = threading.Lock()
+
+
+def _server_opened() -> None:
+    global _server_users
+    with _server_lock:
+        _server_users += 1
+        forkserver.ensure_running()  # preloading applies from the server's start
+
+
+def _server_closed() -> None:
+    """The last open ingestor closed: the fork server is stopped and waited for, so it outlives no run and
+    its workers' CPU time is counted in the parent's children's."""
+    global _server_users
+    with _server_lock:
+        _server_users -= 1
+        stop = getattr(forkserver._forkserver, "_stop", None)  # private: there is no public stop
+        if _server_users == 0 and stop is not None:
+            stop()
+
+
+def _module_of(target: Any) -> list[str]:
+    module = getattr(getattr(target, "func", target), "__module__", None)
+    return [module] if isinstance(module, str) and module != "__main__" else []
+
+
+def _main_imports() -> list[str]:
+    """The modules a worker imports when it runs the parent's main module again (as spawn's and the fork
+    server's workers do): those the main module's top-level names come from, e.g. arbiter.cli.run and
+    typer for `python -m arbiter.cli.main`, arbiter.cli.main for the `arbiter` console script. Not the
+    main module itself: the worker runs it, and a fork server on this Python does not preload it."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    own = {"__main__", "builtins", getattr(spec, "name", "__main__")}
+    names: set[str] = set()
+    for value in vars(main).values() if main is not None else ():
+        module: object
+        if isinstance(value, ModuleType):
+            module = value.__name__
+        elif callable(value):
+            module = getattr(value, "__module__", None)
+        else:
+            continue
+        if isinstance(module, str) and module not in own:
+            names.add(module)
+    return sorted(names)
+
+
+def _worker_main(
+    conn: Connection,
+    target: IngestTarget,
+    memory_limit_mb: int | None,
+    environ: dict[str, str] | None = None,
+    cwd: str | None = None,
+) -> None:
     """Worker process loop: one job in, one result out, until told to stop. When the parent is gone (killed
-    by TERM or KILL mid-run) the worker ends quietly: a broken pipe is no news to anyone."""
+    by TERM or KILL mid-run) the worker ends quietly: a broken pipe is no news to anyone. `environ` and
+    `cwd`: the parent's when it started this worker (a fork server keeps those of its own start)."""
+    if environ is not None:
+        os.environ.clear()
+        os.environ.update(environ)
+        _reread_environment()
+    if cwd is not None:
+        os.chdir(cwd)
     # Ctrl+C reaches the whole process group: the parent stops the run and its workers, so a worker
     # must not print a KeyboardInterrupt traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -66,6 +145,18 @@ def _worker_main(conn: Connection, target: IngestTarget, memory_limit_mb: int | 
         _serve(conn, target)
     except (_ParentGone, OSError, EOFError):
         return
+
+
+def _reread_environment() -> None:
+    """Configuration the fork server's modules read from the environment at import, read again from the
+    worker's: fsspec's (`FSSPEC_S3_ENDPOINT_URL` and friends, the endpoint a run's `--out s3://…` opens), as a
+    worker of its own interpreter would have it."""
+    config = sys.modules.get("fsspec.config")
+    if config is None:
+        return
+    config.conf.clear()
+    config.set_conf_files(os.environ.get("FSSPEC_CONFIG_DIR", config.default_conf_dir), config.conf)
+    config.set_conf_env(config.conf)
 
 
 class _ParentGone(ExtractionError):
@@ -110,7 +201,10 @@ class _Worker:
     def __init__(self, ctx: Any, target: IngestTarget, memory_limit_mb: int | None) -> None:
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(
-            target=_worker_main, args=(child, target, memory_limit_mb), name="arbiter-ingest", daemon=True
+            target=_worker_main,
+            args=(child, target, memory_limit_mb, dict(os.environ), os.getcwd()),
+            name="arbiter-ingest",
+            daemon=True,
         )
         self.process.start()
         child.close()
@@ -181,8 +275,10 @@ class IsolatedIngestor:
         self._ocr = ocr
         self._target = target
         self._memory_limit_mb = memory_limit_mb
-        # spawn, not fork: forking while another thread holds PDFIUM_LOCK would deadlock the child.
-        self._ctx = multiprocessing.get_context("spawn")
+        self._ctx = _context(target)
+        self._serves = self._ctx.get_start_method() == "forkserver"
+        if self._serves:
+            _server_opened()
         self._slots = threading.BoundedSemaphore(workers)
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self._closed = False
@@ -250,13 +346,15 @@ class IsolatedIngestor:
 
     def close(self) -> None:
         """Stop the idle workers; documents in flight finish first."""
-        self._closed = True
+        closing, self._closed = not self._closed, True
         while True:
             try:
                 worker = self._idle.get_nowait()
             except queue.Empty:
-                return
+                break
             worker.stop(kill=False)
+        if closing and self._serves:
+            _server_closed()
 
     def __enter__(self) -> IsolatedIngestor:
         return self

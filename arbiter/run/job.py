@@ -139,9 +139,9 @@ def execute(
             documentai=options.documentai,
             target=partial(ingest_and_check, job=job) if job is not None else None,
         )
-        database = open_store(url)
-        store = DatabaseResultStore(database, out)
-        with closing(ingestor):
+        with closing(ingestor):  # also when the database cannot be opened: no worker or fork server stays
+            database = open_store(url)
+            store = DatabaseResultStore(database, out)
             parts = PipelineParts(
                 store=store,
                 ingest=ingest_fn(ingestor, password),

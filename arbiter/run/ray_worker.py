@@ -16,7 +16,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import os
-from contextlib import suppress
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,19 +111,24 @@ def _build(spec: WorkerSpec) -> _Built:
     ingestor, extractor = open_extraction(
         spec.extractor, workers=1, timeout_s=spec.timeout_s, documentai=dict(spec.documentai)
     )
-    database = Store(spec.db_url)
-    sink = DatabaseResultStore(database, out_dir)
-    password = spec.password
-    parts = PipelineParts(
-        store=sink,
-        ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password),
-        run_id=spec.run_id,
-        cache=BundleCache(work_dir(spec.out_dir) / "cache" / "bundles"),  # this node's own disk
-        production=load_production(Path(spec.production)) if spec.production else {},
-        extractor=extractor,
-        password=password,
-    )
-    return _Built(pipeline(engine, parts), sink, database, (ingestor,))
+    with ExitStack() as undo:  # what fails below leaves no worker, fork server or connection pool behind
+        undo.callback(ingestor.close)
+        database = Store(spec.db_url)
+        undo.callback(database.dispose)
+        sink = DatabaseResultStore(database, out_dir)
+        password = spec.password
+        parts = PipelineParts(
+            store=sink,
+            ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password),
+            run_id=spec.run_id,
+            cache=BundleCache(work_dir(spec.out_dir) / "cache" / "bundles"),  # this node's own disk
+            production=load_production(Path(spec.production)) if spec.production else {},
+            extractor=extractor,
+            password=password,
+        )
+        built = _Built(pipeline(engine, parts), sink, database, (ingestor,))
+        undo.pop_all()
+    return built
 
 
 def _close(built: _Built) -> None:

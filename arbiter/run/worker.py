@@ -31,9 +31,14 @@ from arbiter.ingest.ocr import announce
 from arbiter.llm.client import DocumentLLM, LLMClient
 from arbiter.llm.port import LLM
 from arbiter.outputs import Location
+from verifiers import v1_schema, v2_consistency, v3_traps, v4_evidence
 from verifiers.base import Verifier, VerifyContext
 
 log = logging.getLogger(__name__)
+
+# The default verifiers' modules, imported with this one: an ingestion worker's fork server preloads this
+# module (arbiter/ingest/isolated.py), so no worker imports them again on its first document.
+_VERIFIER_MODULES = (v1_schema, v2_consistency, v3_traps, v4_evidence)
 
 
 def for_document(classifier: Classifier, doc_llm: LLM | None) -> Classifier:

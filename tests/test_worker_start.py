@@ -1,0 +1,110 @@
+"""Ingestion workers' start: from a fork server, with the parent's environment of the moment, stopped with the ingestor."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from multiprocessing import forkserver
+from pathlib import Path
+from typing import Any
+
+import fsspec
+import pytest
+
+from arbiter.ingest import isolated
+from arbiter.ingest.isolated import Handed, IsolatedIngestor
+from arbiter.ingest.reader import IngestFailure
+
+
+def _environment(path: Path, **kwargs: Any) -> Handed:
+    """A target reporting what the worker sees: its environment variable and working directory."""
+    failure = IngestFailure(
+        doc_id=str(kwargs["doc_id"]), file_path=str(path), file_sha256=None, kind="empty", message="-"
+    )
+    return Handed(failure, (os.environ.get("ARBITER_TEST_WORKER_ENV"), os.getcwd()))
+
+
+def test_a_worker_sees_the_environment_of_its_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker started after the fork server gets the parent's environment and directory at that moment."""
+    with IsolatedIngestor(workers=1, target=_environment):  # the fork server starts with the first one
+        monkeypatch.setenv("ARBITER_TEST_WORKER_ENV", "set later")
+        monkeypatch.chdir(tmp_path)
+        with IsolatedIngestor(workers=1, target=_environment) as ingestor:
+            result = ingestor.handed(tmp_path / "a.pdf")
+    assert isinstance(result, Handed)
+    assert result.extra == ("set later", str(tmp_path))
+
+
+def _fsspec_conf(path: Path, **kwargs: Any) -> Handed:
+    """A target reporting the fsspec configuration the worker would open a URL with."""
+    failure = IngestFailure(
+        doc_id=str(kwargs["doc_id"]), file_path=str(path), file_sha256=None, kind="empty", message="-"
+    )
+    return Handed(failure, fsspec.config.conf.get("arbitertest"))
+
+
+def test_a_worker_reads_fsspec_settings_of_its_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FSSPEC_* variables set after the fork server imported fsspec reach the worker's fsspec configuration,
+    and those unset since are gone from it."""
+    monkeypatch.setenv("FSSPEC_ARBITERTEST_STALE", "from the server's start")
+    with IsolatedIngestor(workers=1, target=_fsspec_conf):  # the server imports fsspec with this environment
+        monkeypatch.delenv("FSSPEC_ARBITERTEST_STALE")
+        monkeypatch.setenv("FSSPEC_ARBITERTEST_ENDPOINT_URL", "http://127.0.0.1:1")
+        with IsolatedIngestor(workers=1, target=_fsspec_conf) as ingestor:
+            result = ingestor.handed(tmp_path / "a.pdf")
+    assert isinstance(result, Handed)
+    assert result.extra == {"endpoint_url": "http://127.0.0.1:1"}
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork server")
+def test_closing_the_last_ingestor_stops_the_fork_server(tmp_path: Path) -> None:
+    """Once every ingestor is closed, no fork server process is left running (its CPU time is reaped)."""
+    with IsolatedIngestor(workers=1, target=_environment) as ingestor:
+        ingestor.handed(tmp_path / "a.pdf")
+        assert _server_pid() is not None
+    assert _server_pid() is None
+
+
+def _server_pid() -> int | None:
+    pid: int | None = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    return pid
+
+
+def test_a_run_its_database_stops_closes_its_ingestor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose database cannot be opened (locked, away) closes the ingestor it opened: none is left open."""
+    from arbiter.run import job
+    from arbiter.store.errors import DatabaseUnavailable
+    from tests.conftest import FIXTURES
+
+    def away(url: str) -> None:
+        raise DatabaseUnavailable("The database did not answer.")
+
+    monkeypatch.setattr(job, "open_store", away)
+    options = job.RunOptions(
+        inputs=[str(FIXTURES / "pdfs" / "note-progress-01.pdf")],
+        classifications=str(FIXTURES / "demo"),
+        out_dir=str(tmp_path / "out"),
+    )
+    with pytest.raises(DatabaseUnavailable):
+        job.execute(options)
+    assert isolated._server_users == 0
+
+
+def test_a_ray_task_whose_database_cannot_be_opened_closes_its_ingestor(tmp_path: Path) -> None:
+    """A Ray node that cannot open the run's database closes the ingestor it opened: none is left open."""
+    from arbiter.llm.config import LLMSettings
+    from arbiter.run.ray_worker import WorkerSpec, _build
+    from tests.conftest import FIXTURES
+
+    spec = WorkerSpec(
+        run_id="leak",
+        db_url="nonsense://nowhere",
+        out_dir=str(tmp_path / "out"),
+        settings=LLMSettings(),
+        classifications=str(FIXTURES / "demo"),
+    )
+    with pytest.raises(Exception, match="nonsense"):
+        _build(spec)
+    assert isolated._server_users == 0
