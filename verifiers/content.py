@@ -19,6 +19,7 @@ from functools import lru_cache, partial
 from arbiter.contracts import DocumentBundle, Page
 from arbiter.contracts.profile import Content, Profile
 from arbiter.ingest.pagination import PageMark, page_marks
+from arbiter.reader.model import PageReader, reader_for
 from verifiers.content_lines import is_field, page_lines
 from verifiers.literals import needs
 from verifiers.textnorm import normalize_plain
@@ -60,6 +61,9 @@ class PageReading:
     title: str | None = None  # a document title in the title region, normalised
     title_seen: str | None = None  # the same as printed
     continuation: str | None = None  # a continuation marker in the title region
+    probs: dict[str, float] | None = None  # the learned page reader's probability per type, when configured
+    words: int = 0  # tokens the reader read
+    text: str = ""  # the page's text (a reference, for explanations)
 
     @property
     def total(self) -> float:
@@ -79,6 +83,7 @@ class ContentReading:
     """Every page's reading, and sums over page ranges."""
 
     pages: dict[int, PageReading]
+    reader: PageReader | None = None
 
     def scores(self, first: int, last: int) -> dict[str, float]:
         totals: dict[str, float] = {}
@@ -168,6 +173,15 @@ def read_bundle(bundle: DocumentBundle, profile: Profile) -> ContentReading:
         if entry is not None and entry[0]() is bundle:
             return entry[1]
     reading = ContentReading({page.page_num: read_page(page, profile) for page in bundle.pages})
+    settings = profile.content.reader
+    if settings is not None:
+        reader = reader_for(settings.model, settings.sha256)
+        reading.reader = reader
+        for page in bundle.pages:
+            page_reading = reading.pages[page.page_num]
+            if page_reading.readable:
+                learned = reader.read(page.text)
+                page_reading.probs, page_reading.words, page_reading.text = learned.probs, learned.words, page.text
     with _SHARED_LOCK:
         _SHARED[key] = (weakref.ref(bundle, partial(_forget, key)), reading)
         while len(_SHARED) > _SHARED_SIZE:

@@ -1,0 +1,234 @@
+"""The page reader at run time: a linear model over a page's named features, read from a JSON file.
+
+The file (format ``arbiter-page-reader/1``) holds the document types, one line per feature with its
+weight for each type, the biases and the temperature that calibrates the probabilities. No pickle: it is
+plain JSON a reviewer can diff, and it is loaded with numpy only (fitting it needs scikit-learn:
+arbiter/reader/train.py). The reader sees a page's text and nothing else: never the primary's answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arbiter.reader.features import _TOKENS, VIEWS, line_features, token_features
+
+FORMAT = "arbiter-page-reader/1"
+PACKAGED = Path(__file__).resolve().parent / "models"
+
+
+class ReaderError(Exception):
+    """A reader file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The reader's view of one page: a calibrated probability per type."""
+
+    probs: dict[str, float]
+    words: int  # tokens read; a page with almost none says little
+
+    def best(self) -> tuple[str, float]:
+        name = max(self.probs, key=lambda t: self.probs[t])
+        return name, self.probs[name]
+
+
+class PageReader:
+    """A calibrated linear page-type model."""
+
+    def __init__(self, data: dict[str, Any], *, origin: str = "") -> None:
+        if data.get("format") != FORMAT:
+            raise ReaderError(f"{origin or 'reader'}: not an {FORMAT} file (format {data.get('format')!r})")
+        try:
+            self.types: tuple[str, ...] = tuple(data["types"])
+            self.view_name = str(data.get("view", "full"))
+            self.view = VIEWS[self.view_name]
+            features: dict[str, list[float]] = data["features"]
+            self.names: tuple[str, ...] = tuple(features)
+            self.index = {name: i for i, name in enumerate(self.names)}
+            weights = np.asarray([features[n] for n in self.names], dtype=np.float64)
+            self.weights = weights.reshape(len(self.names), len(self.types))
+            self.bias = np.asarray(data["bias"], dtype=np.float64)
+            self.temperature = float(data.get("temperature", 1.0))
+            self.meta: dict[str, Any] = dict(data.get("trained", {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ReaderError(f"{origin or 'reader'}: {type(exc).__name__}: {exc}") from None
+        if self.bias.shape != (len(self.types),) or not self.temperature > 0:
+            raise ReaderError(f"{origin or 'reader'}: biases or temperature do not fit its types")
+        self.origin = origin
+        self.version = str(data.get("version", ""))
+        self._tokens: dict[str, tuple[tuple[int, ...], tuple[str, ...], bool]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def load(cls, path: Path) -> PageReader:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ReaderError(f"cannot read the page reader {path}: {exc.strerror or exc}") from None
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise ReaderError(f"{path} is not JSON: {exc}") from None
+        reader = cls(data, origin=str(path))
+        reader.sha256 = hashlib.sha256(raw).hexdigest()
+        return reader
+
+    sha256: str = ""
+
+    # ------------------------------------------------------------------ reading
+    def _vector(self, text: str) -> tuple[np.ndarray, np.ndarray, int]:
+        """The page's active feature indices and their values (log counts, L2-normalised)."""
+        cache, index, view = self._tokens, self.index, self.view
+        found: list[int] = []
+        previous: str | None = None
+        numeric = 0
+        tokens = _TOKENS.findall(text)
+        bigrams = "b" in view
+        for token in tokens:
+            entry = cache.get(token)
+            if entry is None:
+                feats = token_features(token, view)
+                ids = tuple(index[f] for f in feats if f in index)
+                cores = tuple(f[2:] for f in feats if f.startswith("w:"))
+                entry = (ids, cores, any(ch.isdigit() for ch in token))
+                if len(cache) > 100_000:
+                    cache.clear()
+                cache[token] = entry
+            ids, cores, digit = entry
+            found.extend(ids)
+            numeric += digit
+            if bigrams:
+                for core in cores:
+                    if previous is not None:
+                        i = index.get(f"b:{previous} {core}")
+                        if i is not None:
+                            found.append(i)
+                    previous = core
+                if not cores:
+                    previous = None
+        for feat, _ in line_features(text, view, numeric, len(tokens)):
+            i = index.get(feat)
+            if i is not None:
+                found.append(i)
+        if not found:
+            return np.zeros(0, dtype=np.int64), np.zeros(0), len(tokens)
+        ids_array, counts = np.unique(np.asarray(found, dtype=np.int64), return_counts=True)
+        values = np.log1p(counts)
+        values /= math.sqrt(float(values @ values))
+        return ids_array, values, len(tokens)
+
+    def logits(self, text: str) -> tuple[np.ndarray, int]:
+        ids, values, words = self._vector(text)
+        return (values @ self.weights[ids] if len(ids) else np.zeros(len(self.types))) + self.bias, words
+
+    def read(self, text: str) -> Reading:
+        logits, words = self.logits(text)
+        scaled = logits / self.temperature
+        scaled -= scaled.max()
+        exp = np.exp(scaled)
+        probs = exp / exp.sum()
+        return Reading({t: float(p) for t, p in zip(self.types, probs, strict=True)}, words)
+
+    def explain(self, text: str, toward: str, against: str | None = None, limit: int = 3) -> list[str]:
+        """What on the page moved the reader toward one type (rather than `against`, or the others' mean):
+        the printed words or lines with the largest contributions, strongest first."""
+        if toward not in self.types:
+            return []
+        t = self.types.index(toward)
+        ids, values, _ = self._vector(text)
+        if not len(ids):
+            return []
+        rows = self.weights[ids]
+        if against in self.types:
+            delta = rows[:, t] - rows[:, self.types.index(against)]  # type: ignore[arg-type]
+        else:
+            delta = rows[:, t] - (rows.sum(axis=1) - rows[:, t]) / max(len(self.types) - 1, 1)
+        contribution = dict(zip(ids.tolist(), (values * delta).tolist(), strict=True))
+        by_label: dict[str, float] = {}
+        numeric = 0
+        tokens = _TOKENS.findall(text)
+        for token in tokens:
+            numeric += any(ch.isdigit() for ch in token)
+        for feat, seen in _labelled(text, self.view, numeric, len(tokens)):
+            i = self.index.get(feat)
+            if i is None or i not in contribution:
+                continue
+            label = _describe(feat, seen)
+            by_label[label] = by_label.get(label, 0.0) + contribution.pop(i)
+        ranked = sorted((v, k) for k, v in by_label.items() if v > 0.02)
+        return [label for _, label in reversed(ranked[-limit:])]
+
+    def describe(self) -> str:
+        return f"page reader {self.version or '?'} ({len(self.names)} features, view {self.view_name})"
+
+
+def _labelled(text: str, view: frozenset[str], numeric: int, tokens: int) -> Iterable[tuple[str, str]]:
+    from arbiter.reader.features import page_features
+
+    yield from page_features(text, view)
+
+
+def _describe(feat: str, seen: str) -> str:
+    kind = feat[:2]
+    shown = " ".join(seen.split())[:40]
+    if kind in ("w:", "c:"):
+        return f'"{shown.strip(".,;:()")}"'
+    if kind == "s:":
+        return f'"{shown.strip(".,;:()")}"'
+    if kind == "b:":
+        return f'"{shown}"'
+    if kind == "h:":
+        return f'the line "{shown}"'
+    return seen
+
+
+_LOADED: dict[tuple[str, float], PageReader] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def load_reader(path: Path) -> PageReader:
+    """A reader file, loaded once per process (and again when the file changes)."""
+    try:
+        mtime = path.stat().st_mtime
+    except OSError as exc:
+        raise ReaderError(f"cannot read the page reader {path}: {exc.strerror or exc}") from None
+    key = (str(path), mtime)
+    with _LOADED_LOCK:
+        reader = _LOADED.get(key)
+    if reader is None:
+        reader = PageReader.load(path)
+        with _LOADED_LOCK:
+            if len(_LOADED) > 8:
+                _LOADED.clear()
+            _LOADED[key] = reader
+    return reader
+
+
+def reader_for(model: str, sha256: str) -> PageReader:
+    """The reader a profile names, refused unless its file is exactly the one the profile pins."""
+    path = resolve(model)
+    reader = load_reader(path)
+    if reader.sha256 != sha256:
+        raise ReaderError(
+            f"the page reader {path} is not the file this profile names (its sha256 is {reader.sha256[:12]}…, "
+            f"the profile's {sha256[:12]}…): adopt it with `arbiter model adopt`, or restore the file"
+        )
+    return reader
+
+
+def resolve(name: str) -> Path:
+    """A reader named in a profile: a file shipped in arbiter/reader/models/, or a path."""
+    candidate = Path(name)
+    if candidate.is_absolute() or candidate.parent != Path("."):
+        return candidate
+    return PACKAGED / name

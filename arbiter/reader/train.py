@@ -1,0 +1,326 @@
+"""Fitting the page reader: a multinomial logistic regression over named page features, calibrated by a
+temperature fitted on held-out sources, written as plain JSON (arbiter/reader/model.py reads it).
+
+Generalisation across sources is the point, so:
+- a feature is kept only when pages of at least ``min_sources`` training sources show it (a hospital's
+  name or one vendor's boilerplate cannot become a rule);
+- every training page is weighted so that each (source, type) pair weighs the same in total, and each
+  type the same: a source with 80 lab pages does not drown one with 8;
+- the temperature is fitted on out-of-source predictions (each source predicted by a model fitted on
+  the others), so the probabilities mean what they say on documents from a source never seen.
+
+Fitting needs scikit-learn (the ``train`` extra); reading does not.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arbiter.reader.corpus import TYPES, CorpusDoc, Item, items
+from arbiter.reader.features import VIEWS, feature_counts
+from arbiter.reader.model import FORMAT, PageReader
+
+
+@dataclass(frozen=True)
+class TrainPage:
+    """One page to learn from: its text as ingestion read it, its type, and where it came from."""
+
+    source: str
+    item: str
+    page: int
+    type: str
+    text: str
+    starts: bool  # the first page of a document
+
+
+def ingest_items(corpus_items: Sequence[Item]) -> dict[str, list[str]]:
+    """Each rendered item's page texts as ingestion reads them from its PDF (what the checks will see)."""
+    from arbiter.contracts import DocumentBundle
+    from arbiter.ingest import ingest_pdf
+
+    out: dict[str, list[str]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for item in corpus_items:
+            path = Path(tmp) / f"{item.id}.pdf"
+            path.write_bytes(item.pdf)
+            bundle = ingest_pdf(path, doc_id=item.id)
+            if not isinstance(bundle, DocumentBundle):
+                raise RuntimeError(f"corpus item {item.id} did not ingest: {bundle.message}")
+            out[item.id] = [p.text for p in sorted(bundle.pages, key=lambda p: p.page_num)]
+    return out
+
+
+def corpus_pages(docs: Sequence[CorpusDoc]) -> list[TrainPage]:
+    """Every page of every single-document item of the corpus, rendered and ingested."""
+    rendered = items(list(docs), packets=False)
+    texts = ingest_items(rendered)
+    pages: list[TrainPage] = []
+    for item in rendered:
+        part = item.parts[0]
+        for number, text in enumerate(texts[item.id], start=1):
+            pages.append(TrainPage(item.source, item.id, number, part.doc.type, text, number == 1))
+    return pages
+
+
+# ------------------------------------------------------------------------------------------ fitting
+@dataclass
+class Fitted:
+    data: dict[str, Any]
+
+    def reader(self) -> PageReader:
+        return PageReader(self.data)
+
+
+def _weights(pages: Sequence[TrainPage], extra: Sequence[float] | None = None) -> np.ndarray:
+    pair = Counter((p.source, p.type) for p in pages)
+    sources_per_type = Counter(t for _, t in pair)
+    w = np.asarray([1.0 / (pair[(p.source, p.type)] * sources_per_type[p.type]) for p in pages])
+    w *= len(pages) / w.sum()
+    if extra is not None:
+        w *= np.asarray(extra)
+    return w
+
+
+def fit(
+    pages: Sequence[TrainPage],
+    *,
+    view: str = "full",
+    c: float = 4.0,
+    min_sources: int = 2,
+    min_pages: int = 2,
+    temperature: float | None = None,
+    extra_weight: Sequence[float] | None = None,
+) -> Fitted:
+    """A reader fitted on these pages (temperature 1 unless given: see calibrate)."""
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import LogisticRegression
+
+    chosen = VIEWS[view]
+    counts = [feature_counts(p.text, chosen) for p in pages]
+    seen_sources: dict[str, set[str]] = defaultdict(set)
+    seen_pages: Counter[str] = Counter()
+    for page, found in zip(pages, counts, strict=True):
+        for feat in found:
+            seen_sources[feat].add(page.source)
+            seen_pages[feat] += 1
+    vocab = sorted(f for f, s in seen_sources.items() if len(s) >= min_sources and seen_pages[f] >= min_pages)
+    index = {f: i for i, f in enumerate(vocab)}
+    rows, cols, vals = [], [], []
+    for r, found in enumerate(counts):
+        entries = [(index[f], math.log1p(n)) for f, n in found.items() if f in index]
+        norm = math.sqrt(sum(v * v for _, v in entries)) or 1.0
+        for col, v in entries:
+            rows.append(r)
+            cols.append(col)
+            vals.append(v / norm)
+    matrix = csr_matrix((vals, (rows, cols)), shape=(len(pages), len(vocab)))
+    present = [t for t in TYPES if any(p.type == t for p in pages)]
+    labels = np.asarray([present.index(p.type) for p in pages])
+    model = LogisticRegression(C=c, max_iter=2000, tol=1e-5)
+    model.fit(matrix, labels, sample_weight=_weights(pages, extra_weight))
+    coef = np.zeros((len(TYPES), len(vocab)))
+    bias = np.full(len(TYPES), -30.0)  # a type no training page had is never read
+    for k, name in enumerate(present):
+        coef[TYPES.index(name)] = model.coef_[k] if len(present) > 2 else (model.coef_[0] * (1 if k else -1))
+        bias[TYPES.index(name)] = model.intercept_[k] if len(present) > 2 else 0.0
+    features = {
+        name: [round(float(x), 4) for x in coef[:, i]]
+        for i, name in enumerate(vocab)
+        if np.abs(coef[:, i]).max() >= 5e-4
+    }
+    data = {
+        "format": FORMAT,
+        "version": "",
+        "view": view,
+        "types": list(TYPES),
+        "bias": [round(float(b), 4) for b in bias],
+        "temperature": round(temperature, 4) if temperature else 1.0,
+        "trained": {},
+        "features": features,
+    }
+    return Fitted(data)
+
+
+def log_probs(reader: PageReader, texts: Iterable[str]) -> np.ndarray:
+    return np.asarray([reader.logits(t)[0] for t in texts])
+
+
+def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
+    """The temperature that minimises the negative log-likelihood of held-out predictions."""
+    best_t, best_nll = 1.0, math.inf
+    for t in np.exp(np.linspace(math.log(0.2), math.log(8.0), 161)):
+        scaled = logits / t
+        scaled -= scaled.max(axis=1, keepdims=True)
+        logp = scaled - np.log(np.exp(scaled).sum(axis=1, keepdims=True))
+        nll = -float(logp[np.arange(len(labels)), labels].mean())
+        if nll < best_nll:
+            best_t, best_nll = float(t), nll
+    return best_t
+
+
+def softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
+    scaled = logits / temperature
+    scaled -= scaled.max(axis=1, keepdims=True)
+    e = np.exp(scaled)
+    return np.asarray(e / e.sum(axis=1, keepdims=True))
+
+
+def expected_calibration_error(probs: np.ndarray, labels: np.ndarray, bins: int = 10) -> dict[str, Any]:
+    """ECE of the top-class probability, with the reliability table (confidence, accuracy, count per bin)."""
+    top = probs.max(axis=1)
+    right = probs.argmax(axis=1) == labels
+    table = []
+    ece = 0.0
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        mask = (top > lo) & (top <= hi) if b else (top >= lo) & (top <= hi)
+        n = int(mask.sum())
+        if not n:
+            continue
+        conf, acc = float(top[mask].mean()), float(right[mask].mean())
+        ece += n / len(labels) * abs(conf - acc)
+        table.append(
+            {"bin": f"{lo:.1f}-{hi:.1f}", "pages": n, "confidence": round(conf, 3), "accuracy": round(acc, 3)}
+        )
+    return {"ece": round(ece, 4), "reliability": table}
+
+
+@dataclass
+class HeldOut:
+    """Each page's logits from a model that never saw its source."""
+
+    logits: np.ndarray
+    labels: np.ndarray
+    pages: list[TrainPage]
+
+
+def out_of_source(
+    pages: Sequence[TrainPage],
+    *,
+    view: str = "full",
+    c: float = 4.0,
+    log: Callable[[str], None] | None = None,
+    extra_weight: Sequence[float] | None = None,
+) -> HeldOut:
+    """Leave-one-source-out logits for every page."""
+    sources = sorted({p.source for p in pages})
+    logits = np.zeros((len(pages), len(TYPES)))
+    for source in sources:
+        train_idx = [i for i, p in enumerate(pages) if p.source != source]
+        test_idx = [i for i, p in enumerate(pages) if p.source == source]
+        weights = [extra_weight[i] for i in train_idx] if extra_weight is not None else None
+        reader = fit([pages[i] for i in train_idx], view=view, c=c, extra_weight=weights).reader()
+        for i in test_idx:
+            logits[i] = reader.logits(pages[i].text)[0]
+        if log:
+            log(f"held out {source}: {len(test_idx)} pages")
+    labels = np.asarray([TYPES.index(p.type) for p in pages])
+    return HeldOut(logits, labels, list(pages))
+
+
+def report(held: HeldOut, temperature: float) -> dict[str, Any]:
+    """Held-out page accuracy overall, per type and per source, and calibration."""
+    probs = softmax(held.logits, temperature)
+    right = probs.argmax(axis=1) == held.labels
+    per_type = {
+        t: round(float(right[held.labels == k].mean()), 4)
+        for k, t in enumerate(TYPES)
+        if (held.labels == k).any()
+    }
+    per_source: dict[str, Any] = {}
+    for source in sorted({p.source for p in held.pages}):
+        mask = np.asarray([p.source == source for p in held.pages])
+        per_source[source] = {"pages": int(mask.sum()), "accuracy": round(float(right[mask].mean()), 4)}
+    return {
+        "pages": len(held.pages),
+        "accuracy": round(float(right.mean()), 4),
+        "per_type": per_type,
+        "per_source": per_source,
+        "calibration": expected_calibration_error(probs, held.labels),
+    }
+
+
+def train_reader(
+    pages: Sequence[TrainPage],
+    *,
+    view: str = "full",
+    c: float = 4.0,
+    version: str = "",
+    note: str = "",
+    log: Callable[[str], None] | None = None,
+    extra_weight: Sequence[float] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A calibrated reader fitted on every page, with its leave-one-source-out report."""
+    held = out_of_source(pages, view=view, c=c, log=log, extra_weight=extra_weight)
+    temperature = fit_temperature(held.logits, held.labels)
+    summary = report(held, temperature)
+    fitted = fit(pages, view=view, c=c, temperature=temperature, extra_weight=extra_weight)
+    fitted.data["version"] = version
+    fitted.data["trained"] = {
+        "date": dt.date.today().isoformat(),
+        "note": note,
+        "c": c,
+        "sources": sorted({p.source for p in pages}),
+        "pages": dict(sorted(Counter(p.type for p in pages).items())),
+        "held_out": {k: summary[k] for k in ("accuracy", "per_type")}
+        | {"ece": summary["calibration"]["ece"]},
+    }
+    return fitted.data, summary
+
+
+def write_reader(data: dict[str, Any], path: Path) -> None:
+    """One feature a line, sorted, so a change of weights reads as a diff."""
+    head = {k: v for k, v in data.items() if k != "features"}
+    lines = ["{"]
+    for key, value in head.items():
+        lines.append(f"  {json.dumps(key)}: {json.dumps(value, sort_keys=True)},")
+    lines.append('  "features": {')
+    feats = sorted(data["features"].items())
+    for n, (name, weights) in enumerate(feats):
+        comma = "," if n < len(feats) - 1 else ""
+        lines.append(f"    {json.dumps(name, ensure_ascii=False)}: {json.dumps(weights)}{comma}")
+    lines.append("  }")
+    lines.append("}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+FIXTURE_SOURCE = "arbiter-fixtures"
+
+
+def fixture_pages() -> list[TrainPage]:
+    """The pages of the project's own generated documents (arbiter/demo), as one more source, typed by their
+    correct classification's segments (scanned pages with no text left out)."""
+    from arbiter.demo.corpus import build_corpus
+
+    built = build_corpus()
+    rendered = [Item(doc_id, FIXTURE_SOURCE, [], pdf=pdf) for doc_id, pdf in sorted(built.pdfs.items())]
+    texts = ingest_items(rendered)
+    pages: list[TrainPage] = []
+    for doc_id, page_texts in texts.items():
+        truth = built.truths[doc_id]
+        for segment in truth["segments"]:
+            for number in range(segment["start_page"], segment["end_page"] + 1):
+                text = page_texts[number - 1] if number <= len(page_texts) else ""
+                if text.strip():
+                    pages.append(
+                        TrainPage(
+                            FIXTURE_SOURCE,
+                            doc_id,
+                            number,
+                            segment["dominant_type"],
+                            text,
+                            number == segment["start_page"],
+                        )
+                    )
+    return pages

@@ -1,0 +1,293 @@
+"""Leave-one-source-out semantic benchmark: every quality figure measured on a source nothing was fitted on.
+
+For each source of the evaluation corpus (corpus/sources/*, plus the project's own generated fixtures as
+the source "arbiter-fixtures"), in turn:
+1. the page reader is fitted on the pages of every OTHER source (arbiter/reader/train.fit; its temperature
+   from out-of-source predictions of the other sources' pages), written to a temporary file and pinned in a
+   copy of the profile ([content.reader]);
+2. the held-out source's documents, alone and in packets of 2-4 (arbiter/reader/corpus), are rendered,
+   ingested, and given their correct classification (its evidence: verbatim lines of each part);
+3. bench/semantic.py's seven generators make consistent wrong answers of each; every answer, right and
+   wrong, goes through the real chain (verify_with_retries) offline and with the sample model;
+4. the baseline classifier answers each held-out item, judged against the truth and verified the same way.
+
+The headline is the sum over folds (held out). The in-sample figure (the shipped reader, fitted on every
+source, over the same items) is printed beside it and is never the figure to quote.
+
+    .venv/bin/python bench/semantic.py --loso [--quick] [--only SOURCE ...] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arbiter.contracts import DocumentBundle, FinalDecision
+from arbiter.contracts.profile import Profile, ReaderSettings, load_profile
+from arbiter.ingest import ingest_pdf
+from arbiter.reader import train
+from arbiter.reader.corpus import TYPES, Item, items, load_corpus, load_sources
+from arbiter.reader.model import PACKAGED
+from bench.semantic import (
+    CONSISTENCY_CODES,
+    KINDS,
+    Case,
+    Chains,
+    Ctx,
+    Doc,
+    Lines,
+    _codes,
+    _escalated,
+    _share,
+    differences,
+    fixture_docs,
+    generate,
+    truth_from_entry,
+)
+
+QUICK_PER_SOURCE = 3  # --quick: this many single documents and one packet per source
+
+
+def item_docs(corpus_items: list[Item], profile: Profile, tmp: Path) -> tuple[list[Doc], list[str]]:
+    """Rendered items ingested, each with its correct classification; items with no usable evidence are named."""
+    docs: list[Doc] = []
+    skipped: list[str] = []
+    for item in corpus_items:
+        path = tmp / f"{item.id}.pdf"
+        path.write_bytes(item.pdf)
+        bundle = ingest_pdf(path, doc_id=item.id)
+        if not isinstance(bundle, DocumentBundle):
+            skipped.append(f"{item.id}: did not ingest ({bundle.message})")
+            continue
+        lines = Lines(bundle, profile)
+        segments = []
+        for part in item.parts:
+            evidence: list[dict[str, Any]] = []
+            for page in range(part.first, part.last + 1):
+                for line in lines.of_page(page):
+                    if len(evidence) >= 2:
+                        break
+                    words = [w.strip(".,:;()[]") for w in line.split()]
+                    anchor = max(words, key=lambda w: (sum(c.isalpha() for c in w), -words.index(w)))
+                    evidence.append({"page": page, "snippet": line, "anchor": anchor})
+                if evidence:
+                    break
+            if not evidence:
+                break
+            segments.append(
+                {
+                    "start_page": part.first,
+                    "end_page": part.last,
+                    "dominant_type": part.doc.type,
+                    "reasoning": f"{part.doc.type} from {part.doc.source} ({part.doc.id}).",
+                    "evidence": evidence,
+                }
+            )
+        if len(segments) != len(item.parts):
+            skipped.append(f"{item.id}: a part has no verbatim line to quote as evidence")
+            continue
+        truth = truth_from_entry({"segments": segments}, bundle.doc_id, profile)
+        docs.append(Doc(bundle.doc_id, item.source, path, bundle, truth))
+    return docs, skipped
+
+
+def _fold_profile(profile: Profile, data: dict[str, Any], path: Path, version: str) -> Profile:
+    train.write_reader(data, path)
+    import hashlib
+
+    settings = profile.content.reader
+    base = settings.model_dump() if settings is not None else {}
+    base.update(model=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest(), version=version)
+    content = profile.content.model_copy(update={"reader": ReaderSettings(**base)})
+    return profile.model_copy(update={"content": content})
+
+
+def _evaluate(docs: list[Doc], profile: Profile, tmp: Path, modes: tuple[str, ...] | None) -> dict[str, Any]:
+    """Correct answers, wrong answers by kind and the baseline, verified with this profile."""
+    from arbiter.classify import get_classifier
+
+    chains = Chains(profile, tmp)
+    use = tuple(m for m in chains.modes() if modes is None or m in modes)
+    rows: dict[str, Any] = {"correct": [], "wrong": [], "baseline": []}
+    classifier = get_classifier("baseline")
+    for doc in docs:
+        ctx = Ctx(profile, Lines(doc.bundle, profile))
+        cases = [Case(doc.doc_id, doc.source, "correct", "the correct classification", doc.truth)]
+        wrong, _bugs = generate(doc, ctx)
+        for case in cases + wrong:
+            for mode in use:
+                outcome = chains.verify(case.data, doc.bundle, mode)
+                case.decisions[mode] = outcome.final_decision
+                case.reasons[mode] = outcome.escalation_reason
+                if mode == "offline":
+                    case.first_codes = _codes(outcome)
+        rows["correct"] += cases
+        rows["wrong"] += [c for c in wrong if not set(c.first_codes) & CONSISTENCY_CODES]
+        produced = json.loads(classifier.classify(doc.bundle, profile).raw)
+        diff = differences(produced, doc.truth)
+        answer: dict[str, Any] = {"doc": doc.doc_id, "source": doc.source, "right": not diff}
+        if diff:
+            answer["wrong"] = diff
+        for mode in use:
+            outcome = chains.verify(produced, doc.bundle, mode)
+            answer[mode] = str(outcome.final_decision)
+            answer[f"{mode}_accepted"] = not _escalated(outcome)
+        rows["baseline"].append(answer)
+    rows["modes"] = use
+    return rows
+
+
+def _summarise(rows: dict[str, Any]) -> dict[str, Any]:
+    modes: tuple[str, ...] = rows["modes"]
+    out: dict[str, Any] = {}
+    for mode in modes:
+        wrong, correct = rows["wrong"], rows["correct"]
+        esc = [c for c in wrong if c.decisions.get(mode) == FinalDecision.ESCALATE_TO_SME]
+        right_esc = [c for c in correct if c.decisions.get(mode) == FinalDecision.ESCALATE_TO_SME]
+        by_kind = {}
+        for kind in KINDS:
+            of_kind = [c for c in wrong if c.kind == kind]
+            n = sum(c.decisions.get(mode) == FinalDecision.ESCALATE_TO_SME for c in of_kind)
+            by_kind[kind] = {"cases": len(of_kind), "escalated": n, "share": _share(n, len(of_kind))}
+        answers = rows["baseline"]
+        out[mode] = {
+            "wrong": {"cases": len(wrong), "escalated": len(esc), "share": _share(len(esc), len(wrong)), "by_kind": by_kind},
+            "correct": {
+                "cases": len(correct),
+                "escalated": len(right_esc),
+                "share": _share(len(right_esc), len(correct)),
+                "escalated_documents": {c.doc_id: c.reasons.get(mode) for c in right_esc},
+            },
+            "baseline": {
+                "documents": len(answers),
+                "right": sum(a["right"] for a in answers),
+                "share_right": _share(sum(a["right"] for a in answers), len(answers)),
+                "wrong_accepted": sum((not a["right"]) and a[f"{mode}_accepted"] for a in answers),
+                "wrong_accepted_documents": [
+                    f"{a['doc']}: {a['wrong']}" for a in answers if not a["right"] and a[f"{mode}_accepted"]
+                ],
+                "right_by_type": _baseline_by_type(answers, rows),
+            },
+            "missed": [
+                f"{c.doc_id} | {c.kind} | {c.description}"
+                for c in wrong
+                if c.decisions.get(mode) != FinalDecision.ESCALATE_TO_SME
+            ][:60],
+        }
+    return out
+
+
+def _baseline_by_type(answers: list[dict[str, Any]], rows: dict[str, Any]) -> dict[str, Any]:
+    types = {c.doc_id: c.data["dominant_type"] for c in rows["correct"]}
+    out: dict[str, Any] = {}
+    for t in TYPES:
+        mine = [a for a in answers if types.get(a["doc"]) == t]
+        if mine:
+            out[t] = f"{sum(a['right'] for a in mine)}/{len(mine)}"
+    return out
+
+
+def _add(total: dict[str, Any], part: dict[str, Any]) -> None:
+    for key, value in part.items():
+        if isinstance(value, list):
+            total.setdefault(key, []).extend(value)
+        elif isinstance(value, dict):
+            _add(total.setdefault(key, {}), value)
+        elif isinstance(value, bool) or value is None:
+            continue
+        elif isinstance(value, int | float) and key not in ("share", "share_right"):
+            total[key] = total.get(key, 0) + value
+        elif isinstance(value, str) and "/" in value and key in TYPES:
+            a, b = (int(x) for x in value.split("/"))
+            c, d = (int(x) for x in total.get(key, "0/0").split("/"))
+            total[key] = f"{a + c}/{b + d}"
+
+
+def _shares(total: dict[str, Any]) -> None:
+    for value in total.values():
+        if isinstance(value, dict):
+            _shares(value)
+    if "cases" in total and "escalated" in total:
+        total["share"] = _share(total["escalated"], total["cases"])
+    if "documents" in total and "right" in total:
+        total["share_right"] = _share(total["right"], total["documents"])
+
+
+def run(
+    quick: bool = False,
+    only: tuple[str, ...] | None = None,
+    modes: tuple[str, ...] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    say = log or (lambda _m: None)
+    started = time.perf_counter()
+    profile = load_profile()
+    docs = load_corpus()
+    sources = load_sources(train.default_root()) if hasattr(train, "default_root") else {}
+    say(f"loso: {len(docs)} corpus documents from {len({d.source for d in docs})} sources")
+    pages = train.corpus_pages(docs) + train.fixture_pages()
+    say(f"loso: {len(pages)} training pages")
+    held = train.out_of_source(pages, log=say)
+    all_sources = sorted({p.source for p in pages})
+    folds = [s for s in all_sources if only is None or s in only]
+    by_source: dict[str, list[Item]] = defaultdict(list)
+    for item in items(docs):
+        by_source[item.source].append(item)
+    report_folds: dict[str, Any] = {}
+    total: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="arbiter-loso-") as tmp_name:
+        tmp = Path(tmp_name)
+        fixture_list = fixture_docs() if train.FIXTURE_SOURCE in folds else []
+        for source in folds:
+            t0 = time.perf_counter()
+            others = [p for p in pages if p.source != source]
+            mask = np.asarray([p.source != source for p in pages])
+            temperature = train.fit_temperature(held.logits[mask], held.labels[mask])
+            data = train.fit(others, temperature=temperature).data
+            fold_profile = _fold_profile(profile, data, tmp / f"reader-{source}.json", f"loso-{source}")
+            if source == train.FIXTURE_SOURCE:
+                held_docs, skipped = fixture_list, []
+            else:
+                chosen = by_source[source]
+                if quick:
+                    singles = [i for i in chosen if not i.is_packet][:QUICK_PER_SOURCE]
+                    chosen = singles + [i for i in chosen if i.is_packet][:1]
+                held_docs, skipped = item_docs(chosen, profile, tmp)
+            rows = _evaluate(held_docs, fold_profile, tmp, modes)
+            summary = _summarise(rows)
+            _add(total, summary)
+            report_folds[source] = {
+                "items": len(held_docs),
+                "packets": sum(len(d.truth["segments"]) > 1 for d in held_docs),
+                "skipped": skipped,
+                "licence": sources[source].licence if source in sources else "Apache-2.0 (this project)",
+                **summary,
+                "seconds": round(time.perf_counter() - t0, 1),
+            }
+            mode0 = rows["modes"][0]
+            say(
+                f"loso: {source}: wrong escalated {summary[mode0]['wrong']['escalated']}/{summary[mode0]['wrong']['cases']}, "
+                f"correct escalated {summary[mode0]['correct']['escalated']}/{summary[mode0]['correct']['cases']}, "
+                f"baseline right {summary[mode0]['baseline']['right']}/{summary[mode0]['baseline']['documents']} "
+                f"({report_folds[source]['seconds']} s)"
+            )
+    _shares(total)
+    page_report = train.report(held, train.fit_temperature(held.logits, held.labels))
+    return {
+        "benchmark": "semantic-loso",
+        "mode": "quick" if quick else "full",
+        "held_out": total,
+        "reader_pages_held_out": page_report,
+        "sources": {s: len({p.item for p in pages if p.source == s}) for s in all_sources},
+        "page_types": dict(Counter(p.type for p in pages)),
+        "folds": report_folds,
+        "wall_time_s": round(time.perf_counter() - started, 1),
+        "packaged_reader": str(PACKAGED),
+    }
