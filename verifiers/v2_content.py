@@ -102,7 +102,7 @@ def _segment_read_as_other(
     probs = segment_probs(pages, types)
     claimed = segment.dominant_type
     best = max(types, key=lambda t: (probs[t], -types.index(t)))
-    if best == claimed or probs[best] < settings.clear or probs.get(claimed, 0.0) > settings.support:
+    if best == claimed or probs.get(claimed, 0.0) > settings.support:
         return False
     strongest = max(pages, key=lambda p: (p.probs or {}).get(best, 0.0))
     issues.add(

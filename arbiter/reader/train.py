@@ -324,3 +324,44 @@ def fixture_pages() -> list[TrainPage]:
                         )
                     )
     return pages
+
+
+SHIPPED = "page_reader.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Fit the shipped reader on the committed corpus and the fixtures: `python -m arbiter.reader.train`."""
+    import argparse
+    import hashlib
+    import sys
+
+    from arbiter.reader.corpus import default_root, load_corpus
+    from arbiter.reader.model import PACKAGED
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument(
+        "--corpus", type=Path, default=None, help="corpus folder (default: the checkout's corpus/)"
+    )
+    parser.add_argument("--out", type=Path, default=PACKAGED / SHIPPED)
+    parser.add_argument("--version", default=dt.date.today().isoformat())
+    args = parser.parse_args(argv)
+    docs = load_corpus(args.corpus or default_root())
+    pages = corpus_pages(docs) + fixture_pages()
+    data, summary = train_reader(
+        pages,
+        version=args.version,
+        note="corpus/ and arbiter/demo fixtures",
+        log=lambda m: print(m, file=sys.stderr),
+    )
+    write_reader(data, args.out)
+    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
+    print(
+        json.dumps(
+            {"file": str(args.out), "sha256": digest, "features": len(data["features"]), **summary}, indent=1
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -290,6 +290,7 @@ def render_eob(insts, name):
     for ct in all_(n, 'careTeam'):
         pr = ref(val(ct, 'provider'))
         nm = person_name(insts[pr]) if pr in insts else (pr or '')
+        if not nm.strip(): continue
         L.append(f"Care team: {nm} - {display(val(ct,'role')) or code(val(ct,'role'))}")
     # supporting info
     si = []
@@ -403,9 +404,12 @@ def main():
             insts.update(got)
             for k in got: origin[k] = p
     docs = []
+    # near-duplicates of a kept example (same text, other identifiers): EOBOutpatient1 ~ EOBInpatient1,
+    # Coverage2 ~ Coverage1; the '-nonfinancial' EOBs repeat the financial ones without amounts
+    dups = {'EOBOutpatient1', 'Coverage2'}
     names = sorted(k for k in insts if insts[k][0].get('InstanceOf', '').startswith('C4BBExplanationOfBenefit')
-                   and 'nonfinancial' not in origin[k].lower())
-    cards = sorted(k for k in insts if insts[k][0].get('InstanceOf') == 'C4BBCoverage')
+                   and 'nonfinancial' not in origin[k].lower() and k not in dups)
+    cards = sorted(k for k in insts if insts[k][0].get('InstanceOf') == 'C4BBCoverage' and k not in dups)
     for nm in names:
         docs.append((nm, render_eob(insts, nm)))
     for nm in cards:

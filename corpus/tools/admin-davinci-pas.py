@@ -381,7 +381,7 @@ def render_claim(insts, name):
                     L += ['', 'SECTION G - SUPPORTING DOCUMENTATION',
                           f"  Report type: {extval(di,'reportTypeCode')}",
                           f"  Transmission: {extval(di,'transmissionMethod')}   Control no.: {extval(di,'controlNumber')}"]
-                    L += wrap('  Description: ' + extval(di, 'description'), 93)
+                    L += ['  Description:'] + wrap(extval(di, 'description'), 89, '    ')
     tr = get(n, 'extension[transmissionIdentifiers]')
     if tr is not None:
         L += ['', f"  Sender: {extval(tr,'applicationSenderCode')} / {extval(tr,'interchangeSenderID')}    "

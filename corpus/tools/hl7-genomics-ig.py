@@ -378,6 +378,40 @@ def render_obs(o, n, by_name):
     return out
 
 
+def compact_variant(o, n):
+    d = {}
+    for lab, v in o.comp_rows():
+        d.setdefault(lab.lower(), v)
+    def pick(*keys):
+        for k in d:
+            for kk in keys:
+                if k.startswith(kk):
+                    return d[k]
+        return ""
+    gene = pick("gene studied")
+    c = pick("representative coding hgvs", "dna change (c.hgvs)", "variation code",
+             "discrete genetic variant")
+    pr = pick("representative protein hgvs", "amino acid change")
+    g = pick("genomic hgvs", "genomic dna change")
+    head = "%d. VARIANT - %s   %s" % (n, gene, c)
+    if pr:
+        head += "   " + pr
+    rest = []
+    for lab, keys in (("Genomic", ("genomic hgvs", "genomic dna change")),
+                      ("Type", ("coding change type", "dna change type")),
+                      ("Source", ("genomic source class",)),
+                      ("Zygosity", ("allelic state",)),
+                      ("VAF", ("sample allelic frequency", "sample vaf")),
+                      ("Read depth", ("allelic read depth",)),
+                      ("Transcript", ("representative transcript", "transcript reference"))):
+        v = pick(*keys)
+        if v:
+            rest.append(lab + ": " + v)
+    if o.get("method"):
+        rest.append("Method: " + o.get("method"))
+    return wrap(head) + wrap("; ".join(rest), 5)
+
+
 def variant_table(vs):
     cols = [("Gene", 9), ("Position", 11), ("Ref", 4), ("Alt", 4), ("Zygosity", 13), ("Build", 7),
             ("Genomic ref. seq.", 14)]
@@ -537,8 +571,12 @@ def render_doc(title, insts, labels, bundle=None, extra=None):
             add(look(r))
     for o in insts:
         add(o)
+    prio = {"Variant": 0, "DiagnosticImplication": 1, "TherapeuticImplication": 2,
+            "MolecularBiomarker": 3, "Genotype": 4, "Haplotype": 5}
+    ordered.sort(key=lambda o: prio.get(o.of, 9))
     variants = [o for o in ordered if o.of == "Variant"]
     many = len(variants) > 14
+    compact = 6 < len(variants) <= 14
     if ordered:
         sumlines = []
         for o in ordered:
@@ -566,6 +604,9 @@ def render_doc(title, insts, labels, bundle=None, extra=None):
         if many and o.of == "Variant":
             continue
         n += 1
+        if compact and o.of == "Variant":
+            out += compact_variant(o, n) + [""]
+            continue
         out += render_obs(o, n, by_name) + [""]
     # genomic study / methods
     for st in [i for i in insts if i.of == "GenomicStudy"]:
@@ -593,6 +634,7 @@ def render_doc(title, insts, labels, bundle=None, extra=None):
             out += kv("Note", nt)
         out.append("")
     # signatures
+    out.append("<<TAIL>>")
     if rep is not None:
         sig = []
         for r in rep.refs("performer") + rep.refs("resultsInterpreter"):
@@ -624,6 +666,14 @@ def paginate(lines, maxpages=4, per=52):
         else:
             wrapped.append(l)
     lines = wrapped
+    if "<<TAIL>>" in lines:
+        k = lines.index("<<TAIL>>")
+        body, tail = lines[:k], lines[k + 1:]
+        limit = maxpages * per - len(tail)
+        if len(body) > limit:
+            cut = max(i for i in range(limit) if not body[i].strip())
+            body = body[:cut]
+        lines = body + tail
     pages, cur = [], []
     for l in lines:
         if len(cur) >= per:
@@ -633,8 +683,6 @@ def paginate(lines, maxpages=4, per=52):
     if cur:
         pages.append(cur)
     pages = pages[:maxpages]
-    if len(pages) == maxpages and len(lines) > maxpages * per:
-        pages[-1] = pages[-1][:-1] + ["[... further results continue in the full report ...]"]
     return "\n\f\n".join("\n".join(p).rstrip() for p in pages).rstrip() + "\n"
 
 

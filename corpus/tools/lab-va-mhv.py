@@ -19,7 +19,9 @@ import json
 import os
 import re
 import subprocess
+import textwrap
 import sys
+import xml.etree.ElementTree as ET
 
 SRC = "lab-va-mhv"
 # near-duplicates the automatic checks miss: a copy of ex-MHV-chReport-1 and a second
@@ -205,6 +207,121 @@ def note_text(doc):
     return finish(clean_vista(txt))
 
 
+def _t(e):
+    return e.tag.split("}")[-1]
+
+
+def _kid(e, *names):
+    for n in names:
+        if e is None:
+            return None
+        e = next((c for c in e if _t(c) == n), None)
+    return e
+
+
+def _txt(e, *names):
+    e = _kid(e, *names)
+    return (e.text or "").strip() if e is not None else ""
+
+
+def hdr_date(lit):
+    m = re.match(r"(\d{4})(\d\d)(\d\d)(\d\d)?(\d\d)?", lit or "")
+    if not m:
+        return lit or ""
+    mon = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV",
+           "DEC"][int(m.group(2)) - 1]
+    out = f"{mon} {m.group(3)}, {m.group(1)}"
+    if m.group(4):
+        out += f"@{m.group(4)}:{m.group(5) or '00'}"
+    return out
+
+
+def hdr_reports(repo):
+    """Chem/hem lab reports from the HDR 'MHVLabRead40011' mock (mocks/cds-service.xml)."""
+    raw = git(repo, "show", "HEAD:mocks/cds-service.xml").lstrip()
+    root = ET.fromstring(raw)
+    out = []
+    for p in (e for e in root.iter() if _t(e) == "labTestPromises"):
+        results = [(lt, r) for lt in p if _t(lt) == "labTests"
+                   for r in lt if _t(r) == "chemistryResults"]
+        if len(results) < 3:
+            continue
+        pat = _kid(p, "patient", "name")
+        pname = f"{_txt(pat, 'family')},{_txt(pat, 'given')} {_txt(pat, 'middle')}".strip()
+        req = _kid(p, "labTestRequest")
+        au = _kid(req, "author", "name")
+        fac = _txt(req, "orderingFacilityIdentifier", "name")
+        spec = _kid(p, "specimen")
+        lines = ["LAB RESULTS - CHEMISTRY/HEMATOLOGY", fac, ""]
+        lines.append(f"PATIENT: {pname}")
+        lines.append(f"Specimen: {_txt(spec, 'specimenSource', 'originalText') or _txt(spec, 'specimenSource', 'displayText')}"
+                     f"    Collected: {hdr_date(_txt(spec, 'specimenTakenDate', 'literal'))}")
+        lines.append(f"Report completed: {hdr_date(_txt(p, 'reportCompleteDate', 'literal'))}")
+        if au is not None:
+            lines.append(f"Ordering provider: {_txt(au, 'family')},{_txt(au, 'given')} "
+                         f"{_txt(au, 'title')}".rstrip())
+        rid = _txt(p, "recordIdentifier", "identity")
+        if rid:
+            lines.append(f"Accession: {rid}")
+        ordered = []
+        for lt in p:
+            if _t(lt) == "labTests":
+                name = _txt(lt, "orderedTestCode", "displayText")
+                if name and name not in ordered:
+                    ordered.append(name)
+        if ordered:
+            lines += textwrap.wrap("Tests ordered: " + ", ".join(ordered), 92,
+                                   subsequent_indent="    ")
+        lines.append("")
+        hdr = f"{'Test name':<28} {'Result':>9} {'Flag':<4} {'Units':<14} {'Ref. range':<14}"
+        lines.append(hdr)
+        lines.append("=" * len(hdr))
+        comments, labs = [], []
+        for lt, r in results:
+            name = _txt(r, "testIdentifier", "originalText") or \
+                _txt(r, "testIdentifier", "displayText")
+            val = _txt(r, "observationValue")
+            unit = _txt(r, "observationUnits", "displayText")
+            rr = html.unescape(_txt(r, "referenceRange"))
+            flag = _txt(r, "valueInterpretation", "code")
+            lines.append(f"{name[:28]:<28} {val:>9} {flag:<4} {unit[:14]:<14} {rr:<14}".rstrip())
+            for c in _kid(r, "labCommentEvents") or []:
+                if c.text and c.text.strip():
+                    comments.append((name, html.unescape(c.text.strip())))
+            org = _kid(r, "performingOrganization")
+            if org is not None:
+                o = _txt(org, "identifier", "name")
+                a = _kid(org, "address")
+                ad = ", ".join(x for x in [_txt(a, "line1"), _txt(a, "city"),
+                                           f"{_txt(a, 'state')} {_txt(a, 'postalCode')}".strip()]
+                               if x)
+                clia = _txt(org, "identifier", "identity")
+                lab = f"{o}, {ad}" + (f" (CLIA {clia})" if clia else "")
+                if lab not in labs:
+                    labs.append(lab)
+        gen = [c.text.strip() for c in (_kid(p, "labCommentEvents") or []) if c.text]
+        if comments or gen:
+            lines.append("")
+            lines.append("Comments:")
+            for g in gen:
+                lines += textwrap.wrap(html.unescape(g), 90, initial_indent="  ",
+                                       subsequent_indent="  ")
+            last = None
+            for name, c in comments:
+                if name != last:
+                    lines.append(f"  {name}:")
+                    last = name
+                lines += textwrap.wrap(c, 88, initial_indent="    ", subsequent_indent="    ")
+        if labs:
+            lines.append("")
+            for lab in labs:
+                lines += textwrap.wrap("Performing laboratory: " + lab, 92,
+                                       subsequent_indent="    ")
+        key = tuple(sorted(_txt(r, "testIdentifier", "originalText") for _, r in results))
+        out.append((key, finish(lines)))
+    return out
+
+
 def main():
     repo = sys.argv[1]
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
@@ -217,6 +334,7 @@ def main():
             patients[m.group(1)] = load(repo, f)
     docs = []
     seen = set()
+    single = 0
     for f in sorted(files):
         if not re.match(r"^docs/(DiagnosticReport|DocumentReference)-[^.]*\.json$", f):
             continue
@@ -231,6 +349,11 @@ def main():
             elif "PATHOLOGY" in code:
                 txt, typ = lab_text_report(r, patients, repo), "PATHOLOGY_REPORT"
             elif code == "CH":
+                nobs = sum(c["resourceType"] == "Observation" for c in r.get("contained", []))
+                if nobs < 2:
+                    single += 1
+                    if single > 6:
+                        continue  # enough one-test reports
                 txt, typ = ch_report(r, patients, repo), "LAB_REPORT"
             else:
                 continue  # radiology / nuclear medicine reports are not in scope here
@@ -257,6 +380,15 @@ def main():
                 for t, _, o in docs):
             continue
         docs.append((typ, f, txt))
+    seen_hdr = set()
+    for key, txt in hdr_reports(repo):
+        # the same panel reported again (other date, other values): a near-duplicate
+        if key in seen_hdr:
+            continue
+        seen_hdr.add(key)
+        acc = re.search(r"Accession: (\S+)", txt)
+        docs.append(("LAB_REPORT", "mocks/cds-service.xml"
+                     + (f" (accession {acc.group(1)})" if acc else ""), txt))
     os.makedirs(out, exist_ok=True)
     toml = []
     for n, (typ, f, txt) in enumerate(docs, 1):
