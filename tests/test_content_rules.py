@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from arbiter.contracts import Page
-from tests.v34_helpers import PROFILE, classification, make_bundle, make_page, run, segment
+from tests.v34_helpers import LEXICONS, PROFILE, classification, make_bundle, make_page, run, segment
 from verifiers.content import read_bundle, read_page, read_snippet
 from verifiers.v2_consistency import V2Consistency
 from verifiers.v4_evidence import V4Evidence
@@ -239,10 +239,20 @@ def test_packet_wide_page_stamp_joins_nothing() -> None:
     assert [i.code for i in issues if i.code in CONTENT_CODES] == []
 
 
+def test_reader_contradiction_message_names_probability_and_words() -> None:
+    """With the page reader, the message gives its probabilities and the page's words that moved it."""
+    data = classification(seg(1, 1, "PATHOLOGY_REPORT", {"PATHOLOGY_REPORT": LAB_EV["LAB_REPORT"]}))
+    result = run(V2Consistency(), data, make_bundle(lab(1)))
+    (issue,) = [i for i in result.issues if i.code == "V2.CONTENT_CONTRADICTS_TYPE"]
+    assert "the page reader reads its pages as LAB_REPORT" in issue.message
+    assert "gives PATHOLOGY_REPORT 0.0" in issue.message
+    assert '"Laboratory"' in issue.message or '"Range"' in issue.message
+
+
 def test_contradiction_message_names_pages_and_words() -> None:
     """The message says which page reads as what, quoting the words seen, and that nothing supports the label."""
     data = classification(seg(1, 1, "PATHOLOGY_REPORT", {"PATHOLOGY_REPORT": LAB_EV["LAB_REPORT"]}))
-    result = run(V2Consistency(), data, make_bundle(lab(1)))
+    result = run(V2Consistency(), data, make_bundle(lab(1)), LEXICONS)
     (issue,) = [i for i in result.issues if i.code == "V2.CONTENT_CONTRADICTS_TYPE"]
     assert "read as LAB_REPORT" in issue.message
     assert "page 1" in issue.message

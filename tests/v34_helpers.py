@@ -144,8 +144,16 @@ def subject(data: dict[str, Any]) -> Subject:
     return Subject(raw=json.dumps(data), data=data, model=ClassificationOutput.model_validate(data))
 
 
-def run(verifier: Verifier, data: dict[str, Any], bundle: DocumentBundle) -> VerifierResult:
-    return verifier.verify(subject(data), bundle, PROFILE, VerifyContext())
+# The bundled profile without its page reader: the lexicons decide the content rules.
+LEXICONS: Profile = PROFILE.model_copy(
+    update={"content": PROFILE.content.model_copy(update={"reader": None})}
+)
+
+
+def run(
+    verifier: Verifier, data: dict[str, Any], bundle: DocumentBundle, profile: Profile = PROFILE
+) -> VerifierResult:
+    return verifier.verify(subject(data), bundle, profile, VerifyContext())
 
 
 def codes(result: VerifierResult) -> list[str]:

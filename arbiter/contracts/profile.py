@@ -404,9 +404,18 @@ def load_profile(path: Path | str | None = None) -> Profile:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Profile {source} is not valid TOML: {exc}") from exc
     try:
-        return Profile.model_validate(data)
+        profile = Profile.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(f"Profile {source} is invalid: {problems}") from exc
+    if profile.content.reader is not None:
+        # The page reader must be there and be the file the profile pins, before any document is judged.
+        from arbiter.reader.model import ReaderError, reader_for
+
+        try:
+            reader_for(profile.content.reader.model, profile.content.reader.sha256)
+        except ReaderError as exc:
+            raise ConfigError(f"Profile {source}: {exc}") from None
+    return profile

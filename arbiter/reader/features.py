@@ -109,32 +109,37 @@ def page_features(text: str, view: frozenset[str] = FULL) -> Iterator[tuple[str,
     yield from line_features(text, view, numeric, len(tokens))
 
 
+_BOX_LINE = re.compile(r"^.*(?:☐|□|☑|☒|\[ \]|\[[xX]\]|\( \)).*$", re.MULTILINE)
+_BLANK_LINE = re.compile(r"^.*___.*$", re.MULTILINE)
+_COLON_END = re.compile(r":[ \t]*$", re.MULTILINE)
+
+
 def line_features(text: str, view: frozenset[str], numeric: int, tokens: int) -> Iterator[tuple[str, str]]:
     """The heading (h:) and layout (l:) features of a page, given how many of its tokens hold a digit."""
-    if "h" not in view and "l" not in view:
+    heads, layout = "h" in view, "l" in view
+    if not heads and not layout:
         return
-    lines = [line.strip() for line in text.split("\n") if line.strip()]
-    colons = blanks = boxes = 0
-    for line in lines:
-        if line.endswith(":"):
-            colons += 1
-        if _BLANK in line:
-            blanks += 1
-        if any(box in line for box in _BOXES):
-            boxes += 1
-        if "h" in view and len(line) <= 60:
-            words = _LINE_WORDS.findall(line[:40].lower())[:2]
+    count = 0
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        count += 1
+        if heads and len(line) <= 60:
+            words = _LINE_WORDS.findall(line[:40].lower(), 0)[:2]
             if words:
                 yield "h:" + " ".join(words), line[:40]
-    if "l" in view:
-        count = len(lines)
+    if layout:
         yield f"l:lines{_bin(count, (5, 12, 25, 40))}", f"{count} lines"
         share = numeric / max(tokens, 1)
         yield f"l:numbers{_bin(share, (0.05, 0.12, 0.2, 0.3, 0.45))}", f"{share:.0%} of words are numbers"
+        blanks = len(_BLANK_LINE.findall(text)) if _BLANK in text else 0
         if blanks:
             yield f"l:blanks{_bin(blanks, (2, 5))}", f"{blanks} lines with blanks ____"
+        boxes = len(_BOX_LINE.findall(text)) if ("[" in text or "(" in text or not text.isascii()) else 0
         if boxes:
             yield f"l:boxes{_bin(boxes, (2, 5))}", f"{boxes} lines with check boxes"
+        colons = len(_COLON_END.findall(text)) if ":" in text else 0
         if colons:
             yield f"l:colons{_bin(colons / max(count, 1), (0.1, 0.25, 0.5))}", f"{colons} lines ending in ':'"
 

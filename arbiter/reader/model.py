@@ -14,6 +14,7 @@ import math
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,14 @@ class PageReader:
             raise ReaderError(f"{origin or 'reader'}: biases or temperature do not fit its types")
         self.origin = origin
         self.version = str(data.get("version", ""))
-        self._tokens: dict[str, tuple[tuple[int, ...], tuple[str, ...], bool]] = {}
+        self._tokens: dict[str, tuple[tuple[int, ...], str | None, str | None, bool]] = {}
+        # Two words in a row, by the pair: no string is built per pair of a page.
+        self._pairs: dict[tuple[str, str], int] = {}
+        if "b" in self.view:
+            for name, i in self.index.items():
+                if name.startswith("b:") and " " in name:
+                    left, right = name[2:].split(" ", 1)
+                    self._pairs[(left, right)] = i
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ loading
@@ -86,44 +94,60 @@ class PageReader:
     sha256: str = ""
 
     # ------------------------------------------------------------------ reading
+    def _entry(self, token: str) -> tuple[tuple[int, ...], str | None, str | None, bool]:
+        """A token's feature indices (its word, pieces, shape and the pairs inside it), its first and last
+        word (for the pairs it makes with its neighbours), and whether it holds a digit."""
+        feats = token_features(token, self.view)
+        index = self.index
+        ids = [index[f] for f in feats if f in index]
+        cores = [f[2:] for f in feats if f.startswith("w:")]
+        if "b" in self.view:
+            for left, right in pairwise(cores):
+                i = index.get(f"b:{left} {right}")
+                if i is not None:
+                    ids.append(i)
+        first, last = (cores[0], cores[-1]) if cores else (None, None)
+        return tuple(ids), first, last, any(ch.isdigit() for ch in token)
+
     def _vector(self, text: str) -> tuple[np.ndarray, np.ndarray, int]:
         """The page's active feature indices and their values (log counts, L2-normalised)."""
-        cache, index, view = self._tokens, self.index, self.view
+        cache = self._tokens
         found: list[int] = []
+        extend, append = found.extend, found.append
+        pairs = self._pairs
         previous: str | None = None
         numeric = 0
         tokens = _TOKENS.findall(text)
-        bigrams = "b" in view
         for token in tokens:
             entry = cache.get(token)
             if entry is None:
-                feats = token_features(token, view)
-                ids = tuple(index[f] for f in feats if f in index)
-                cores = tuple(f[2:] for f in feats if f.startswith("w:"))
-                entry = (ids, cores, any(ch.isdigit() for ch in token))
+                entry = self._entry(token)
                 if len(cache) > 100_000:
                     cache.clear()
                 cache[token] = entry
-            ids, cores, digit = entry
-            found.extend(ids)
-            numeric += digit
-            if bigrams:
-                for core in cores:
-                    if previous is not None:
-                        i = index.get(f"b:{previous} {core}")
-                        if i is not None:
-                            found.append(i)
-                    previous = core
-                if not cores:
-                    previous = None
-        for feat, _ in line_features(text, view, numeric, len(tokens)):
+            ids, first, last, digit = entry
+            if ids:
+                extend(ids)
+            if digit:
+                numeric += 1
+            if first is None:
+                previous = None
+                continue
+            if previous is not None:
+                i = pairs.get((previous, first))
+                if i is not None:
+                    append(i)
+            previous = last
+        index = self.index
+        for feat, _ in line_features(text, self.view, numeric, len(tokens)):
             i = index.get(feat)
             if i is not None:
-                found.append(i)
+                append(i)
         if not found:
             return np.zeros(0, dtype=np.int64), np.zeros(0), len(tokens)
-        ids_array, counts = np.unique(np.asarray(found, dtype=np.int64), return_counts=True)
-        values = np.log1p(counts)
+        counts = np.bincount(np.asarray(found, dtype=np.int64), minlength=len(self.names))
+        ids_array = np.flatnonzero(counts)
+        values = np.log1p(counts[ids_array])
         values /= math.sqrt(float(values @ values))
         return ids_array, values, len(tokens)
 

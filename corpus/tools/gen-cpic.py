@@ -365,7 +365,7 @@ def main():
         texts = {k: v for k, v in a["texts"].items() if is_real(v)}
         if not texts or all(v in used_in_a for v in texts.values()):
             continue
-        if per_file.get(a["file"], 0) >= 3:
+        if per_file.get(a["file"], 0) >= 5:
             continue
         drug = drug_of(a)
         glist = genes_in(" ".join(a["trig"]) + " " + a["section"] + " " +
