@@ -261,3 +261,10 @@ def test_committed_corpus_is_large_varied_and_licensed() -> None:
     assert len(sources) >= 12
     assert {d.type for d in docs} == set(PROFILE.taxonomy.document_types)
     assert all(s.licence for s in sources.values())
+
+
+def test_sources_file_lists_every_source() -> None:
+    """corpus/SOURCES.md is what the source folders say (licence, commit, documents per type)."""
+    from arbiter.reader.corpus import default_root, sources_markdown
+
+    assert (default_root() / "SOURCES.md").read_text(encoding="utf-8") == sources_markdown()

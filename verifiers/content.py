@@ -138,9 +138,13 @@ def summary(reading: ContentReading, pages: Iterable[int], types: list[str], lim
         if not page.readable:
             lines.append(f"page {number}: no readable text")
             continue
+        learned = ""
+        if page.probs is not None:
+            top = sorted(page.probs, key=lambda t: -page.probs[t] if page.probs else 0.0)[:2]
+            learned = "page reader " + ", ".join(f"{t} {page.probs[t]:.2f}" for t in top) + "; "
         ranked = sorted((t for t in types if page.scores.get(t)), key=lambda t: -page.scores[t])
         if not ranked:
-            lines.append(f"page {number}: no heading, value or layout that points to a type")
+            lines.append(f"page {number}: {learned}no heading, value or layout that points to a type")
             continue
         parts = []
         for doc_type in ranked:
@@ -148,7 +152,7 @@ def summary(reading: ContentReading, pages: Iterable[int], types: list[str], lim
             parts.append(f"{doc_type} {page.scores[doc_type]:.1f} ({cues})")
         numbering = "; numbered " + ", ".join(f'"{m.seen}"' for m in page.marks) if page.marks else ""
         title = f'; titled "{page.title_seen}"' if page.title_seen else ""
-        lines.append(f"page {number}: " + "; ".join(parts) + title + numbering)
+        lines.append(f"page {number}: {learned}" + "; ".join(parts) + title + numbering)
     return "\n".join(lines) or "no pages"
 
 

@@ -322,3 +322,45 @@ def _draw_page(c: canvas.Canvas, lines: list[str], style: Style, *, bold_first: 
             if y < 48:
                 break
     return drawn
+
+
+def sources_markdown(root: Path | None = None) -> str:
+    """corpus/SOURCES.md: every source with its licence, commit and documents per type (made from the folders;
+    a test keeps the committed file equal to it)."""
+    root = root or default_root()
+    docs = load_corpus(root)
+    rows = [
+        "# Corpus sources",
+        "",
+        "Made by `python -m arbiter.reader.corpus` from each `sources/<id>/SOURCE.toml` and `docs.toml`; do not edit by",
+        "hand. `kind`: **real** — the source's own words; **converted** — the source's structured examples laid",
+        "out as printed documents by `tools/<id>.py` (the values and wording are the source's); **authored** —",
+        "fictional documents written for this corpus by the project (no real person, no copied text).",
+        "",
+        "| source | repository @ commit | licence | kind | "
+        + " | ".join(_SHORT[t] for t in TYPES)
+        + " | all |",
+        "| --- | --- | --- | --- | " + " | ".join("---:" for _ in TYPES) + " | ---: |",
+    ]
+    for source in load_sources(root).values():
+        mine = [d for d in docs if d.source == source.id]
+        where = f"{source.repository} @ {source.commit[:10]}" if source.repository else "—"
+        counts = " | ".join(str(sum(d.type == t for d in mine)) for t in TYPES)
+        rows.append(f"| {source.id} | {where} | {source.licence} | {source.kind} | {counts} | {len(mine)} |")
+    totals = " | ".join(str(sum(d.type == t for d in docs)) for t in TYPES)
+    rows.append(f"| **all** | | | | {totals} | {len(docs)} |")
+    return "\n".join(rows) + "\n"
+
+
+_SHORT = {
+    "GENOMIC_REPORT": "GEN",
+    "LAB_REPORT": "LAB",
+    "PATHOLOGY_REPORT": "PATH",
+    "CLINICAL_NOTE": "NOTE",
+    "ADMINISTRATIVE": "ADMIN",
+}
+
+
+if __name__ == "__main__":
+    (default_root() / "SOURCES.md").write_text(sources_markdown(), encoding="utf-8")
+    print(f"wrote {default_root() / 'SOURCES.md'}")
