@@ -35,6 +35,7 @@ from arbiter.ingest import ingest_pdf
 from arbiter.reader import train
 from arbiter.reader.corpus import TYPES, Item, items, load_corpus, load_sources
 from arbiter.reader.model import PACKAGED
+from arbiter.reader.starts import fit_starts
 from bench.semantic import (
     CONSISTENCY_CODES,
     KINDS,
@@ -98,13 +99,23 @@ def item_docs(corpus_items: list[Item], profile: Profile, tmp: Path) -> tuple[li
     return docs, skipped
 
 
-def _fold_profile(profile: Profile, data: dict[str, Any], path: Path, version: str) -> Profile:
-    train.write_reader(data, path)
+def _fold_profile(
+    profile: Profile, data: dict[str, Any], path: Path, version: str, starts: dict[str, Any] | None = None
+) -> Profile:
     import hashlib
 
+    from arbiter.reader.starts import write_starts
+
+    train.write_reader(data, path)
     settings = profile.content.reader
     base = settings.model_dump() if settings is not None else {}
     base.update(model=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest(), version=version)
+    if starts is not None:
+        starts_path = path.with_name(path.stem + "-starts.json")
+        write_starts(starts, starts_path)
+        base.update(
+            starts=str(starts_path), starts_sha256=hashlib.sha256(starts_path.read_bytes()).hexdigest()
+        )
     content = profile.content.model_copy(update={"reader": ReaderSettings(**base)})
     return profile.model_copy(update={"content": content})
 
@@ -112,6 +123,7 @@ def _fold_profile(profile: Profile, data: dict[str, Any], path: Path, version: s
 def _evaluate(docs: list[Doc], profile: Profile, tmp: Path, modes: tuple[str, ...] | None) -> dict[str, Any]:
     """Correct answers, wrong answers by kind and the baseline, verified with this profile."""
     from arbiter.classify import get_classifier
+    from arbiter.classify.base import ClassificationError
 
     chains = Chains(profile, tmp)
     use = tuple(m for m in chains.modes() if modes is None or m in modes)
@@ -130,9 +142,20 @@ def _evaluate(docs: list[Doc], profile: Profile, tmp: Path, modes: tuple[str, ..
                     case.first_codes = _codes(outcome)
         rows["correct"] += cases
         rows["wrong"] += [c for c in wrong if not set(c.first_codes) & CONSISTENCY_CODES]
-        produced = json.loads(classifier.classify(doc.bundle, profile).raw)
+        try:
+            produced = json.loads(classifier.classify(doc.bundle, profile).raw)
+        except ClassificationError as exc:  # the primary gives no answer: the item goes to a person
+            answer: dict[str, Any] = {
+                "doc": doc.doc_id,
+                "source": doc.source,
+                "right": False,
+                "wrong": f"no answer: {exc}",
+            }
+            answer.update({f"{m}_accepted": False for m in use} | dict.fromkeys(use, "NO_ANSWER"))
+            rows["baseline"].append(answer)
+            continue
         diff = differences(produced, doc.truth)
-        answer: dict[str, Any] = {"doc": doc.doc_id, "source": doc.source, "right": not diff}
+        answer = {"doc": doc.doc_id, "source": doc.source, "right": not diff}
         if diff:
             answer["wrong"] = diff
         for mode in use:
@@ -158,12 +181,20 @@ def _summarise(rows: dict[str, Any]) -> dict[str, Any]:
             by_kind[kind] = {"cases": len(of_kind), "escalated": n, "share": _share(n, len(of_kind))}
         answers = rows["baseline"]
         out[mode] = {
-            "wrong": {"cases": len(wrong), "escalated": len(esc), "share": _share(len(esc), len(wrong)), "by_kind": by_kind},
+            "wrong": {
+                "cases": len(wrong),
+                "escalated": len(esc),
+                "share": _share(len(esc), len(wrong)),
+                "by_kind": by_kind,
+            },
             "correct": {
                 "cases": len(correct),
                 "escalated": len(right_esc),
                 "share": _share(len(right_esc), len(correct)),
-                "escalated_documents": {c.doc_id: c.reasons.get(mode) for c in right_esc},
+                "escalated_documents": {
+                    c.doc_id: f"{c.reasons.get(mode)}: {', '.join(x for x in c.first_codes if not x.startswith('V1.'))}"
+                    for c in right_esc
+                },
             },
             "baseline": {
                 "documents": len(answers),
@@ -235,6 +266,7 @@ def run(
     pages = train.corpus_pages(docs) + train.fixture_pages()
     say(f"loso: {len(pages)} training pages")
     held = train.out_of_source(pages, log=say)
+    pairs = train.corpus_pairs(docs) if profile.content.reader and profile.content.reader.starts else []
     all_sources = sorted({p.source for p in pages})
     folds = [s for s in all_sources if only is None or s in only]
     by_source: dict[str, list[Item]] = defaultdict(list)
@@ -251,7 +283,10 @@ def run(
             mask = np.asarray([p.source != source for p in pages])
             temperature = train.fit_temperature(held.logits[mask], held.labels[mask])
             data = train.fit(others, temperature=temperature).data
-            fold_profile = _fold_profile(profile, data, tmp / f"reader-{source}.json", f"loso-{source}")
+            starts = fit_starts([p for p in pairs if p.source != source]) if pairs else None
+            fold_profile = _fold_profile(
+                profile, data, tmp / f"reader-{source}.json", f"loso-{source}", starts
+            )
             if source == train.FIXTURE_SOURCE:
                 held_docs, skipped = fixture_list, []
             else:

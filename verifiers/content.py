@@ -20,6 +20,7 @@ from arbiter.contracts import DocumentBundle, Page
 from arbiter.contracts.profile import Content, Profile
 from arbiter.ingest.pagination import PageMark, page_marks
 from arbiter.reader.model import PageReader, reader_for
+from arbiter.reader.starts import start_reader_for
 from verifiers.content_lines import is_field, page_lines
 from verifiers.literals import needs
 from verifiers.textnorm import normalize_plain
@@ -64,6 +65,8 @@ class PageReading:
     probs: dict[str, float] | None = None  # the learned page reader's probability per type, when configured
     words: int = 0  # tokens the reader read
     text: str = ""  # the page's text (a reference, for explanations)
+    start: float | None = None  # the start reader's P(this page begins a document), given the page before
+    start_why: list[str] = field(default_factory=list)  # what moved it most
 
     @property
     def total(self) -> float:
@@ -185,7 +188,18 @@ def read_bundle(bundle: DocumentBundle, profile: Profile) -> ContentReading:
             page_reading = reading.pages[page.page_num]
             if page_reading.readable:
                 learned = reader.read(page.text)
-                page_reading.probs, page_reading.words, page_reading.text = learned.probs, learned.words, page.text
+                page_reading.probs, page_reading.words, page_reading.text = (
+                    learned.probs,
+                    learned.words,
+                    page.text,
+                )
+        if settings.starts is not None and settings.starts_sha256 is not None:
+            starts = start_reader_for(settings.starts, settings.starts_sha256)
+            for page in bundle.pages:
+                earlier, later = reading.pages.get(page.page_num - 1), reading.pages[page.page_num]
+                if earlier is None or not (earlier.readable and later.readable):
+                    continue
+                later.start, later.start_why = starts.probability(earlier.text, later.text, None, None)
     with _SHARED_LOCK:
         _SHARED[key] = (weakref.ref(bundle, partial(_forget, key)), reading)
         while len(_SHARED) > _SHARED_SIZE:

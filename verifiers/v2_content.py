@@ -45,9 +45,9 @@ def check_content(
                 _page_read_as_other(issues, reading, profile, position, segment, first, last)
         elif not _segment_reads_as_other(issues, reading, profile, position, segment, first, last):
             _page_reads_as_other(issues, reading, profile, position, segment, first, last)
-        _spans_documents(issues, reading, position, segment, first, last)
+        _spans_documents(issues, reading, profile, position, segment, first, last)
     for (_, before), (position, after) in pairwise(ordered):
-        _boundary_inside_document(issues, reading, position, before, after, bundle.total_pages)
+        _boundary_inside_document(issues, reading, profile, position, before, after, bundle.total_pages)
 
 
 def _span(first: int, last: int) -> str:
@@ -246,9 +246,18 @@ def _page_reads_as_other(
 
 
 def _spans_documents(
-    issues: IssueList, reading: ContentReading, position: int, segment: Segment, first: int, last: int
+    issues: IssueList,
+    reading: ContentReading,
+    profile: Profile,
+    position: int,
+    segment: Segment,
+    first: int,
+    last: int,
 ) -> None:
-    """A segment inside which a new document starts: numbering restarts, or a new title appears."""
+    """A segment inside which a new document starts: numbering restarts, a new title appears, or (with a
+    start reader) a page reads as a beginning."""
+    settings = profile.content.reader
+    new_at = settings.start_new if settings is not None and settings.starts is not None else None
     starts: list[str] = []
     opening = reading.pages.get(first)
     titles = {opening.title} if opening is not None and opening.title else set()
@@ -263,6 +272,11 @@ def _spans_documents(
             starts.append(f'page {number} starts its own page numbering ("{mark.seen}")')
         elif page.title and page.title not in titles and page.title != previous.title:
             starts.append(f'page {number} has a new title ("{page.title_seen}")')
+        elif page.start is not None and new_at is not None and page.start >= new_at:
+            seen = "; ".join(page.start_why) or "its opening lines"
+            starts.append(
+                f"page {number} reads as the start of a document (start reader {page.start:.2f}: {seen})"
+            )
         if page.title:
             titles.add(page.title)
     if not starts:
@@ -287,6 +301,7 @@ def _own_marks(page: PageReading, total_pages: int) -> tuple[PageMark, ...]:
 def _boundary_inside_document(
     issues: IssueList,
     reading: ContentReading,
+    profile: Profile,
     position: int,
     before: Segment,
     after: Segment,
@@ -299,16 +314,36 @@ def _boundary_inside_document(
     earlier, later = reading.pages.get(last), reading.pages.get(first)
     if earlier is None or later is None:
         return
+    settings = profile.content.reader
+    keep = settings.start_keep if settings is not None else 1.0
+    settings_continue = settings.start_continue if settings is not None else 0.0
     pair = continues(_own_marks(earlier, total_pages), _own_marks(later, total_pages))
     if pair is not None:
         why = f'page {first} continues the page numbering of page {last} ("{pair[0].seen}", then "{pair[1].seen}")'
     elif later.continuation and restart(later.marks) is None and not later.title:
         why = f'page {first} is marked as a continuation ("{later.continuation}")'
-    elif before.dominant_type == after.dominant_type and not _starts_document(earlier, later):
-        # Two documents of one type in a row need something that shows where the second begins.
+    elif (
+        before.dominant_type == after.dominant_type
+        and not _starts_document(earlier, later)
+        and (later.start is None or later.start < keep)
+    ):
+        # Two documents of one type in a row need something that shows where the second begins: a title,
+        # numbering that restarts, or (with a start reader) a page that reads as a beginning.
         why = (
             f"both sides are {after.dominant_type} and nothing on page {first} starts a new document "
-            "(no title of its own, no page numbering that restarts)"
+            "(no title of its own, no page numbering that restarts"
+            + (
+                f"; the start reader gives a new document there {later.start:.2f}"
+                if later.start is not None
+                else ""
+            )
+            + ")"
+        )
+    elif later.start is not None and later.start < settings_continue and not _starts_document(earlier, later):
+        seen = "; ".join(later.start_why) or "its opening lines"
+        why = (
+            f"page {first} reads as the continuation of page {last} (the start reader gives a new document there "
+            f"{later.start:.2f}: {seen})"
         )
     else:
         return

@@ -127,12 +127,46 @@ class ReaderSettings(Strict):
     digest and version, which every decision records."""
 
     model: str = Field(min_length=1, description="A file in arbiter/reader/models/, or a path.")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The model file's sha256: any other file is refused.")
+    sha256: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="The model file's sha256: any other file is refused."
+    )
     version: str = Field(min_length=1)
-    support: float = Field(default=0.05, ge=0, lt=0.5, description="A segment whose type the reader gives at most this.")
-    page_clear: float = Field(default=0.95, gt=0.5, le=1, description="The same for one page inside a longer segment...")
-    page_support: float = Field(default=0.02, ge=0, lt=0.5, description="...whose own type it gives at most this.")
+    support: float = Field(
+        default=0.05, ge=0, lt=0.5, description="A segment whose type the reader gives at most this."
+    )
+    page_clear: float = Field(
+        default=0.95, gt=0.5, le=1, description="The same for one page inside a longer segment..."
+    )
+    page_support: float = Field(
+        default=0.02, ge=0, lt=0.5, description="...whose own type it gives at most this."
+    )
     min_words: int = Field(default=12, ge=0, description="A page with fewer words is not judged on its own.")
+    starts: str | None = Field(default=None, description="The start reader (arbiter/reader/starts.py) file.")
+    starts_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    start_keep: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description="A boundary between pages of one type stands at this P(start) or more.",
+    )
+    start_continue: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="A boundary between two types whose later page has a P(start) below this splits a document.",
+    )
+    start_new: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="A page inside a segment with at least this P(start) begins another document.",
+    )
+
+    @model_validator(mode="after")
+    def _starts_pinned(self) -> ReaderSettings:
+        if (self.starts is None) != (self.starts_sha256 is None):
+            raise ValueError("starts and starts_sha256 go together: name the start reader's file and pin it")
+        return self
 
 
 class Content(Strict):
@@ -165,7 +199,9 @@ class Content(Strict):
     support_share: float = Field(default=0.15, ge=0, lt=1)
     page_clear_score: float = Field(default=6.0, gt=0)
     evidence_other_score: float = Field(default=2.0, gt=0)
-    reader: ReaderSettings | None = Field(default=None, description="The learned page reader; None: lexicons decide.")
+    reader: ReaderSettings | None = Field(
+        default=None, description="The learned page reader; None: lexicons decide."
+    )
 
     @model_validator(mode="after")
     def _lowercase_phrases(self) -> Content:
@@ -388,8 +424,9 @@ class Profile(Strict):
         return hashlib.sha256(self.model_dump_json(exclude={"sampling", "guidance"}).encode()).hexdigest()
 
 
-def load_profile(path: Path | str | None = None) -> Profile:
-    """Load and validate a profile; None means the bundled medical profile."""
+def load_profile(path: Path | str | None = None, *, open_reader: bool = True) -> Profile:
+    """Load and validate a profile; None means the bundled medical profile. `open_reader=False` skips checking
+    that the page reader files are there and pinned (for fitting a new one, or adopting one)."""
     if path is None:
         text = resources.files("arbiter.profiles").joinpath("medical.toml").read_text(encoding="utf-8")
         source = "the bundled medical profile"
@@ -410,12 +447,16 @@ def load_profile(path: Path | str | None = None) -> Profile:
             f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(f"Profile {source} is invalid: {problems}") from exc
-    if profile.content.reader is not None:
+    if open_reader and profile.content.reader is not None:
         # The page reader must be there and be the file the profile pins, before any document is judged.
         from arbiter.reader.model import ReaderError, reader_for
+        from arbiter.reader.starts import start_reader_for
 
+        settings = profile.content.reader
         try:
-            reader_for(profile.content.reader.model, profile.content.reader.sha256)
+            reader_for(settings.model, settings.sha256)
+            if settings.starts is not None and settings.starts_sha256 is not None:
+                start_reader_for(settings.starts, settings.starts_sha256)
         except ReaderError as exc:
             raise ConfigError(f"Profile {source}: {exc}") from None
     return profile

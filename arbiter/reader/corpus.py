@@ -247,6 +247,7 @@ class Style:
     margin: float
     numbering: str  # a format with {k} and {n}
     title_bold: bool
+    running: bool  # later pages repeat the document's first line at the top, as letterheads and headers do
 
 
 _NUMBERING = ("Page {k} of {n}", "Page {k} of {n}", "{k} of {n}", "Page {k}/{n}", "Page: {k} of {n}")
@@ -259,6 +260,7 @@ def style_of(doc: CorpusDoc) -> Style:
         margin=rng.choice((42.0, 54.0, 64.0)),
         numbering=rng.choice(_NUMBERING),
         title_bold=rng.random() < 0.7,
+        running=rng.random() < 0.5,
     )
 
 
@@ -274,6 +276,8 @@ def render(item: Item) -> Item:
         total = len(part.doc.pages)
         for k, page in enumerate(part.doc.pages, start=1):
             lines = page.split("\n")
+            if k > 1 and style.running:
+                lines = [part.doc.pages[0].split("\n")[0], "", *lines]
             if k == 1 and not part.titled and part.doc.title and lines and lines[0].strip() == part.doc.title:
                 lines = lines[1:]
                 while lines and not lines[0].strip():

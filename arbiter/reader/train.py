@@ -301,9 +301,10 @@ FIXTURE_SOURCE = "arbiter-fixtures"
 def fixture_pages() -> list[TrainPage]:
     """The pages of the project's own generated documents (arbiter/demo), as one more source, typed by their
     correct classification's segments (scanned pages with no text left out)."""
+    from arbiter.contracts.profile import load_profile
     from arbiter.demo.corpus import build_corpus
 
-    built = build_corpus()
+    built = build_corpus(load_profile(open_reader=False))
     rendered = [Item(doc_id, FIXTURE_SOURCE, [], pdf=pdf) for doc_id, pdf in sorted(built.pdfs.items())]
     texts = ingest_items(rendered)
     pages: list[TrainPage] = []
@@ -327,6 +328,7 @@ def fixture_pages() -> list[TrainPage]:
 
 
 SHIPPED = "page_reader.json"
+STARTS = "start_reader.json"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -355,12 +357,54 @@ def main(argv: list[str] | None = None) -> int:
     )
     write_reader(data, args.out)
     digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
-    print(
-        json.dumps(
-            {"file": str(args.out), "sha256": digest, "features": len(data["features"]), **summary}, indent=1
-        )
-    )
+    from arbiter.reader.starts import fit_starts, write_starts
+
+    pairs = corpus_pairs(docs)
+    starts = fit_starts(pairs)
+    starts["version"] = args.version
+    starts["trained"] = {
+        "date": dt.date.today().isoformat(),
+        "sources": sorted({p.source for p in pairs}),
+        "pairs": len(pairs),
+        "starts": sum(p.starts for p in pairs),
+    }
+    starts_path = args.out.parent / STARTS
+    write_starts(starts, starts_path)
+    out = {
+        "file": str(args.out),
+        "sha256": digest,
+        "features": len(data["features"]),
+        "starts_file": str(starts_path),
+        "starts_sha256": hashlib.sha256(starts_path.read_bytes()).hexdigest(),
+        **summary,
+    }
+    print(json.dumps(out, indent=1))
     return 0
+
+
+def corpus_pairs(docs: Sequence[CorpusDoc]) -> list[Any]:
+    """Every pair of consecutive pages of the corpus's items (documents alone and in packets), rendered and
+    ingested, labelled by whether the later page starts a document."""
+    from arbiter.reader.starts import Pair
+
+    rendered = items(list(docs))
+    texts = ingest_items(rendered)
+    pairs: list[Pair] = []
+    for item in rendered:
+        page_texts = texts[item.id]
+        starts = {part.first for part in item.parts}
+        for number in range(2, len(page_texts) + 1):
+            pairs.append(
+                Pair(
+                    item.source,
+                    item.id,
+                    number,
+                    page_texts[number - 2],
+                    page_texts[number - 1],
+                    number in starts,
+                )
+            )
+    return pairs
 
 
 if __name__ == "__main__":
