@@ -989,14 +989,18 @@ def main(argv: list[str] | None = None) -> int:
         help="leave one source out: each source of corpus/ judged by a reader fitted on the others (the headline)",
     )
     parser.add_argument("--only", nargs="*", help="with --loso: hold out only these sources")
-    parser.add_argument("--offline", action="store_true", help="with --loso: offline mode only (no sample model)")
+    parser.add_argument(
+        "--offline", action="store_true", help="with --loso: offline mode only (no sample model)"
+    )
     args = parser.parse_args(argv)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     if args.loso:
         from bench.semantic_loso import run as run_loso
 
         modes = ("offline",) if args.offline else None
-        report = run_loso(quick=args.quick, only=tuple(args.only) if args.only else None, modes=modes, log=say)
+        report = run_loso(
+            quick=args.quick, only=tuple(args.only) if args.only else None, modes=modes, log=say
+        )
     else:
         report = run(quick=args.quick, corpus=args.corpus, log=say)
     text = json.dumps(report, indent=2, ensure_ascii=False)

@@ -158,7 +158,12 @@ def _summarise(rows: dict[str, Any]) -> dict[str, Any]:
             by_kind[kind] = {"cases": len(of_kind), "escalated": n, "share": _share(n, len(of_kind))}
         answers = rows["baseline"]
         out[mode] = {
-            "wrong": {"cases": len(wrong), "escalated": len(esc), "share": _share(len(esc), len(wrong)), "by_kind": by_kind},
+            "wrong": {
+                "cases": len(wrong),
+                "escalated": len(esc),
+                "share": _share(len(esc), len(wrong)),
+                "by_kind": by_kind,
+            },
             "correct": {
                 "cases": len(correct),
                 "escalated": len(right_esc),

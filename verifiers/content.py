@@ -181,7 +181,11 @@ def read_bundle(bundle: DocumentBundle, profile: Profile) -> ContentReading:
             page_reading = reading.pages[page.page_num]
             if page_reading.readable:
                 learned = reader.read(page.text)
-                page_reading.probs, page_reading.words, page_reading.text = learned.probs, learned.words, page.text
+                page_reading.probs, page_reading.words, page_reading.text = (
+                    learned.probs,
+                    learned.words,
+                    page.text,
+                )
     with _SHARED_LOCK:
         _SHARED[key] = (weakref.ref(bundle, partial(_forget, key)), reading)
         while len(_SHARED) > _SHARED_SIZE:

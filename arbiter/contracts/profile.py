@@ -127,11 +127,19 @@ class ReaderSettings(Strict):
     digest and version, which every decision records."""
 
     model: str = Field(min_length=1, description="A file in arbiter/reader/models/, or a path.")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The model file's sha256: any other file is refused.")
+    sha256: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="The model file's sha256: any other file is refused."
+    )
     version: str = Field(min_length=1)
-    support: float = Field(default=0.05, ge=0, lt=0.5, description="A segment whose type the reader gives at most this.")
-    page_clear: float = Field(default=0.95, gt=0.5, le=1, description="The same for one page inside a longer segment...")
-    page_support: float = Field(default=0.02, ge=0, lt=0.5, description="...whose own type it gives at most this.")
+    support: float = Field(
+        default=0.05, ge=0, lt=0.5, description="A segment whose type the reader gives at most this."
+    )
+    page_clear: float = Field(
+        default=0.95, gt=0.5, le=1, description="The same for one page inside a longer segment..."
+    )
+    page_support: float = Field(
+        default=0.02, ge=0, lt=0.5, description="...whose own type it gives at most this."
+    )
     min_words: int = Field(default=12, ge=0, description="A page with fewer words is not judged on its own.")
 
 
@@ -165,7 +173,9 @@ class Content(Strict):
     support_share: float = Field(default=0.15, ge=0, lt=1)
     page_clear_score: float = Field(default=6.0, gt=0)
     evidence_other_score: float = Field(default=2.0, gt=0)
-    reader: ReaderSettings | None = Field(default=None, description="The learned page reader; None: lexicons decide.")
+    reader: ReaderSettings | None = Field(
+        default=None, description="The learned page reader; None: lexicons decide."
+    )
 
     @model_validator(mode="after")
     def _lowercase_phrases(self) -> Content:

@@ -150,7 +150,7 @@ class PageReader:
             return []
         rows = self.weights[ids]
         if against in self.types:
-            delta = rows[:, t] - rows[:, self.types.index(against)]  # type: ignore[arg-type]
+            delta = rows[:, t] - rows[:, self.types.index(against)]
         else:
             delta = rows[:, t] - (rows.sum(axis=1) - rows[:, t]) / max(len(self.types) - 1, 1)
         contribution = dict(zip(ids.tolist(), (values * delta).tolist(), strict=True))
