@@ -176,7 +176,7 @@ def train(
             "fixtures, each source is held out from a model fitted on two or more others)."
         )
     named = version or dt.date.today().isoformat()
-    note = f"corpus ({root.name}) and arbiter/demo fixtures" + (
+    note = f"corpus {root} and arbiter/demo fixtures" + (
         f", {documents} clinician-reviewed documents" if truth else ""
     )
     data, summary = train_candidate(
