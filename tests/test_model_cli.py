@@ -341,6 +341,7 @@ def test_adopt_writes_a_profile_that_pins_the_file_and_tampering_is_refused(
     reader_file.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ReaderError, match="not the file this profile names"):
         reader_for(settings.model, settings.sha256)
+    # A profile whose reader file changed is put right by adopting another from it.
     again = runner.invoke(
         app,
         ["model", "adopt", str(world.candidate), "--out", str(tmp_path / "b.toml"), "--profile", str(new)],

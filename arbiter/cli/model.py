@@ -290,12 +290,14 @@ def adopt(
 
     try:
         reader = PageReader.load(file)
-        base = load_profile(profile)
+        if profile is not None and not profile.is_file():
+            raise fail(f"Profile file {profile} does not exist.")
         text = (
             profile.read_text(encoding="utf-8")
             if profile is not None
             else resources.files("arbiter.profiles").joinpath("medical.toml").read_text(encoding="utf-8")
         )
+        base = _base_profile(text, profile)
     except (ReaderError, UserError) as exc:
         raise fail(str(exc)) from None
     if profile is not None and new.resolve() == profile.resolve():
@@ -325,6 +327,25 @@ def adopt(
         )
     )
     out.print(Text(f"Compare first: arbiter policy diff {profile or 'arbiter/profiles/medical.toml'} {new}"))
+
+
+def _base_profile(text: str, path: Path | None) -> Any:
+    """The base profile validated without opening the reader it pins: adopting another is how a profile
+    whose reader file changed is put right."""
+    import tomllib
+
+    from pydantic import ValidationError
+
+    from arbiter.contracts.profile import Profile
+    from arbiter.errors import ConfigError
+
+    source = str(path) if path is not None else "the bundled medical profile"
+    try:
+        return Profile.model_validate(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Profile {source} is not valid TOML: {exc}") from None
+    except ValidationError as exc:
+        raise ConfigError(f"Profile {source} is invalid: {exc.errors()[0]['msg']}") from None
 
 
 @model_app.command(cls=ArbiterCommand)
