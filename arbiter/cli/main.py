@@ -12,6 +12,7 @@ import typer
 from arbiter.cli.demo import demo
 from arbiter.cli.llm import llm_app
 from arbiter.cli.metrics import metrics
+from arbiter.cli.model import model_app
 from arbiter.cli.ops import ops_app
 from arbiter.cli.policy import policy_app
 from arbiter.cli.review import export, review, users_app
@@ -36,6 +37,7 @@ app.add_typer(users_app, name="users")
 app.add_typer(ops_app, name="ops")
 app.add_typer(llm_app, name="llm")
 app.add_typer(policy_app, name="policy")
+app.add_typer(model_app, name="model")
 
 
 def main() -> None:

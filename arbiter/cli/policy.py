@@ -51,8 +51,23 @@ def _plain_table(head: tuple[str, ...], rows: Sequence[Sequence[str]], title: st
 @policy_app.command(cls=ArbiterCommand)
 def simulate(
     profile: Annotated[
-        Path, typer.Option("--profile", metavar="CANDIDATE.toml", help="The candidate profile to try.")
-    ],
+        Path | None,
+        typer.Option(
+            "--profile",
+            metavar="CANDIDATE.toml",
+            help="The candidate profile to try (with --model: the profile whose reader it replaces; "
+            "default the current one).",
+        ),
+    ] = None,
+    model: Annotated[
+        Path | None,
+        typer.Option(
+            "--model",
+            metavar="FILE",
+            help="Try this page reader file (arbiter model train): the candidate is the profile with "
+            "[content.reader] pinning FILE by its sha256.",
+        ),
+    ] = None,
     current: Annotated[
         Path | None,
         typer.Option(
@@ -78,7 +93,8 @@ def simulate(
 
     Read-only, and no language-model call: stored issues are decided again when only the policy changes;
     the rules-only verifiers and the retry governor run again from the stored bundle and the primary's
-    classification when verifier settings change (stored model findings are reused)."""
+    classification when verifier settings change (stored model findings are reused). With --model FILE,
+    the candidate is the profile with its page reader replaced by FILE: no profile file is written."""
     from arbiter.cli.metrics import parse_time
     from arbiter.cli.support import require_database
     from arbiter.contracts.profile import Profile
@@ -88,7 +104,12 @@ def simulate(
     from arbiter.whatif.report import figure_rows, flip_rows, headline, render_html, strata_rows
     from arbiter.whatif.simulate import simulate as run_simulation
 
-    candidate, base = _load(profile), _load(current)
+    if profile is None and model is None:
+        raise fail("Name the candidate: --profile CANDIDATE.toml, or --model FILE (a page reader to try).")
+    base = _load(current)
+    candidate = _load(profile) if profile is not None else base
+    if model is not None:
+        candidate = _with_model(candidate, model)
     assert isinstance(candidate, Profile)
     assert isinstance(base, Profile)
     try:
@@ -140,6 +161,19 @@ def simulate(
         if len(report["flips"]) > len(rows):
             out.print(Text(f"… and {len(report['flips']) - len(rows):,} more (--json or --html lists all)."))
     out.print(Text(f"Done in {report['seconds']['total']:.2f} s."))
+
+
+def _with_model(profile: object, path: Path) -> object:
+    """The profile with its page reader replaced by the file (pinned by the sha256 read now)."""
+    from arbiter.contracts.profile import Profile
+    from arbiter.reader.adopt import with_reader
+    from arbiter.reader.model import PageReader, ReaderError
+
+    assert isinstance(profile, Profile)
+    try:
+        return with_reader(profile, path, PageReader.load(path))
+    except ReaderError as exc:
+        raise fail(str(exc)) from None
 
 
 @policy_app.command(cls=ArbiterCommand)

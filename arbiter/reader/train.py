@@ -3,7 +3,7 @@ temperature fitted on held-out sources, written as plain JSON (arbiter/reader/mo
 
 Generalisation across sources is the point, so:
 - a feature is kept only when pages of at least ``min_sources`` training sources show it (a hospital's
-  name or one vendor's boilerplate cannot become a rule);
+  name or one vendor's boilerplate cannot become a rule; each clinician-reviewed document counts as one);
 - every training page is weighted so that each (source, type) pair weighs the same in total, and each
   type the same: a source with 80 lab pages does not drown one with 8;
 - the temperature is fitted on out-of-source predictions (each source predicted by a model fitted on
@@ -73,6 +73,15 @@ def corpus_pages(docs: Sequence[CorpusDoc]) -> list[TrainPage]:
 
 
 # ------------------------------------------------------------------------------------------ fitting
+GROUND_TRUTH = "ground-truth"  # pages clinicians reviewed (arbiter/reader/ground_truth.py)
+
+
+def origin_of(page: TrainPage) -> str:
+    """What `min_sources` counts: a corpus source, or for ground truth each reviewed document (production
+    documents carry no source; a word must still show on pages of two of them)."""
+    return f"{GROUND_TRUTH}/{page.item}" if page.source == GROUND_TRUTH else page.source
+
+
 @dataclass
 class Fitted:
     data: dict[str, Any]
@@ -110,8 +119,9 @@ def fit(
     seen_sources: dict[str, set[str]] = defaultdict(set)
     seen_pages: Counter[str] = Counter()
     for page, found in zip(pages, counts, strict=True):
+        origin = origin_of(page)
         for feat in found:
-            seen_sources[feat].add(page.source)
+            seen_sources[feat].add(origin)
             seen_pages[feat] += 1
     vocab = sorted(f for f, s in seen_sources.items() if len(s) >= min_sources and seen_pages[f] >= min_pages)
     index = {f: i for i, f in enumerate(vocab)}
