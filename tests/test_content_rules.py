@@ -61,6 +61,22 @@ def note(num: int, footer: str = "") -> Page:
     return page(num, *paras, *([(footer, "footer")] if footer else []))
 
 
+def comments(num: int, *footers: str) -> Page:
+    """A report's last page with nothing typed on it: a comment and the page's numbering."""
+    return page(
+        num,
+        ("Interpretive comments", "heading"),
+        (
+            "Results were reviewed by the laboratory director. Repeat testing is advised if needed.",
+            "paragraph",
+        ),
+        *((footer, "footer") for footer in footers),
+    )
+
+
+COMMENT_EV = {"CLINICAL_NOTE": [(2, "Results were reviewed by the laboratory director")]}
+
+
 def blank_form(num: int) -> Page:
     return page(
         num,
@@ -189,6 +205,27 @@ CASES: list[tuple[str, list[Page], list[dict[str, Any]], Any, set[str]]] = [
         ],
         None,
         {"V2.BOUNDARY_INSIDE_DOCUMENT"},
+    ),
+    (
+        "split_inside_document_numbered_like_the_file",
+        [lab(1, "Page 1 of 2"), comments(2, "Page 2 of 2")],
+        [seg(1, 1, "LAB_REPORT", LAB_EV), seg(2, 2, "CLINICAL_NOTE", COMMENT_EV)],
+        None,
+        {"V2.BOUNDARY_INSIDE_DOCUMENT"},
+    ),
+    (
+        "packet_stamp_with_own_numbering_restarting",
+        [lab(1, "Page 1 of 2"), comments(2, "Page 2 of 2", "Page 1 of 1")],
+        [seg(1, 1, "LAB_REPORT", LAB_EV), seg(2, 2, "CLINICAL_NOTE", COMMENT_EV)],
+        None,
+        set(),
+    ),
+    (
+        "merge_under_packet_stamp",
+        [lab(1, "Page 1 of 2"), pathology(2, "Page 2 of 2")],
+        [seg(1, 2, "LAB_REPORT", LAB_EV)],
+        None,
+        {"V2.SEGMENT_SPANS_DOCUMENTS", "V2.CONTENT_CONTRADICTS_TYPE"},
     ),
     (
         "fax_machine_numbering_joins_nothing",

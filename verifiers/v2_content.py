@@ -41,7 +41,7 @@ def check_content(
             continue
         if not _segment_reads_as_other(issues, reading, profile, position, segment, first, last):
             _page_reads_as_other(issues, reading, profile, position, segment, first, last)
-        _spans_documents(issues, reading, position, segment, first, last)
+        _spans_documents(issues, reading, position, segment, first, last, bundle.total_pages)
     for (_, before), (position, after) in pairwise(ordered):
         _boundary_inside_document(issues, reading, position, before, after, bundle.total_pages)
 
@@ -138,7 +138,13 @@ def _page_reads_as_other(
 
 
 def _spans_documents(
-    issues: IssueList, reading: ContentReading, position: int, segment: Segment, first: int, last: int
+    issues: IssueList,
+    reading: ContentReading,
+    position: int,
+    segment: Segment,
+    first: int,
+    last: int,
+    total_pages: int,
 ) -> None:
     """A segment inside which a new document starts: numbering restarts, or a new title appears."""
     starts: list[str] = []
@@ -148,7 +154,7 @@ def _spans_documents(
         page, previous = reading.pages.get(number), reading.pages.get(number - 1)
         if page is None or previous is None:
             continue
-        if continues(previous.marks, page.marks) or page.continuation:
+        if _numbering_joins(previous, page, total_pages) or page.continuation:
             continue
         mark = restart(page.marks)
         if mark is not None:
@@ -172,8 +178,21 @@ def _spans_documents(
 def _own_marks(page: PageReading, total_pages: int) -> tuple[PageMark, ...]:
     """A page's numbering, less marks that may be the whole file's: page k numbered k (of the file's page
     count, or of nothing). Record systems and scanners stamp every page of a packet that way, across all
-    its documents, so such a run cannot show that two pages belong to one document."""
+    its documents."""
     return tuple(m for m in page.marks if not (m.number == page.page and m.total in (None, total_pages)))
+
+
+def _numbering_joins(
+    earlier: PageReading, later: PageReading, total_pages: int
+) -> tuple[PageMark, PageMark] | None:
+    """Marks by which `later` continues the page numbering of `earlier`, or None. A run that numbers each page
+    by its place in the file ("Page k of N", N the file's pages) is either one document's own numbering or a
+    stamp across a packet: it joins the two pages unless `later` shows the start of a new document (a title
+    of its own, numbering that restarts), which in a stamped packet is where one document ends."""
+    own = continues(_own_marks(earlier, total_pages), _own_marks(later, total_pages))
+    if own is not None or _starts_document(earlier, later):
+        return own
+    return continues(earlier.marks, later.marks)
 
 
 def _boundary_inside_document(
@@ -191,7 +210,7 @@ def _boundary_inside_document(
     earlier, later = reading.pages.get(last), reading.pages.get(first)
     if earlier is None or later is None:
         return
-    pair = continues(_own_marks(earlier, total_pages), _own_marks(later, total_pages))
+    pair = _numbering_joins(earlier, later, total_pages)
     if pair is not None:
         why = f'page {first} continues the page numbering of page {last} ("{pair[0].seen}", then "{pair[1].seen}")'
     elif later.continuation and restart(later.marks) is None and not later.title:
