@@ -216,6 +216,11 @@ class ArbiterPolicy(Strict):
         description="When true, a required verifier whose language-model phase did not run (no LLM "
         "backend, or skipped) counts as a check not run (not_run), so the document is escalated.",
     )
+    require_primary_evidence: bool = Field(
+        default=True,
+        description="When true, a segment's PRIMARY type with no evidence (V1.PRIMARY_EVIDENCE_MISSING) counts "
+        "as a major problem that cannot be fixed automatically, so the document is escalated, not accepted.",
+    )
     rules: list[Rule] = Field(min_length=1)
 
     @model_validator(mode="after")
