@@ -143,6 +143,24 @@ class Content(Strict):
     label_evidence_types: list[str] = Field(
         default_factory=list, description="Types for which a form label is fair evidence (forms)."
     )
+    about_type: str | None = Field(
+        default=None,
+        description="The type a heading phrase counts for when the text is about that phrase's document "
+        "(a letter's subject line, an order) rather than being one.",
+    )
+    about_markers: list[str] = Field(
+        default_factory=list,
+        description="Words (lowercase) that put a heading phrase after them on the same line in an "
+        "'about' context: 're:', 'regarding', 'ordered', ...",
+    )
+    about_window: int = Field(
+        default=40, ge=0, description="Most characters between a marker and the phrase it is about."
+    )
+    order_titles: list[str] = Field(
+        default_factory=list,
+        description="Titles (lowercase) of pages that order, authorize or refer: every heading phrase of "
+        "another type on such a page, or on a page that reads as a form, counts for about_type.",
+    )
     document_titles: list[str] = Field(default_factory=list)
     continuation_markers: list[str] = Field(default_factory=list)
     transmission_words: list[str] = Field(default_factory=list)
@@ -160,6 +178,10 @@ class Content(Strict):
                     raise ValueError(
                         f"heading {phrase!r} of {doc_type} must be lowercase with a positive weight"
                     )
+        for name in ("about_markers", "order_titles"):
+            for phrase in getattr(self, name):
+                if phrase != phrase.lower() or not phrase.strip():
+                    raise ValueError(f"{name} entry {phrase!r} must be lowercase and not blank")
         return self
 
 
@@ -357,7 +379,11 @@ class Profile(Strict):
             *self.content.headings,
             *(p.type for p in self.content.patterns),
             *self.content.label_evidence_types,
-            *[t for t in (self.content.form_type, self.content.results_header_type) if t],
+            *[
+                t
+                for t in (self.content.form_type, self.content.results_header_type, self.content.about_type)
+                if t
+            ],
             *self.guidance,
         ]
         for name in named:
