@@ -62,7 +62,7 @@ class PageReading:
     title: str | None = None  # a document title in the title region, normalised
     title_seen: str | None = None  # the same as printed
     continuation: str | None = None  # a continuation marker in the title region
-    orders: bool = False  # it orders, authorizes or refers (an order title, or it reads as a form)
+    orders: bool = False  # it orders, authorizes or refers: an order title in its title region
 
     @property
     def total(self) -> float:
@@ -228,7 +228,6 @@ def read_page(page: Page, profile: Profile) -> PageReading:
         seen = f"{reading.fields} fill-in fields of {lines} lines (e.g. {listed})"
         weight = content.form_field_weight * min(reading.fields, content.form_field_cap)
         reading.cues.append(Cue(content.form_type, "form", seen, weight))
-        reading.orders = True
     _title(reading, body, profile)
     if reading.orders and content.about_type:
         # An order's test names are what it asks for, not results: they count for the order's type.

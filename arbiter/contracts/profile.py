@@ -159,7 +159,7 @@ class Content(Strict):
     order_titles: list[str] = Field(
         default_factory=list,
         description="Titles (lowercase) of pages that order, authorize or refer: every heading phrase of "
-        "another type on such a page, or on a page that reads as a form, counts for about_type.",
+        "another type on such a page counts for about_type.",
     )
     document_titles: list[str] = Field(default_factory=list)
     continuation_markers: list[str] = Field(default_factory=list)
