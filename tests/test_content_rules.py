@@ -426,10 +426,11 @@ def test_boundary_message_quotes_the_numbering() -> None:
         ("Re: Comprehensive genomic profiling results", "ADMINISTRATIVE"),
         ("Please find enclosed the final pathology report.", "ADMINISTRATIVE"),
         ("Tests requested: lipid panel, thyroid panel", "ADMINISTRATIVE"),
+        ("Re: your visit. Final diagnosis: invasive carcinoma", "PATHOLOGY_REPORT"),
     ],
 )
 def test_snippet_reading(text: str, expected: str) -> None:
-    """A snippet's own words point to its type."""
+    """A snippet's own words point to its type; a phrase after "Re:", "enclosed", "requested" to paperwork."""
     scores = read_snippet(text, PROFILE)
     assert max(scores, key=lambda t: scores[t]) == expected
 
