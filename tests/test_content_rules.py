@@ -61,6 +61,22 @@ def note(num: int, footer: str = "") -> Page:
     return page(num, *paras, *([(footer, "footer")] if footer else []))
 
 
+def comments(num: int, *footers: str) -> Page:
+    """A report's last page with nothing typed on it: a comment and the page's numbering."""
+    return page(
+        num,
+        ("Interpretive comments", "heading"),
+        (
+            "Results were reviewed by the laboratory director. Repeat testing is advised if needed.",
+            "paragraph",
+        ),
+        *((footer, "footer") for footer in footers),
+    )
+
+
+COMMENT_EV = {"CLINICAL_NOTE": [(2, "Results were reviewed by the laboratory director")]}
+
+
 def blank_form(num: int) -> Page:
     return page(
         num,
@@ -70,6 +86,65 @@ def blank_form(num: int) -> Page:
         ("Test name:", "paragraph"),
         ("Family history, including age at diagnosis:", "paragraph"),
         ("Ordering provider signature: ____________ Date: ______", "paragraph"),
+    )
+
+
+def cover_letter(num: int) -> Page:
+    """A letter sending a genomic report: its subject line names the report it is about."""
+    return page(
+        num,
+        ("Riverside Oncology Associates", "header"),
+        ("Dear Dr. Patel,", "paragraph"),
+        ("Re: Comprehensive genomic profiling results", "heading"),
+        (
+            "Please find enclosed the comprehensive genomic profiling report for our mutual patient. "
+            "We will discuss it at the next tumor board.",
+            "paragraph",
+        ),
+        ("Sincerely,\nDr. A. Smith", "paragraph"),
+    )
+
+
+def requisition(num: int) -> Page:
+    """A filled-in test requisition: the tests it orders, by name, and no results."""
+    return page(
+        num,
+        ("Northfield Regional Laboratory", "header"),
+        ("Test Requisition", "heading"),
+        ("Patient: Jane Roe    DOB: 04/12/1961", "paragraph"),
+        ("Tests ordered", "heading"),
+        (
+            "Complete blood count with differential\nComprehensive metabolic panel\nLipid panel\n"
+            "Thyroid panel\nUrinalysis",
+            "paragraph",
+        ),
+        ("Specimen collected: 03/02/2026 07:40", "paragraph"),
+        ("Ordering provider: Dr. A. Smith", "paragraph"),
+    )
+
+
+def prior_auth(num: int) -> Page:
+    """A prior-authorization request for a genomic test."""
+    return page(
+        num,
+        ("Prior Authorization Request", "heading"),
+        ("Member ID: W123456789    Health plan: Evergreen Health Plan", "paragraph"),
+        ("Requested service", "heading"),
+        ("Service: comprehensive genomic profiling. CPT code: 81455", "paragraph"),
+        ("Clinical justification", "heading"),
+        ("The patient requires genomic testing to select targeted therapy.", "paragraph"),
+    )
+
+
+def lab_naming_its_order(num: int) -> Page:
+    """A lab report that prints its requisition number and the tests ordered above its results."""
+    return page(
+        num,
+        ("Northfield Regional Laboratory", "header"),
+        ("Requisition #: 0012345", "paragraph"),
+        ("Tests ordered: Comprehensive metabolic panel", "heading"),
+        ("Test Result Units Reference Range", "table"),
+        ("Sodium 139 mmol/L 136-145 mmol/L\nPotassium 5.9 H mmol/L 3.5-5.1 mmol/L", "table"),
     )
 
 
@@ -191,6 +266,27 @@ CASES: list[tuple[str, list[Page], list[dict[str, Any]], Any, set[str]]] = [
         {"V2.BOUNDARY_INSIDE_DOCUMENT"},
     ),
     (
+        "split_inside_document_numbered_like_the_file",
+        [lab(1, "Page 1 of 2"), comments(2, "Page 2 of 2")],
+        [seg(1, 1, "LAB_REPORT", LAB_EV), seg(2, 2, "CLINICAL_NOTE", COMMENT_EV)],
+        None,
+        {"V2.BOUNDARY_INSIDE_DOCUMENT"},
+    ),
+    (
+        "packet_stamp_with_own_numbering_restarting",
+        [lab(1, "Page 1 of 2"), comments(2, "Page 2 of 2", "Page 1 of 1")],
+        [seg(1, 1, "LAB_REPORT", LAB_EV), seg(2, 2, "CLINICAL_NOTE", COMMENT_EV)],
+        None,
+        set(),
+    ),
+    (
+        "merge_under_packet_stamp",
+        [lab(1, "Page 1 of 2"), pathology(2, "Page 2 of 2")],
+        [seg(1, 2, "LAB_REPORT", LAB_EV)],
+        None,
+        {"V2.SEGMENT_SPANS_DOCUMENTS", "V2.CONTENT_CONTRADICTS_TYPE"},
+    ),
+    (
         "fax_machine_numbering_joins_nothing",
         [lab(1, "Fax from 555-0100 Page 1/2"), pathology(2, "Fax from 555-0100 Page 2/2")],
         [
@@ -199,6 +295,58 @@ CASES: list[tuple[str, list[Page], list[dict[str, Any]], Any, set[str]]] = [
         ],
         None,
         set(),
+    ),
+    (
+        "cover_letter_about_genomic_results",
+        [cover_letter(1)],
+        [
+            seg(
+                1,
+                1,
+                "ADMINISTRATIVE",
+                {"ADMINISTRATIVE": [(1, "Re: Comprehensive genomic profiling results")]},
+            )
+        ],
+        None,
+        set(),
+    ),
+    (
+        "requisition_as_administrative",
+        [requisition(1)],
+        [seg(1, 1, "ADMINISTRATIVE", {"ADMINISTRATIVE": [(1, "Test Requisition")]})],
+        None,
+        set(),
+    ),
+    (
+        "prior_auth_then_requisition",
+        [prior_auth(1), requisition(2)],
+        [
+            seg(1, 1, "ADMINISTRATIVE", {"ADMINISTRATIVE": [(1, "Prior Authorization Request")]}),
+            seg(2, 2, "ADMINISTRATIVE", {"ADMINISTRATIVE": [(2, "Test Requisition")]}),
+        ],
+        None,
+        set(),
+    ),
+    (
+        "requisition_called_lab",
+        [requisition(1)],
+        [seg(1, 1, "LAB_REPORT", {"LAB_REPORT": [(1, "Complete blood count with differential")]})],
+        None,
+        {"V2.CONTENT_CONTRADICTS_TYPE", "V4.EVIDENCE_READS_AS_OTHER_TYPE"},
+    ),
+    (
+        "lab_called_administrative",
+        [lab(1)],
+        [seg(1, 1, "ADMINISTRATIVE", {"ADMINISTRATIVE": LAB_EV["LAB_REPORT"]})],
+        None,
+        {"V2.CONTENT_CONTRADICTS_TYPE", "V4.EVIDENCE_READS_AS_OTHER_TYPE"},
+    ),
+    (
+        "lab_naming_its_order_called_administrative",
+        [lab_naming_its_order(1)],
+        [seg(1, 1, "ADMINISTRATIVE", {"ADMINISTRATIVE": LAB_EV["LAB_REPORT"]})],
+        None,
+        {"V4.EVIDENCE_READS_AS_OTHER_TYPE"},
     ),
     (
         "low_confidence",
@@ -284,10 +432,15 @@ def test_boundary_message_quotes_the_numbering() -> None:
         ("Final diagnosis: invasive carcinoma, pT2N0", "PATHOLOGY_REPORT"),
         ("History of present illness: cough", "CLINICAL_NOTE"),
         ("Prior authorization request form", "ADMINISTRATIVE"),
+        ("Comprehensive genomic profiling results", "GENOMIC_REPORT"),
+        ("Re: Comprehensive genomic profiling results", "ADMINISTRATIVE"),
+        ("Please find enclosed the final pathology report.", "ADMINISTRATIVE"),
+        ("Tests requested: lipid panel, thyroid panel", "ADMINISTRATIVE"),
+        ("Re: your visit. Final diagnosis: invasive carcinoma", "PATHOLOGY_REPORT"),
     ],
 )
 def test_snippet_reading(text: str, expected: str) -> None:
-    """A snippet's own words point to its type."""
+    """A snippet's own words point to its type; a phrase after "Re:", "enclosed", "requested" to paperwork."""
     scores = read_snippet(text, PROFILE)
     assert max(scores, key=lambda t: scores[t]) == expected
 

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from arbiter.contracts import Decision, PhaseStatus, Severity, VerifierResult, VerifierStatus
+from arbiter.contracts import (
+    Decision,
+    FinalDecision,
+    Location,
+    PhaseStatus,
+    Severity,
+    VerifierResult,
+    VerifierStatus,
+)
 from arbiter.contracts.profile import load_profile
+from arbiter.decide.governor import verify_with_retries
 from arbiter.decide.policy import GUARD_RULE, count_issues, decide
 from tests.governor_helpers import NAMES, issue, replace, result, rules_profile
+from tests.v34_helpers import PROFILE, classification, make_bundle, make_page, segment
 
 B, M, m = Severity.BLOCKER, Severity.MAJOR, Severity.MINOR
 ACCEPT, RETRY, ESCALATE = Decision.AUTO_ACCEPT, Decision.AUTO_RETRY, Decision.ESCALATE_TO_SME
@@ -169,3 +181,62 @@ def test_fail_closed_guard_lets_safe_decisions_stand(rule: dict, counts: dict, e
     """The guard does not interfere where the profile's decision is safe."""
     decision = decide(results_for(**counts), rules_profile([rule]))
     assert (decision.decision, decision.rule) == (expected, rule["name"])
+
+
+def unproven_primary(segment: int = 2, doc_type: str = "CLINICAL_NOTE") -> VerifierResult:
+    """V1's finding that a segment's primary type has no evidence."""
+    found = issue("V1", m, code="V1.PRIMARY_EVIDENCE_MISSING").model_copy(
+        update={"location": Location(segment_index=segment, document_type=doc_type)}
+    )
+    return result("V1", [found])
+
+
+@pytest.mark.parametrize(
+    ("required", "others", "expected", "rule"),
+    [
+        pytest.param(True, {}, ESCALATE, "non_fixable_major", id="required-alone"),
+        pytest.param(True, {"minor": 2}, ESCALATE, "non_fixable_major", id="required-with-minor"),
+        pytest.param(
+            True, {"non_fixable": 1}, ESCALATE, "several_non_fixable_major", id="required-with-major"
+        ),
+        pytest.param(False, {}, ACCEPT, "minor_only", id="not-required"),
+    ],
+)
+def test_primary_type_without_evidence(required: bool, others: dict, expected: Decision, rule: str) -> None:
+    """With require_primary_evidence a primary type with no evidence escalates, saying which and why."""
+    profile = load_profile()
+    profile = profile.model_copy(
+        update={"arbiter": profile.arbiter.model_copy(update={"require_primary_evidence": required})}
+    )
+    results = [unproven_primary(), *results_for(**others)[1:]]
+    decision = decide(results, profile)
+    assert (decision.decision, decision.rule) == (expected, rule)
+    if required:
+        assert "Segment 2's primary type, CLINICAL_NOTE, has no evidence" in decision.reason
+        assert "this profile requires evidence" in decision.reason
+    else:
+        assert "CLINICAL_NOTE" not in decision.reason
+
+
+def test_require_primary_evidence_is_on_by_default() -> None:
+    """The medical profile requires evidence for every primary type."""
+    assert load_profile().arbiter.require_primary_evidence is True
+
+
+def test_primary_without_evidence_escalates_through_the_verify_chain() -> None:
+    """A correct type quoted with no evidence is escalated by the real verifiers and governor, not accepted."""
+    data = classification(segment(1, 1, "CLINICAL_NOTE", {}))
+    pages = [
+        ("Office Visit - Progress Note", "heading"),
+        ("Chief Complaint: cough for two weeks.", "paragraph"),
+        ("Assessment and Plan", "heading"),
+        ("Rest and fluids; follow up in one week.", "paragraph"),
+    ]
+    outcome = verify_with_retries(
+        json.dumps(data).encode(), make_bundle(make_page(1, paragraphs=pages)), PROFILE
+    )
+    assert outcome.final_decision == FinalDecision.ESCALATE_TO_SME
+    codes = {i.code for r in outcome.attempts[0].verifier_results for i in r.issues}
+    assert codes == {"V1.PRIMARY_EVIDENCE_MISSING"}
+    assert outcome.escalation_reason == "non_fixable_major"
+    assert "Segment 1's primary type, CLINICAL_NOTE, has no evidence" in (outcome.escalation_message or "")

@@ -221,8 +221,16 @@ RULES: list[tuple[str, Mutation, list[str], str, Severity, bool]] = [
     ),
     (
         "evidence_missing",
-        lambda d: d["segments"][0]["types"][1].update(evidence=[]),
+        lambda d: d["segments"][0]["types"][3].update(presence_level="MENTIONED"),
         ["V1.EVIDENCE_MISSING"],
+        "/segments/0/types/3/evidence",
+        Severity.MINOR,
+        False,
+    ),
+    (
+        "primary_evidence_missing",
+        lambda d: d["segments"][0]["types"][1].update(evidence=[]),
+        ["V1.PRIMARY_EVIDENCE_MISSING"],
         "/segments/0/types/1/evidence",
         Severity.MINOR,
         False,

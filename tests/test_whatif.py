@@ -175,6 +175,21 @@ def test_a_retry_beyond_the_record_is_reverified_or_kept(store: Store) -> None:
     assert report["paths"] == {paths.KEPT: 1}
 
 
+def test_requiring_primary_evidence_escalates_what_was_accepted_without_it(store: Store) -> None:
+    """Turning require_primary_evidence on re-decides the stored issues: an accepted answer whose primary
+    type had no evidence now escalates (non_fixable_major); one with only another minor stays accepted."""
+    lenient = MEDICAL.model_copy(
+        update={"arbiter": MEDICAL.arbiter.model_copy(update={"require_primary_evidence": False})}
+    )
+    unproven = issue("V1", 1, "MINOR").model_copy(update={"code": "V1.PRIMARY_EVIDENCE_MISSING"})
+    for doc_id, found in (("unproven", unproven), ("minor", issue("V4", 1, "MINOR"))):
+        primary = classification(doc_id)
+        made = [attempt(0, [found], lenient)]
+        record(store, outcome(doc_id, made, StopReason.ACCEPTED, primary), primary, audit=True)
+    report = _run(store, lenient, MEDICAL)
+    assert _flips(report) == [("unproven", "AUTO_ACCEPT", "ESCALATE_TO_SME", "non_fixable_major")]
+
+
 def test_simulation_reads_only(store: Store) -> None:
     primary = classification("one")
     record(store, outcome("one", [attempt(0, [], MEDICAL)], StopReason.ACCEPTED, primary), primary)

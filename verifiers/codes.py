@@ -37,6 +37,7 @@ _SPECS = [
     CodeSpec("V1.MISSING_DOCUMENT_TYPE", B, True, "A segment or the mixture omits a document type."),
     CodeSpec("V1.DUPLICATE_DOCUMENT_TYPE", B, False, "A segment or the mixture lists a document type twice."),
     CodeSpec("V1.EVIDENCE_MISSING", m, False, "A type is said to be present but no evidence is given."),
+    CodeSpec("V1.PRIMARY_EVIDENCE_MISSING", m, False, "A segment's primary type is given no evidence."),
     CodeSpec("V1.VERIFIER_ERROR", B, False, "V1 crashed; the classification was not checked."),
     # V2 internal consistency (docs/design.md §5.2, §5.3)
     CodeSpec("V2.SEGMENT_SHARES_SUM", M, True, "A segment's type shares do not add up to 1."),

@@ -21,6 +21,7 @@ from arbiter.contracts.profile import Content, Profile
 from arbiter.ingest.pagination import PageMark, page_marks
 from arbiter.reader.model import PageReader, reader_for
 from arbiter.reader.starts import start_reader_for
+from verifiers.content_about import about_context
 from verifiers.content_lines import is_field, page_lines
 from verifiers.literals import needs
 from verifiers.textnorm import normalize_plain
@@ -35,7 +36,7 @@ class Cue:
     """One thing seen on a page that points to a document type."""
 
     doc_type: str
-    kind: str  # "heading", "pattern", "table", "form"
+    kind: str  # "heading", "pattern", "table", "form", "about"
     seen: str  # the words seen, clipped, as the document prints them
     weight: float
 
@@ -45,6 +46,7 @@ class Cue:
             "pattern": self.seen,
             "table": f'the results-table header "{self.seen}"',
             "form": self.seen,
+            "about": f'"{self.seen}" (naming what it sends, orders or refers to)',
         }[self.kind]
 
 
@@ -67,6 +69,7 @@ class PageReading:
     text: str = ""  # the page's text (a reference, for explanations)
     start: float | None = None  # the start reader's P(this page begins a document), given the page before
     start_why: list[str] = field(default_factory=list)  # what moved it most
+    orders: bool = False  # it orders, authorizes or refers: an order title in its title region
 
     @property
     def total(self) -> float:
@@ -226,8 +229,11 @@ def read_page(page: Page, profile: Profile) -> PageReading:
             reading.fields += 1
             continue
         if len(norm) <= content.heading_max_chars or heading_block:
-            for doc_type, _phrase, weight in _headings_in(norm, phrases, heading_block):
-                reading.cues.append(Cue(doc_type, "heading", _clip(text), weight))
+            for doc_type, start, weight in _headings_in(norm, phrases, heading_block):
+                kind = "heading"
+                if doc_type != content.about_type and about_context(norm, start, content):
+                    doc_type, kind = content.about_type or doc_type, "about"
+                reading.cues.append(Cue(doc_type, kind, _clip(text), weight))
         if content.results_header_type and _results_header(norm, content):
             reading.cues.append(
                 Cue(content.results_header_type, "table", _clip(text), content.results_header_weight)
@@ -254,20 +260,33 @@ def read_page(page: Page, profile: Profile) -> PageReading:
         seen = f"{reading.fields} fill-in fields of {lines} lines (e.g. {listed})"
         weight = content.form_field_weight * min(reading.fields, content.form_field_cap)
         reading.cues.append(Cue(content.form_type, "form", seen, weight))
+    _title(reading, body, profile)
+    if reading.orders and content.about_type:
+        # An order's test names are what it asks for, not results: they count for the order's type.
+        reading.cues = [
+            Cue(content.about_type, "about", c.seen, c.weight)
+            if c.kind == "heading" and c.doc_type != content.about_type
+            else c
+            for c in reading.cues
+        ]
     for cue in reading.cues:
         reading.scores[cue.doc_type] = reading.scores.get(cue.doc_type, 0.0) + cue.weight
-    _title(reading, body, profile)
     return reading
 
 
-def read_snippet(text: str, profile: Profile) -> dict[str, float]:
-    """What a quoted snippet's own words say: headings anywhere in it, value patterns, a table header."""
+def read_snippet(text: str, profile: Profile, *, orders: bool = False) -> dict[str, float]:
+    """What a quoted snippet's own words say: headings anywhere in it, value patterns, a table header. A
+    heading phrase in an about context (after "Re:", "ordered", ...), or anywhere in a snippet quoted from
+    a page that `orders`, counts for the profile's about_type instead of the type it names."""
     content = profile.content
     norm = normalize_plain(text).strip()
     scores: dict[str, float] = {}
     if not norm or is_field(norm, heading_block=False):
         return scores
-    for doc_type, _phrase, weight in _headings_in(norm, _heading_index(content), anywhere=True):
+    for doc_type, start, weight in _headings_in(norm, _heading_index(content), anywhere=True):
+        about = content.about_type
+        if about and doc_type != about and (orders or about_context(norm, start, content)):
+            doc_type = about
         scores[doc_type] = scores.get(doc_type, 0.0) + weight
     if content.results_header_type and _results_header(norm, content):
         key = content.results_header_type
@@ -329,10 +348,10 @@ def _headings_in(
     heading_block: bool = False,
     *,
     anywhere: bool = False,
-) -> list[tuple[str, str, float]]:
-    """Heading phrases a line starts with (or holds, in a heading block or a quoted snippet); a phrase
-    inside a longer one already found is not counted again."""
-    found: list[tuple[str, str, float]] = []
+) -> list[tuple[str, int, float]]:
+    """Heading phrases a line starts with (or holds, in a heading block or a quoted snippet), as (type,
+    where it starts, weight); a phrase inside a longer one already found is not counted again."""
+    found: list[tuple[str, int, float]] = []
     taken: list[tuple[int, int]] = []
     for doc_type, phrase, weight, pattern in index:
         if phrase not in norm:
@@ -344,7 +363,7 @@ def _headings_in(
             if any(s <= start and end <= e for s, e in taken):
                 continue
             taken.append((start, end))
-            found.append((doc_type, phrase, weight))
+            found.append((doc_type, start, weight))
             break
     return found
 
@@ -398,6 +417,8 @@ def _title(reading: PageReading, body: list[tuple[str, bool]], profile: Profile)
             title = next((t for t in content.document_titles if _has_phrase(norm, t)), None)
             if title is not None:
                 reading.title, reading.title_seen = title, _clip(text)
+        if not reading.orders and any(_has_phrase(norm, t) for t in content.order_titles):
+            reading.orders = True
 
 
 def _has_phrase(norm: str, phrase: str) -> bool:

@@ -14,6 +14,10 @@ from arbiter.contracts.profile import Profile
 from arbiter.contracts.schemas import display_path
 from verifiers.base import IssueList, SchemaProblem, Subject, VerifyContext, result
 
+# A segment's primary type: what the answer says the segment is. The arbiter may require its evidence
+# (`[arbiter] require_primary_evidence`), so a missing one has its own code.
+PRIMARY = "PRIMARY"
+
 
 @dataclass
 class V1Schema:
@@ -91,8 +95,9 @@ def _check_model(
         for index, entry in enumerate(segment.types):
             known = entry.presence_level in taxonomy.presence_levels
             if known and entry.presence_level != taxonomy.no_evidence_level and not entry.evidence:
+                primary = entry.presence_level == PRIMARY
                 issues.add(
-                    "V1.EVIDENCE_MISSING",
+                    "V1.PRIMARY_EVIDENCE_MISSING" if primary else "V1.EVIDENCE_MISSING",
                     f"Segment {position + 1} says {entry.document_type} is {entry.presence_level.lower()}, "
                     "but gives no evidence from the document.",
                     path=f"{base}/{index}/evidence",

@@ -40,12 +40,19 @@ def check_content(
         first, last = segment.start_page, min(segment.end_page, bundle.total_pages)
         if first > last:
             continue
+        settings = profile.content.reader
+        found = False
         if reading.reader is not None:
-            if not _segment_read_as_other(issues, reading, profile, position, segment, first, last):
+            found = _segment_read_as_other(issues, reading, profile, position, segment, first, last)
+            if not found:
+                before = len(issues.items)
                 _page_read_as_other(issues, reading, profile, position, segment, first, last)
-        elif not _segment_reads_as_other(issues, reading, profile, position, segment, first, last):
+                found = len(issues.items) > before
+        # Without a reader the lexicons decide; with one, they are a second opinion when the profile says so.
+        lexicons = not found and (settings is None or settings.lexicons_too)
+        if lexicons and not _segment_reads_as_other(issues, reading, profile, position, segment, first, last):
             _page_reads_as_other(issues, reading, profile, position, segment, first, last)
-        _spans_documents(issues, reading, profile, position, segment, first, last)
+        _spans_documents(issues, reading, profile, position, segment, first, last, bundle.total_pages)
     for (_, before), (position, after) in pairwise(ordered):
         _boundary_inside_document(issues, reading, profile, position, before, after, bundle.total_pages)
 
@@ -253,6 +260,7 @@ def _spans_documents(
     segment: Segment,
     first: int,
     last: int,
+    total_pages: int,
 ) -> None:
     """A segment inside which a new document starts: numbering restarts, a new title appears, or (with a
     start reader) a page reads as a beginning."""
@@ -265,7 +273,7 @@ def _spans_documents(
         page, previous = reading.pages.get(number), reading.pages.get(number - 1)
         if page is None or previous is None:
             continue
-        if continues(previous.marks, page.marks) or page.continuation:
+        if _numbering_joins(previous, page, total_pages) or page.continuation:
             continue
         mark = restart(page.marks)
         if mark is not None:
@@ -294,8 +302,21 @@ def _spans_documents(
 def _own_marks(page: PageReading, total_pages: int) -> tuple[PageMark, ...]:
     """A page's numbering, less marks that may be the whole file's: page k numbered k (of the file's page
     count, or of nothing). Record systems and scanners stamp every page of a packet that way, across all
-    its documents, so such a run cannot show that two pages belong to one document."""
+    its documents."""
     return tuple(m for m in page.marks if not (m.number == page.page and m.total in (None, total_pages)))
+
+
+def _numbering_joins(
+    earlier: PageReading, later: PageReading, total_pages: int
+) -> tuple[PageMark, PageMark] | None:
+    """Marks by which `later` continues the page numbering of `earlier`, or None. A run that numbers each page
+    by its place in the file ("Page k of N", N the file's pages) is either one document's own numbering or a
+    stamp across a packet: it joins the two pages unless `later` shows the start of a new document (a title
+    of its own, numbering that restarts), which in a stamped packet is where one document ends."""
+    own = continues(_own_marks(earlier, total_pages), _own_marks(later, total_pages))
+    if own is not None or _starts_document(earlier, later):
+        return own
+    return continues(earlier.marks, later.marks)
 
 
 def _boundary_inside_document(
@@ -317,7 +338,7 @@ def _boundary_inside_document(
     settings = profile.content.reader
     keep = settings.start_keep if settings is not None else 1.0
     settings_continue = settings.start_continue if settings is not None else 0.0
-    pair = continues(_own_marks(earlier, total_pages), _own_marks(later, total_pages))
+    pair = _numbering_joins(earlier, later, total_pages)
     if pair is not None:
         why = f'page {first} continues the page numbering of page {last} ("{pair[0].seen}", then "{pair[1].seen}")'
     elif later.continuation and restart(later.marks) is None and not later.title:

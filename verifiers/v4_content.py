@@ -54,7 +54,9 @@ def _judge(
         return
     totals: dict[str, float] = {}
     for evidence in quotes:
-        for doc_type, value in read_snippet(evidence.snippet, profile).items():
+        page = reading.pages.get(evidence.page)
+        orders = page is not None and page.orders
+        for doc_type, value in read_snippet(evidence.snippet, profile, orders=orders).items():
             totals[doc_type] = totals.get(doc_type, 0.0) + value
     own = totals.pop(claimed, 0.0)
     if not totals:

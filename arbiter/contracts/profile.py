@@ -141,6 +141,9 @@ class ReaderSettings(Strict):
         default=0.02, ge=0, lt=0.5, description="...whose own type it gives at most this."
     )
     min_words: int = Field(default=12, ge=0, description="A page with fewer words is not judged on its own.")
+    lexicons_too: bool = Field(
+        default=False, description="The [content] lexicons' own contradiction rules also run, as a second opinion."
+    )
     starts: str | None = Field(default=None, description="The start reader (arbiter/reader/starts.py) file.")
     starts_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     start_keep: float = Field(
@@ -191,6 +194,24 @@ class Content(Strict):
     label_evidence_types: list[str] = Field(
         default_factory=list, description="Types for which a form label is fair evidence (forms)."
     )
+    about_type: str | None = Field(
+        default=None,
+        description="The type a heading phrase counts for when the text is about that phrase's document "
+        "(a letter's subject line, an order) rather than being one.",
+    )
+    about_markers: list[str] = Field(
+        default_factory=list,
+        description="Words (lowercase) that put a heading phrase after them on the same line in an "
+        "'about' context: 're:', 'regarding', 'ordered', ...",
+    )
+    about_window: int = Field(
+        default=40, ge=0, description="Most characters between a marker and the phrase it is about."
+    )
+    order_titles: list[str] = Field(
+        default_factory=list,
+        description="Titles (lowercase) of pages that order, authorize or refer: every heading phrase of "
+        "another type on such a page counts for about_type.",
+    )
     document_titles: list[str] = Field(default_factory=list)
     continuation_markers: list[str] = Field(default_factory=list)
     transmission_words: list[str] = Field(default_factory=list)
@@ -211,6 +232,10 @@ class Content(Strict):
                     raise ValueError(
                         f"heading {phrase!r} of {doc_type} must be lowercase with a positive weight"
                     )
+        for name in ("about_markers", "order_titles"):
+            for phrase in getattr(self, name):
+                if phrase != phrase.lower() or not phrase.strip():
+                    raise ValueError(f"{name} entry {phrase!r} must be lowercase and not blank")
         return self
 
 
@@ -266,6 +291,11 @@ class ArbiterPolicy(Strict):
         default=False,
         description="When true, a required verifier whose language-model phase did not run (no LLM "
         "backend, or skipped) counts as a check not run (not_run), so the document is escalated.",
+    )
+    require_primary_evidence: bool = Field(
+        default=True,
+        description="When true, a segment's PRIMARY type with no evidence (V1.PRIMARY_EVIDENCE_MISSING) counts "
+        "as a major problem that cannot be fixed automatically, so the document is escalated, not accepted.",
     )
     rules: list[Rule] = Field(min_length=1)
 
@@ -403,7 +433,11 @@ class Profile(Strict):
             *self.content.headings,
             *(p.type for p in self.content.patterns),
             *self.content.label_evidence_types,
-            *[t for t in (self.content.form_type, self.content.results_header_type) if t],
+            *[
+                t
+                for t in (self.content.form_type, self.content.results_header_type, self.content.about_type)
+                if t
+            ],
             *self.guidance,
         ]
         for name in named:

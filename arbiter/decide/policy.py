@@ -25,6 +25,8 @@ GUARD_RULE = "fail_closed_guard"
 _NOT_RUN = (VerifierStatus.ERRORED, VerifierStatus.SKIPPED)
 # Phase states counted elsewhere: an errored phase makes its verifier ERRORED; an exhausted budget has a count.
 _PHASE_COUNTED = (PhaseStatus.ERRORED, PhaseStatus.BUDGET_EXHAUSTED)
+# A segment's primary type with no evidence: a minor finding, unless the profile requires that evidence.
+PRIMARY_EVIDENCE_MISSING = "V1.PRIMARY_EVIDENCE_MISSING"
 
 
 def model_phase_not_run(results: Sequence[VerifierResult], required: Sequence[str]) -> list[str]:
@@ -43,17 +45,24 @@ def model_phase_not_run(results: Sequence[VerifierResult], required: Sequence[st
 
 
 def count_issues(
-    results: Sequence[VerifierResult], required: Sequence[str], *, require_llm_phases: bool = False
+    results: Sequence[VerifierResult],
+    required: Sequence[str],
+    *,
+    require_llm_phases: bool = False,
+    require_primary_evidence: bool = False,
 ) -> Counts:
     """Issues by severity and fixability, plus crashed verifiers and required checks that did not run.
 
-    With `require_llm_phases`, a required verifier whose language-model phase did not run counts as not run.
+    With `require_llm_phases`, a required verifier whose language-model phase did not run counts as not run;
+    with `require_primary_evidence`, a primary type with no evidence counts as a major that cannot be fixed.
     """
     blocker = major = major_fixable = minor = total = 0
     for result in results:
         for issue in result.issues:
             total += 1
-            if issue.severity == Severity.BLOCKER:
+            if require_primary_evidence and issue.code == PRIMARY_EVIDENCE_MISSING:
+                major += 1
+            elif issue.severity == Severity.BLOCKER:
                 blocker += 1
             elif issue.severity == Severity.MAJOR:
                 major += 1
@@ -85,8 +94,14 @@ def count_issues(
 def decide(results: Sequence[VerifierResult], profile: Profile) -> ArbiterDecision:
     """The first rule whose every bound holds decides; the fail-closed guard may override it to escalate."""
     policy = profile.arbiter
-    counts = count_issues(results, policy.required_verifiers, require_llm_phases=policy.require_llm_phases)
+    counts = count_issues(
+        results,
+        policy.required_verifiers,
+        require_llm_phases=policy.require_llm_phases,
+        require_primary_evidence=policy.require_primary_evidence,
+    )
     no_model = model_phase_not_run(results, policy.required_verifiers) if policy.require_llm_phases else []
+    unproven = _primary_evidence_sentence(results) if policy.require_primary_evidence else ""
     values = counts.model_dump()
     # The profile guarantees an unconditional last rule, so a rule always matches.
     rule = next(r for r in policy.rules if all(bound.holds(values[name]) for name, bound in r.when.items()))
@@ -98,13 +113,13 @@ def decide(results: Sequence[VerifierResult], profile: Profile) -> ArbiterDecisi
             decision=Decision.ESCALATE_TO_SME,
             rule=GUARD_RULE,
             reason=f"The policy rule '{rule.name}' would have {verb} this document although {unsafe}; "
-            "escalated to be safe." + _no_model_sentence(no_model),
+            "escalated to be safe." + unproven + _no_model_sentence(no_model),
             counts=counts,
             policy_version=policy.policy_version,
         )
     reason = rule.reason
     if decision == Decision.ESCALATE_TO_SME:
-        reason += _no_model_sentence(no_model)
+        reason += unproven + _no_model_sentence(no_model)
     return ArbiterDecision(
         decision=decision,
         rule=rule.name,
@@ -123,6 +138,28 @@ def _no_model_sentence(names: Sequence[str]) -> str:
     return (
         f" The language-model {phases} of {which} did not run (rules only, no model), and this profile "
         f"requires {them} (require_llm_phases)."
+    )
+
+
+def _primary_evidence_sentence(results: Sequence[VerifierResult]) -> str:
+    """Which segments name a primary type with no evidence, in plain English ('' when none)."""
+    missing = [
+        (issue.location.segment_index, issue.location.document_type)
+        for result in results
+        for issue in result.issues
+        if issue.code == PRIMARY_EVIDENCE_MISSING
+    ]
+    if not missing:
+        return ""
+    if len(missing) == 1:
+        ((segment, doc_type),) = missing
+        which = f"Segment {segment}'s primary type, {doc_type}, has"
+    else:
+        named = [f"segment {segment} ({doc_type})" for segment, doc_type in missing]
+        which = f"The primary types of {', '.join(named[:-1])} and {named[-1]} have"
+    return (
+        f" {which} no evidence quoted from the document, and this profile requires evidence for every "
+        "primary type (require_primary_evidence)."
     )
 
 

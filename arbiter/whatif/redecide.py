@@ -26,9 +26,17 @@ _PLANNED_STOPS = {
 # Light stand-ins for the stored results: policy.decide reads only these attributes, and StrEnum members
 # compare and hash like their string values, so the recorded JSON is decided by the real policy code.
 @dataclass(slots=True)
+class _Location:
+    segment_index: int | None
+    document_type: str | None
+
+
+@dataclass(slots=True)
 class _Issue:
     severity: str
     auto_fixable: bool
+    code: str
+    location: _Location
 
 
 @dataclass(slots=True)
@@ -45,7 +53,18 @@ def _results(stored: Sequence[dict[str, Any]]) -> list[VerifierResult]:
             r.get("verifier", ""),
             r.get("status", ""),
             r.get("llm_phase", "NOT_APPLICABLE"),
-            [_Issue(i.get("severity", ""), bool(i.get("auto_fixable"))) for i in r.get("issues") or ()],
+            [
+                _Issue(
+                    i.get("severity", ""),
+                    bool(i.get("auto_fixable")),
+                    i.get("code", ""),
+                    _Location(
+                        (i.get("location") or {}).get("segment_index"),
+                        (i.get("location") or {}).get("document_type"),
+                    ),
+                )
+                for i in r.get("issues") or ()
+            ],
         )
         for r in stored
     ]
@@ -70,9 +89,10 @@ class _Decided:
 
 def decide_counts(counts: dict[str, Any], profile: Profile) -> _Decided:
     """policy.decide on the counts it recorded: the first rule whose bounds hold, then the same fail-closed
-    guard. Valid while the candidate counts as the recording policy did (same required_verifiers and
-    require_llm_phases); the caller reads every issue otherwise. Each distinct count vector is decided once
-    per profile: a history holds few of them (most documents are clean, or fail alike)."""
+    guard. Valid while the candidate counts as the recording policy did (same required_verifiers,
+    require_llm_phases and require_primary_evidence); the caller reads every issue otherwise. Each distinct
+    count vector is decided once per profile: a history holds few of them (most documents are clean, or
+    fail alike)."""
     key = tuple(int(counts.get(name) or 0) for name in COUNT_NAMES)
     entry = _DECIDED.get(id(profile))
     if entry is None or entry[0] is not profile:

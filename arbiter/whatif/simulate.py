@@ -67,10 +67,7 @@ def simulate_documents(
     total = len(history.docs)
     focused = paths.focused_only(current, candidate)
     # The recorded counts stand while the candidate counts alike; else every issue is read.
-    counts_ok = (current.arbiter.required_verifiers, current.arbiter.require_llm_phases) == (
-        candidate.arbiter.required_verifiers,
-        candidate.arbiter.require_llm_phases,
-    )
+    counts_ok = _counting(current) == _counting(candidate)
     pending: list[int] = []  # documents to re-verify (rules only), after every other is decided
     for i, doc in enumerate(history.docs):
         result.current.append(current_of(doc))
@@ -105,6 +102,12 @@ def simulate_documents(
         if progress is not None:
             progress(total, total)
     return result
+
+
+def _counting(profile: Profile) -> tuple[object, ...]:
+    """The policy settings that change how an attempt's issues are counted."""
+    policy = profile.arbiter
+    return (policy.required_verifiers, policy.require_llm_phases, policy.require_primary_evidence)
 
 
 def _recheck(conn: Connection, doc: Recorded, history: History, candidate: Profile) -> Recheck:
