@@ -45,9 +45,9 @@ def check_content(
         if reading.reader is not None:
             found = _segment_read_as_other(issues, reading, profile, position, segment, first, last)
             if not found:
-                before = len(issues.items)
+                count = len(issues.items)
                 _page_read_as_other(issues, reading, profile, position, segment, first, last)
-                found = len(issues.items) > before
+                found = len(issues.items) > count
         # Without a reader the lexicons decide; with one, they are a second opinion when the profile says so.
         lexicons = not found and (settings is None or settings.lexicons_too)
         if lexicons and not _segment_reads_as_other(issues, reading, profile, position, segment, first, last):
