@@ -993,6 +993,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--offline", action="store_true", help="with --loso: offline mode only (no sample model)"
     )
+    parser.add_argument(
+        "--lexicons-too",
+        action="store_true",
+        help="with --loso: the lexicons' contradiction rules run beside the reader",
+    )
     args = parser.parse_args(argv)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     if args.loso:
@@ -1000,7 +1005,11 @@ def main(argv: list[str] | None = None) -> int:
 
         modes = ("offline",) if args.offline else None
         report = run_loso(
-            quick=args.quick, only=tuple(args.only) if args.only else None, modes=modes, log=say
+            quick=args.quick,
+            only=tuple(args.only) if args.only else None,
+            modes=modes,
+            log=say,
+            lexicons_too=True if args.lexicons_too else None,
         )
     else:
         report = run(quick=args.quick, corpus=args.corpus, log=say)

@@ -52,6 +52,8 @@ from bench.semantic import (
     generate,
     truth_from_entry,
 )
+from verifiers.content_lines import is_field
+from verifiers.textnorm import normalize_plain
 
 QUICK_PER_SOURCE = 3  # --quick: this many single documents and one packet per source
 
@@ -72,7 +74,14 @@ def item_docs(corpus_items: list[Item], profile: Profile, tmp: Path) -> tuple[li
         for part in item.parts:
             evidence: list[dict[str, Any]] = []
             for page in range(part.first, part.last + 1):
-                for line in lines.of_page(page):
+                # A correct answer quotes what shows the type: never an empty field's label or a bare line.
+                candidates = [
+                    line
+                    for line in lines.of_page(page)
+                    if not is_field(normalize_plain(line).strip(), heading_block=False)
+                    and sum(len(w) >= 3 and w.isalpha() for w in line.split()) >= 2
+                ]
+                for line in candidates:
                     if len(evidence) >= 2:
                         break
                     words = [w.strip(".,:;()[]") for w in line.split()]
@@ -256,10 +265,16 @@ def run(
     only: tuple[str, ...] | None = None,
     modes: tuple[str, ...] | None = None,
     log: Callable[[str], None] | None = None,
+    lexicons_too: bool | None = None,
 ) -> dict[str, Any]:
     say = log or (lambda _m: None)
     started = time.perf_counter()
     profile = load_profile()
+    if lexicons_too is not None and profile.content.reader is not None:
+        reader = profile.content.reader.model_copy(update={"lexicons_too": lexicons_too})
+        profile = profile.model_copy(
+            update={"content": profile.content.model_copy(update={"reader": reader})}
+        )
     docs = load_corpus()
     sources = load_sources(train.default_root()) if hasattr(train, "default_root") else {}
     say(f"loso: {len(docs)} corpus documents from {len({d.source for d in docs})} sources")
@@ -318,6 +333,7 @@ def run(
     return {
         "benchmark": "semantic-loso",
         "mode": "quick" if quick else "full",
+        "lexicons_too": bool(profile.content.reader and profile.content.reader.lexicons_too),
         "held_out": total,
         "reader_pages_held_out": page_report,
         "sources": {s: len({p.item for p in pages if p.source == s}) for s in all_sources},
