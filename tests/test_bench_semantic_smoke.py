@@ -98,3 +98,20 @@ def test_corpus_truth_reads_every_real_pdf_once() -> None:
     assert note["duplicates"] == ["UD_sample.pdf is byte-identical to C-CDA_R2_UD_sample.pdf: counted once"]
     (labcorp,) = (d for d in docs if d.doc_id == "164947")
     assert [(s["start_page"], s["end_page"]) for s in labcorp.truth["segments"]] == [(1, 1), (2, 3)]
+
+
+@pytest.mark.slow
+def test_leave_one_source_out_reports_held_out_and_in_sample() -> None:
+    """The held-out run fits readers without the held-out source and reports each kind, the correct answers,
+    the baseline and the in-sample figures beside them."""
+    from bench import semantic_loso
+
+    report = semantic_loso.run(quick=True, only=("note-ctakes",), modes=("offline",), in_sample_too=True)
+    held = report["held_out"]["offline"]
+    assert set(held["wrong"]["by_kind"]) == set(semantic.KINDS)
+    assert held["correct"]["cases"] >= 3
+    assert held["baseline"]["documents"] == held["correct"]["cases"]
+    assert report["in_sample_shipped_readers"]["offline"]["correct"]["cases"] == held["correct"]["cases"]
+    fold = report["folds"]["note-ctakes"]
+    assert fold["licence"] == "Apache-2.0"
+    assert report["reader_pages_held_out"]["per_source"]["note-ctakes"]["pages"] > 0
