@@ -334,9 +334,9 @@ CASES: list[tuple[str, list[Page], list[dict[str, Any]], Any, set[str]]] = [
         [requisition(1)],
         [seg(1, 1, "LAB_REPORT", {"LAB_REPORT": [(1, "Complete blood count with differential")]})],
         None,
-        # The page reader gives this short list of test names LAB_REPORT 0.79, so only the evidence is
-        # flagged here (the lexicons' rule, test_lexicons_read_a_requisition_called_lab, flags the page too).
-        {"V4.EVIDENCE_READS_AS_OTHER_TYPE"},
+        # The page reader gives this short list of test names LAB_REPORT 0.79; the lexicons, a second opinion
+        # (lexicons_too), read it as an order.
+        {"V2.CONTENT_CONTRADICTS_TYPE", "V4.EVIDENCE_READS_AS_OTHER_TYPE"},
     ),
     (
         "lab_called_administrative",
