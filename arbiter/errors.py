@@ -5,7 +5,10 @@ model call) are results, not exceptions: most of these are caught inside their s
 ArbiterError
  ├── UserError                  the user (or their setup) caused it and can fix it: one line at the CLI, exit 2
  │    ├── ConfigError           bad profile, option or path
- │    │    └── PreflightFailed      llm/preflight: the LLM check call failed before a run
+ │    │    ├── PreflightFailed      llm/preflight: the LLM check call failed before a run
+ │    │    ├── ReaderError          reader/model: a reader file that cannot be used (missing, not the one
+ │    │    │                        pinned, not a reader); during a run V2 is then ERRORED
+ │    │    └── CorpusError          reader/corpus: a corpus folder that breaks corpus/FORMAT.md
  │    ├── InputError            an input the user named cannot be used at all (missing file, no PDFs found)
  │    └── RunLocked             run/lock: another run is writing to the same output folder
  ├── StoreError                 store/errors: a store operation refused (the CLI shows it in one line)

@@ -59,6 +59,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     looser = _edit(looser, "\nclear_score = 5.0\n", "\nclear_score = 1000.0\n")
     looser = _edit(looser, "page_clear_score = 6.0 ", "page_clear_score = 1000.0 ")
     looser = _edit(looser, "evidence_other_score = 2.0 ", "evidence_other_score = 1000.0 ")
+    # ... and the page reader's contradiction out of reach too (it gives a type at least 0).
+    looser = _edit(looser, "\nsupport = 0.05\n", "\nsupport = 0.0\n")
+    looser = _edit(looser, "page_clear = 0.95 ", "page_clear = 1.0 ")
     (tmp / "stricter.toml").write_text(stricter, encoding="utf-8")
     (tmp / "looser.toml").write_text(looser, encoding="utf-8")
     return {"out": out, "stricter": tmp / "stricter.toml", "looser": tmp / "looser.toml"}
@@ -116,8 +119,8 @@ def test_a_stricter_candidate_flips_exactly_the_documents_found_by_hand(demo: di
 
 
 def test_a_looser_candidate_flips_exactly_the_document_found_by_hand(demo: dict[str, Path]) -> None:
-    """Quest Diagnostics no longer a routine lab and the [content] "reads as another type" scores out of
-    reach: lab-quest-01's three findings (V3's routine-vendor blocker, V2's and V4's content contradictions)
+    """Quest Diagnostics no longer a routine lab and the [content] "reads as another type" scores (and the
+    page reader's) out of reach: lab-quest-01's three findings (V3's routine-vendor blocker, V2's and V4's content contradictions)
     go and it is accepted clean; every other escalation keeps a finding those settings do not touch."""
     report = _simulate(demo, "looser")
     flips = [(f["doc_id"], f["from"], f["to"], f["rule"]) for f in report["flips"]]

@@ -102,6 +102,14 @@ def train(
     version: Annotated[
         str | None, typer.Option("--version", metavar="V", help="The candidate's version (default: today).")
     ] = None,
+    profile_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--profile",
+            metavar="PROFILE.toml",
+            help="Compare with the reader this profile pins (default: the bundled profile's).",
+        ),
+    ] = None,
     db: DbOpt = None,
     out_dir: OutDirOpt = Path("output"),
     json_out: JsonOpt = False,
@@ -132,10 +140,12 @@ def train(
             f"No corpus at {root} (a folder with sources/ in it, see corpus/FORMAT.md): pass --corpus DIR."
         )
     try:
-        profile = load_profile(None)
+        profile = load_profile(profile_path)
         settings = profile.content.reader
         if settings is None:
-            raise fail("The bundled profile pins no page reader to compare with.")
+            raise fail(
+                f"{'The bundled profile' if profile_path is None else profile_path} pins no page reader to compare with."
+            )
         shipped = reader_for(settings.model, settings.sha256)
     except (UserError, ReaderError) as exc:
         raise fail(str(exc)) from None

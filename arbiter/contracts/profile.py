@@ -142,7 +142,8 @@ class ReaderSettings(Strict):
     )
     min_words: int = Field(default=12, ge=0, description="A page with fewer words is not judged on its own.")
     lexicons_too: bool = Field(
-        default=False, description="The [content] lexicons' own contradiction rules also run, as a second opinion."
+        default=False,
+        description="The [content] lexicons' own contradiction rules also run, as a second opinion.",
     )
     starts: str | None = Field(default=None, description="The start reader (arbiter/reader/starts.py) file.")
     starts_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import random
 import tomllib
 from collections.abc import Iterable
@@ -22,6 +23,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfgen import canvas
 
 from arbiter.demo.layout import BOLD, REGULAR, _register_fonts, draw, wrap
+from arbiter.errors import ConfigError
 
 FORM_FEED = "\f"
 LINES_PER_PAGE = 52
@@ -29,7 +31,7 @@ MAX_LINE = 95
 TYPES = ("GENOMIC_REPORT", "LAB_REPORT", "PATHOLOGY_REPORT", "CLINICAL_NOTE", "ADMINISTRATIVE")
 
 
-class CorpusError(Exception):
+class CorpusError(ConfigError):
     """A corpus folder that does not follow corpus/FORMAT.md."""
 
 
@@ -85,8 +87,9 @@ class Item:
 
 
 def default_root() -> Path:
-    """corpus/ of the checkout this package runs from (the corpus is not installed with the package)."""
-    return Path(__file__).resolve().parents[2] / "corpus"
+    """The corpus folder: $ARBITER_CORPUS, else corpus/ in the working directory (a checkout's root; the corpus
+    is not installed with the package)."""
+    return Path(os.environ.get("ARBITER_CORPUS") or "corpus")
 
 
 def load_sources(root: Path) -> dict[str, Source]:

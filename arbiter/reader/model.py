@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from arbiter.errors import ConfigError
 from arbiter.reader.features import _TOKENS, VIEWS, line_features, token_features
 
 FORMAT = "arbiter-page-reader/1"
 PACKAGED = Path(__file__).resolve().parent / "models"
 
 
-class ReaderError(Exception):
+class ReaderError(ConfigError):
     """A reader file that cannot be used."""
 
 
