@@ -43,6 +43,35 @@ class Reading:
         return name, self.probs[name]
 
 
+def read_json_file(path: Path, what: str) -> tuple[dict[str, Any], str]:
+    """A reader file's JSON and its sha256, or a ReaderError that says why not."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ReaderError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ReaderError(f"{path} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ReaderError(f"{path} is not a {what} file (not a JSON object)")
+    return data, hashlib.sha256(raw).hexdigest()
+
+
+def write_json_file(data: dict[str, Any], path: Path) -> None:
+    """A reader file: its head, then one feature a line, sorted, so a change of weights reads as a diff."""
+    head = {k: v for k, v in data.items() if k != "features"}
+    lines = ["{", *(f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True)}," for k, v in head.items())]
+    lines.append('  "features": {')
+    feats = sorted(data["features"].items())
+    for n, (name, weights) in enumerate(feats):
+        comma = "," if n < len(feats) - 1 else ""
+        lines.append(f"    {json.dumps(name, ensure_ascii=False)}: {json.dumps(weights)}{comma}")
+    lines += ["  }", "}"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 class PageReader:
     """A calibrated linear page-type model."""
 
@@ -80,16 +109,9 @@ class PageReader:
     # ------------------------------------------------------------------ loading
     @classmethod
     def load(cls, path: Path) -> PageReader:
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise ReaderError(f"cannot read the page reader {path}: {exc.strerror or exc}") from None
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise ReaderError(f"{path} is not JSON: {exc}") from None
+        data, digest = read_json_file(path, "page reader")
         reader = cls(data, origin=str(path))
-        reader.sha256 = hashlib.sha256(raw).hexdigest()
+        reader.sha256 = digest
         return reader
 
     sha256: str = ""

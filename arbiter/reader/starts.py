@@ -14,8 +14,6 @@ reader: format ``arbiter-start-reader/1``). It never sees the primary's answer.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
 import threading
@@ -25,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.ingest.pagination import page_marks
-from arbiter.reader.model import ReaderError, resolve
+from arbiter.reader.model import ReaderError, read_json_file, resolve, write_json_file
 
 FORMAT = "arbiter-start-reader/1"
 _WORD = re.compile(r"[a-z][a-z'\-]*[a-z]")
@@ -114,16 +112,9 @@ class StartReader:
 
     @classmethod
     def load(cls, path: Path) -> StartReader:
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise ReaderError(f"cannot read the start reader {path}: {exc.strerror or exc}") from None
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise ReaderError(f"{path} is not JSON: {exc}") from None
+        data, digest = read_json_file(path, "start reader")
         reader = cls(data, origin=str(path))
-        reader.sha256 = hashlib.sha256(raw).hexdigest()
+        reader.sha256 = digest
         return reader
 
     def probability(
@@ -195,17 +186,7 @@ def fit_starts(pairs: Sequence[Pair], *, c: float = 1.0, min_sources: int = 2) -
 
 
 def write_starts(data: dict[str, Any], path: Path) -> None:
-    head = {k: v for k, v in data.items() if k != "features"}
-    lines = ["{"] + [f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True)}," for k, v in head.items()]
-    lines.append('  "features": {')
-    items = sorted(data["features"].items())
-    lines += [
-        f"    {json.dumps(k, ensure_ascii=False)}: {json.dumps(v)}{',' if i < len(items) - 1 else ''}"
-        for i, (k, v) in enumerate(items)
-    ]
-    lines += ["  }", "}"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_json_file(data, path)
 
 
 _LOADED: dict[tuple[str, float], StartReader] = {}

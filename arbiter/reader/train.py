@@ -28,7 +28,7 @@ import numpy as np
 
 from arbiter.reader.corpus import TYPES, CorpusDoc, Item, items
 from arbiter.reader.features import VIEWS, feature_counts
-from arbiter.reader.model import FORMAT, PageReader
+from arbiter.reader.model import FORMAT, PageReader, write_json_file
 
 
 @dataclass(frozen=True)
@@ -290,19 +290,7 @@ def train_reader(
 
 def write_reader(data: dict[str, Any], path: Path) -> None:
     """One feature a line, sorted, so a change of weights reads as a diff."""
-    head = {k: v for k, v in data.items() if k != "features"}
-    lines = ["{"]
-    for key, value in head.items():
-        lines.append(f"  {json.dumps(key)}: {json.dumps(value, sort_keys=True)},")
-    lines.append('  "features": {')
-    feats = sorted(data["features"].items())
-    for n, (name, weights) in enumerate(feats):
-        comma = "," if n < len(feats) - 1 else ""
-        lines.append(f"    {json.dumps(name, ensure_ascii=False)}: {json.dumps(weights)}{comma}")
-    lines.append("  }")
-    lines.append("}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_json_file(data, path)
 
 
 FIXTURE_SOURCE = "arbiter-fixtures"
