@@ -12,11 +12,11 @@ import hashlib
 import json
 import math
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -239,37 +239,47 @@ def _describe(feat: str, seen: str) -> str:
     return seen
 
 
-_LOADED: dict[tuple[str, float], PageReader] = {}
+_LOADED: dict[tuple[str, str, float], Any] = {}
 _LOADED_LOCK = threading.Lock()
+_T = TypeVar("_T")
 
 
-def load_reader(path: Path) -> PageReader:
+def load_cached(path: Path, what: str, load: Callable[[Path], _T]) -> _T:
     """A reader file, loaded once per process (and again when the file changes)."""
     try:
-        mtime = path.stat().st_mtime
+        key = (what, str(path), path.stat().st_mtime)
     except OSError as exc:
-        raise ReaderError(f"cannot read the page reader {path}: {exc.strerror or exc}") from None
-    key = (str(path), mtime)
+        raise ReaderError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
     with _LOADED_LOCK:
-        reader = _LOADED.get(key)
-    if reader is None:
-        reader = PageReader.load(path)
+        found = _LOADED.get(key)
+    if found is None:
+        found = load(path)
         with _LOADED_LOCK:
             if len(_LOADED) > 8:
                 _LOADED.clear()
-            _LOADED[key] = reader
-    return reader
+            _LOADED[key] = found
+    return cast(_T, found)
+
+
+def check_pinned(digest: str, path: Path, sha256: str, what: str) -> None:
+    """Refuse a reader file that is not byte for byte the one a profile pins."""
+    if digest != sha256:
+        raise ReaderError(
+            f"the {what} {path} is not the file this profile names (its sha256 is {digest[:12]}…, "
+            f"the profile's {sha256[:12]}…): adopt it with `arbiter model adopt`, or restore the file"
+        )
+
+
+def load_reader(path: Path) -> PageReader:
+    """A page reader file, loaded once per process (and again when the file changes)."""
+    return load_cached(path, "page reader", PageReader.load)
 
 
 def reader_for(model: str, sha256: str) -> PageReader:
     """The reader a profile names, refused unless its file is exactly the one the profile pins."""
     path = resolve(model)
     reader = load_reader(path)
-    if reader.sha256 != sha256:
-        raise ReaderError(
-            f"the page reader {path} is not the file this profile names (its sha256 is {reader.sha256[:12]}…, "
-            f"the profile's {sha256[:12]}…): adopt it with `arbiter model adopt`, or restore the file"
-        )
+    check_pinned(reader.sha256, path, sha256, "page reader")
     return reader
 
 

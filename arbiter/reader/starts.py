@@ -16,14 +16,20 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arbiter.ingest.pagination import page_marks
-from arbiter.reader.model import ReaderError, read_json_file, resolve, write_json_file
+from arbiter.reader.model import (
+    ReaderError,
+    check_pinned,
+    load_cached,
+    read_json_file,
+    resolve,
+    write_json_file,
+)
 
 FORMAT = "arbiter-start-reader/1"
 _WORD = re.compile(r"[a-z][a-z'\-]*[a-z]")
@@ -189,28 +195,9 @@ def write_starts(data: dict[str, Any], path: Path) -> None:
     write_json_file(data, path)
 
 
-_LOADED: dict[tuple[str, float], StartReader] = {}
-_LOCK = threading.Lock()
-
-
 def start_reader_for(model: str, sha256: str) -> StartReader:
     """The start reader a profile names, refused unless its file is exactly the one the profile pins."""
     path = resolve(model)
-    try:
-        key = (str(path), path.stat().st_mtime)
-    except OSError as exc:
-        raise ReaderError(f"cannot read the start reader {path}: {exc.strerror or exc}") from None
-    with _LOCK:
-        reader = _LOADED.get(key)
-    if reader is None:
-        reader = StartReader.load(path)
-        with _LOCK:
-            if len(_LOADED) > 8:
-                _LOADED.clear()
-            _LOADED[key] = reader
-    if reader.sha256 != sha256:
-        raise ReaderError(
-            f"the start reader {path} is not the file this profile names (its sha256 is {reader.sha256[:12]}…, "
-            f"the profile's {sha256[:12]}…)"
-        )
+    reader = load_cached(path, "start reader", StartReader.load)
+    check_pinned(reader.sha256, path, sha256, "start reader")
     return reader
