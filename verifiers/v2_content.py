@@ -13,7 +13,8 @@ from arbiter.contracts import ClassificationOutput, DocumentBundle, Segment
 from arbiter.contracts.profile import Profile
 from arbiter.ingest.pagination import PageMark, continues, restart
 from verifiers.base import IssueList
-from verifiers.content import ContentReading, PageReading, describe_cues, read_bundle
+from verifiers.content import ContentReading, PageReading, read_bundle
+from verifiers.content_text import describe_cues
 from verifiers.shares import round_to_one, type_shares
 from verifiers.v2_reader import page_read_as_other, segment_read_as_other
 from verifiers.v2_reader import span as _span
