@@ -8,15 +8,14 @@ import hashlib
 import importlib.util
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from arbiter.cli.model_report import pct, print_train, reasons, table
 from arbiter.cli.review import DbOpt
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail
 
@@ -37,19 +36,6 @@ OutDirOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
-
-
-def _pct(value: Any) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
-
-
-def _table(title: str, head: tuple[str, ...], rows: Sequence[Sequence[str]]) -> Table:
-    table = Table(title=title)
-    for name in head:
-        table.add_column(name, overflow="fold")
-    for row in rows:
-        table.add_row(*(Text(v) for v in row))
-    return table
 
 
 def _default_file(out_dir: Path) -> Path:
@@ -162,7 +148,7 @@ def train(
         found = load_ground_truth(url, out_dir)
         skipped = found.skipped
         if not found.documents:
-            why = f" ({len(skipped)} reviewed documents left out: {_reasons(skipped)})" if skipped else ""
+            why = f" ({len(skipped)} reviewed documents left out: {reasons(skipped)})" if skipped else ""
             raise fail(
                 f"No clinician-reviewed ground truth to learn from{why}; train without --from-ground-truth."
             )
@@ -217,53 +203,7 @@ def train(
     if json_out:
         sys.stdout.write(json.dumps(result, indent=1) + "\n")
         return
-    _print_train(result, shipped.version)
-
-
-def _reasons(skipped: list[tuple[str, str]]) -> str:
-    counts: dict[str, int] = {}
-    for _, why in skipped:
-        key = why.split(" (", 1)[0]
-        counts[key] = counts.get(key, 0) + 1
-    return "; ".join(f"{n} with {why}" for why, n in counts.items())
-
-
-def _print_train(result: dict[str, Any], shipped: str) -> None:
-    corpus = result["corpus"]
-    before, after = corpus["without_ground_truth"], corpus.get("with_ground_truth")
-    types = list(before["per_type"])
-    rows = [
-        (t, _pct(before["per_type"].get(t)), *([_pct(after["per_type"].get(t))] if after else []))
-        for t in types
-    ]
-    rows.append(("all pages", _pct(before["accuracy"]), *([_pct(after["accuracy"])] if after else [])))
-    head = ("type", "without the reviewed pages", *(("with them",) if after else ()))
-    out.print(_table(f"Corpus, held out by source ({before['pages']} pages)", head, rows))
-    gt = result.get("ground_truth")
-    if gt:
-        s, c = gt["shipped"], gt["candidate"]
-        rows = [(t, _pct(s["per_type"].get(t)), _pct(c["per_type"].get(t))) for t in gt["pages_by_type"]]
-        rows.append(("all pages", _pct(s["accuracy"]), _pct(c["accuracy"])))
-        rows.append(
-            (
-                "documents read right on every page",
-                _pct(s["documents_all_right"]),
-                _pct(c["documents_all_right"]),
-            )
-        )
-        title = f"Reviewed pages, held out in {gt['folds']} folds by document ({gt['documents']} documents, {s['pages']} pages)"
-        out.print(_table(title, ("type", f"shipped reader {shipped}", "candidate"), rows))
-    for item in result.get("skipped", []):
-        out.print(Text(f"left out: {item['doc_id']}: {item['why']}"))
-    out.print(
-        Text(
-            f"Calibration error (held out): {result['calibration']['ece']:.3f}, temperature {result['temperature']}"
-        )
-    )
-    out.print(Text(f"Wrote {result['file']} ({result['features']} features)\nsha256 {result['sha256']}"))
-    out.print(Text(f"Try it on the recorded history: arbiter policy simulate --model {result['file']}"))
-    out.print(Text(f"Adopt it: arbiter model adopt {result['file']} --out PROFILE.toml"))
-    out.print(Text("  (then run with --profile PROFILE.toml)"))
+    print_train(result, shipped.version)
 
 
 @model_app.command(cls=ArbiterCommand)
@@ -416,17 +356,17 @@ def show(
         out.print(Text(line))
     held = meta.get("held_out") or {}
     if held:
-        rows: list[tuple[str, ...]] = [(t, _pct(v)) for t, v in (held.get("per_type") or {}).items()]
-        rows.append(("all pages", _pct(held.get("accuracy"))))
-        out.print(_table("Held out by source (corpus)", ("type", "page accuracy"), rows))
+        rows: list[tuple[str, ...]] = [(t, pct(v)) for t, v in (held.get("per_type") or {}).items()]
+        rows.append(("all pages", pct(held.get("accuracy"))))
+        out.print(table("Held out by source (corpus)", ("type", "page accuracy"), rows))
         if held.get("ece") is not None:
             out.print(Text(f"Calibration error (held out): {held['ece']:.3f}"))
     gt = meta.get("ground_truth")
     if gt:
         s, c = gt["held_out"]["shipped"], gt["held_out"]["candidate"]
-        rows = [(str(t), _pct(s["per_type"].get(t)), _pct(v)) for t, v in c["per_type"].items()]
-        rows.append(("all pages", _pct(s["accuracy"]), _pct(c["accuracy"])))
+        rows = [(str(t), pct(s["per_type"].get(t)), pct(v)) for t, v in c["per_type"].items()]
+        rows.append(("all pages", pct(s["accuracy"]), pct(c["accuracy"])))
         title = (
             f"Reviewed pages held out ({gt['documents']} documents, {gt['pages']} pages, {gt['folds']} folds)"
         )
-        out.print(_table(title, ("type", f"reader {s.get('reader', '?')}", "this reader"), rows))
+        out.print(table(title, ("type", f"reader {s.get('reader', '?')}", "this reader"), rows))
