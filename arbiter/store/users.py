@@ -9,7 +9,7 @@ row (the app's ARBITER_REVIEW_LOCK_AFTER, default 10) the account is locked unti
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Literal
 
@@ -165,33 +165,87 @@ class Users(Repository):
         now: datetime | None = None,
     ) -> SignInCheck:
         """A throttled, audited sign-in: the account, or a refusal that says what to do (wrong name or
-        password, wait N s, or locked)."""
+        password, wait N s, or locked).
+
+        Atomic under concurrency: an attempt first reserves its password check with one conditional UPDATE
+        (counted as a failure until it succeeds; refused when another attempt changed the count first), so
+        a burst of simultaneous attempts checks no more passwords than the throttle allows; a success is
+        kept only if the account is still unlocked when it is recorded."""
         now = now or datetime.now(UTC)
         name = name.strip()
-        with self.read() as conn:
-            row = conn.execute(sa.select(users).where(users.c.name == name)).first()
-        m = row._mapping if row is not None else None
-        if m is not None and m["locked_at"] is not None:
-            self._failed(name, client, "locked", now)
-            return SignInCheck(None, LOCKED)
-        if m is not None and m["last_failed_at"] is not None:
-            wait = throttle_delay(m["failed_sign_ins"]) - (now - m["last_failed_at"]).total_seconds()
-            if wait > 0:
-                locked = self.record_failed_sign_in(name, client, "throttled", lock_after=lock_after, now=now)
-                return SignInCheck(None, LOCKED if locked else _wait_message(wait), retry_after_s=wait)
+        reserved = self._reserve_check(name, client, lock_after, now)
+        if isinstance(reserved, SignInCheck):
+            return reserved
         user = self.verify_password(name, password) if password else None
         if user is not None:
-            if m is not None and m["failed_sign_ins"]:
-                with self.write() as conn:
-                    conn.execute(
-                        sa.update(users)
-                        .where(users.c.name == name)
-                        .values(failed_sign_ins=0, last_failed_at=None)
-                    )
+            with self.write() as conn:
+                kept = conn.execute(
+                    sa.update(users)
+                    .where(users.c.name == name, users.c.locked_at.is_(None))
+                    .values(failed_sign_ins=0, last_failed_at=None)
+                ).rowcount
+                if not kept:  # the account was locked while its password was being checked
+                    details = {"client": client, "reason": "locked"}
+                    write_audit(conn, name, "user.sign_in_failed", name, details, at=now)
+                    return SignInCheck(None, LOCKED)
             return SignInCheck(user)
-        reason = "unknown_user" if m is None else "wrong_password"
-        locked = self.record_failed_sign_in(name, client, reason, lock_after=lock_after, now=now)
+        if not reserved:
+            self.record_failed_sign_in(name, client, "unknown_user", lock_after=lock_after, now=now)
+            return SignInCheck(None, WRONG)
+        locked = self._settle_failure(name, client, lock_after, now)
         return SignInCheck(None, LOCKED if locked else WRONG)
+
+    def _reserve_check(self, name: str, client: str, lock_after: int, now: datetime) -> SignInCheck | bool:
+        """Reserve one password check: True when reserved (the failure is counted and the throttle's clock
+        restarted), False for an unknown name, or the refusal (locked, or wait N s)."""
+        while True:
+            with self.write() as conn:
+                row = conn.execute(
+                    sa.select(users.c.failed_sign_ins, users.c.last_failed_at, users.c.locked_at).where(
+                        users.c.name == name
+                    )
+                ).first()
+                if row is None:
+                    return False
+                failures, last_failed, locked_at = row
+                if locked_at is not None:
+                    details = {"client": client, "reason": "locked"}
+                    write_audit(conn, name, "user.sign_in_failed", name, details, at=now)
+                    return SignInCheck(None, LOCKED)
+                delay = throttle_delay(failures)
+                wait = delay - (now - last_failed).total_seconds() if last_failed is not None else 0.0
+                if wait > 0:
+                    locked = _count_failure(conn, name, client, "throttled", lock_after, now)
+                    return SignInCheck(None, LOCKED if locked else _wait_message(wait), retry_after_s=wait)
+                # Compare and set: only if no other attempt counted a failure since the read above.
+                taken = conn.execute(
+                    sa.update(users)
+                    .where(
+                        users.c.name == name,
+                        users.c.locked_at.is_(None),
+                        users.c.failed_sign_ins == failures,
+                        sa.or_(
+                            users.c.last_failed_at.is_(None),
+                            users.c.last_failed_at <= now - timedelta(seconds=delay),
+                        ),
+                    )
+                    .values(failed_sign_ins=failures + 1, last_failed_at=now)
+                ).rowcount
+                if taken == 1:
+                    return True
+            # Another attempt got in first: read again (it is now throttled, locked, or free again).
+
+    def _settle_failure(self, name: str, client: str, lock_after: int, now: datetime) -> bool:
+        """Audit a wrong password whose failure the reservation already counted; lock at lock_after."""
+        with self.write() as conn:
+            failures = conn.execute(
+                sa.select(users.c.failed_sign_ins).where(users.c.name == name)
+            ).scalar_one_or_none()
+            details: dict[str, object] = {"client": client, "reason": "wrong_password"}
+            if failures is not None:
+                details["failures"] = int(failures)
+            write_audit(conn, name, "user.sign_in_failed", name, details, at=now)
+            return failures is not None and _lock_if_due(conn, name, int(failures), lock_after, now)
 
     def record_failed_sign_in(
         self,
@@ -206,28 +260,7 @@ class Users(Repository):
         password also restarts the throttle's clock. True when this failure locked the account."""
         now = now or datetime.now(UTC)
         with self.write() as conn:
-            values: dict[str, object] = {"failed_sign_ins": users.c.failed_sign_ins + 1}
-            if reason == "wrong_password":
-                values["last_failed_at"] = now
-            failures = conn.execute(
-                sa.update(users)
-                .where(users.c.name == name, users.c.locked_at.is_(None))
-                .values(**values)
-                .returning(users.c.failed_sign_ins)
-            ).scalar()
-            details: dict[str, object] = {"client": client, "reason": reason}
-            if failures is not None:
-                details["failures"] = int(failures)
-            write_audit(conn, name or "-", "user.sign_in_failed", name, details, at=now)
-            if failures is not None and int(failures) >= lock_after:
-                conn.execute(sa.update(users).where(users.c.name == name).values(locked_at=now))
-                write_audit(conn, "arbiter", "user.locked", name, {"failures": int(failures)}, at=now)
-                return True
-        return False
-
-    def _failed(self, name: str, client: str, reason: str, now: datetime) -> None:
-        with self.write() as conn:
-            write_audit(conn, name, "user.sign_in_failed", name, {"client": client, "reason": reason}, at=now)
+            return _count_failure(conn, name, client, reason, lock_after, now)
 
     def unlock(self, name: str, *, actor: str) -> None:
         """An admin lifts a lockout (and the throttle); audited."""
@@ -248,6 +281,40 @@ class Users(Repository):
         if user is None or not user.active or not user.is_admin:
             raise PermissionDenied(f"{name} is not an admin; only admins can do this.")
         return user
+
+
+def _count_failure(
+    conn: Connection, name: str, client: str, reason: str, lock_after: int, now: datetime
+) -> bool:
+    """Count and audit one failure in the caller's transaction (one atomic increment); True when it locked
+    the account."""
+    values: dict[str, object] = {"failed_sign_ins": users.c.failed_sign_ins + 1}
+    if reason == "wrong_password":
+        values["last_failed_at"] = now
+    failures = conn.execute(
+        sa.update(users)
+        .where(users.c.name == name, users.c.locked_at.is_(None))
+        .values(**values)
+        .returning(users.c.failed_sign_ins)
+    ).scalar()
+    details: dict[str, object] = {"client": client, "reason": reason}
+    if failures is not None:
+        details["failures"] = int(failures)
+    write_audit(conn, name or "-", "user.sign_in_failed", name, details, at=now)
+    return failures is not None and _lock_if_due(conn, name, int(failures), lock_after, now)
+
+
+def _lock_if_due(conn: Connection, name: str, failures: int, lock_after: int, now: datetime) -> bool:
+    """Lock the account when `failures` reached lock_after; True when it is locked (audited once, by the
+    attempt that locked it)."""
+    if failures < lock_after:
+        return False
+    locked = conn.execute(
+        sa.update(users).where(users.c.name == name, users.c.locked_at.is_(None)).values(locked_at=now)
+    ).rowcount
+    if locked:
+        write_audit(conn, "arbiter", "user.locked", name, {"failures": failures}, at=now)
+    return True
 
 
 def revoke_user_sessions(conn: Connection, name: str, now: datetime) -> int:
