@@ -155,3 +155,36 @@ def test_importing_the_store_hashes_no_password() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_keyboard_interrupt_in_a_worker_check_is_errored_with_a_blocker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In an ingestion worker (SIGINT ignored: the parent takes Ctrl+C), a check raising KeyboardInterrupt
+    is ERRORED with a BLOCKER, as SECURITY.md §1 says, not a fault recorded as an internal error."""
+    import signal
+
+    from arbiter.contracts import Severity, VerifierStatus
+    from tests.governor_helpers import CrashingVerifier
+    from verifiers import default_verifiers
+
+    monkeypatch.setattr(signal, "getsignal", lambda _sig: signal.SIG_IGN)  # the worker's SIGINT
+    crashing = CrashingVerifier("V9", error=KeyboardInterrupt)  # type: ignore[arg-type]
+    from arbiter.run.compose import build_engine
+
+    engine_job = WorkerJob(
+        load_profile(None),
+        build_engine(classifications=CLASSIFICATIONS).classifier,
+        mirror_root=tmp_path,
+        verifiers=[*default_verifiers(), crashing],  # type: ignore[list-item]
+    )
+    handed = ingest_and_check(PDFS / f"{DOCS[0]}.pdf", job=engine_job, doc_id=DOCS[0])
+    assert isinstance(handed.extra, Prepared)
+    assert handed.extra.fault is None
+    assert handed.extra.checked is not None
+    outcome = handed.extra.checked.outcome
+    assert outcome is not None
+    assert outcome.final_decision != "AUTO_ACCEPT"
+    results = {r.verifier: r for r in outcome.attempts[0].verifier_results}
+    assert results["V9"].status == VerifierStatus.ERRORED
+    assert [i.severity for i in results["V9"].issues] == [Severity.BLOCKER]

@@ -3,12 +3,15 @@
 A crash message never repeats the exception's text: it may quote the document, i.e. patient data.
 PhaseDeferred (batch mode queued an LLM request) is not a crash: it propagates once every verifier ended.
 Anything else a check raises — SystemExit, GeneratorExit, a KeyboardInterrupt raised by code — is a crash
-too; only the operator's interrupt (a KeyboardInterrupt on the main thread) goes through.
+too; only the operator's interrupt (a KeyboardInterrupt on the main thread of a process that takes Ctrl+C)
+goes through. An ingestion worker ignores SIGINT (its parent stops the run), so there every
+KeyboardInterrupt is code misbehaving: ERRORED like any other crash, never an internal error.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -25,9 +28,12 @@ log = logging.getLogger(__name__)
 
 
 def is_operator_interrupt(exc: BaseException) -> bool:
-    """Ctrl+C (and SIGTERM turned into it) arrives as a KeyboardInterrupt on the main thread; on any other
-    thread, and any other BaseException, it is code misbehaving."""
-    return isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread()
+    """Ctrl+C (and SIGTERM turned into it) arrives as a KeyboardInterrupt on the main thread of a process
+    that takes SIGINT; on any other thread, in a process that ignores SIGINT (an ingestion worker), and for
+    any other BaseException, it is code misbehaving."""
+    if not isinstance(exc, KeyboardInterrupt) or threading.current_thread() is not threading.main_thread():
+        return False
+    return signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
 
 
 class InlineExecutor(Executor):
