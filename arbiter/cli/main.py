@@ -9,6 +9,7 @@ import logging
 
 import typer
 
+from arbiter.cli.db import db_app
 from arbiter.cli.demo import demo
 from arbiter.cli.llm import llm_app
 from arbiter.cli.metrics import metrics
@@ -34,6 +35,7 @@ app = typer.Typer(
 for command in (run, verify, schema, demo, review, export, metrics):
     app.command(cls=ArbiterCommand)(command)
 app.add_typer(users_app, name="users")
+app.add_typer(db_app, name="db")
 app.add_typer(ops_app, name="ops")
 app.add_typer(llm_app, name="llm")
 app.add_typer(policy_app, name="policy")

@@ -43,12 +43,13 @@ def database_url(db: str | None, out_dir: Path) -> str:
 
 
 def open_store(url: str | None, *, retry_s: float | None = None) -> Store:
-    """The store at `url`, migrated to the current schema (disposed again when migrating fails)."""
+    """The store at `url` on the current schema: migrated when behind and this role owns the schema; an
+    application role (arbiter.store.roles) is refused in one line instead (disposed again when it fails)."""
     from arbiter.store import Store
 
     store = Store(url, retry_s=retry_s)
     try:
-        store.migrate()
+        store.ensure_schema()
     except BaseException:
         store.dispose()
         raise

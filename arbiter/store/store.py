@@ -84,6 +84,13 @@ class Store:
     def migrate(self, revision: str = "head") -> None:
         self.db.migrate(revision)
 
+    def ensure_schema(self) -> None:
+        """At head: nothing. Behind: migrate when this role may (SQLite, the owner), else DatabaseUnavailable
+        in one line naming `arbiter db migrate` (the application role never migrates; arbiter.store.roles)."""
+        from arbiter.store.roles import ensure_schema
+
+        ensure_schema(self.db)
+
     def downgrade(self, revision: str) -> None:
         self.db.downgrade(revision)
 
