@@ -22,6 +22,7 @@ from arbiter.contracts import SemanticChecks
 from arbiter.errors import InputError
 from arbiter.outputs import Location
 from arbiter.run.document import PENDING, DocResult, Pipeline
+from arbiter.run.lock import RunLocked, check_run_locks
 from arbiter.store.errors import DatabaseUnavailable
 
 PDF_SUFFIXES = {".pdf"}
@@ -137,6 +138,7 @@ class BatchRunner:
         self.workers = max(1, workers)
         self.force = force
         self.lock = threading.Lock()
+        self.draining = threading.Event()  # set: no new document starts; those under way are recorded
 
     def run(self, docs: list[InputDoc], progress: ProgressFn | None = None) -> dict[str, Any]:
         run_id = self.pipeline.run_id
@@ -150,12 +152,22 @@ class BatchRunner:
         tally = Tally(total=len(docs))
         interrupted: BaseException | None = None
         database_away: DatabaseUnavailable | None = None
+        lock_lost: RunLocked | None = None
         with (journal_dir / "results.jsonl").open("a", encoding="utf-8") as journal:
             try:
+                check_run_locks()
                 for result in self._results(docs):
                     self._record(result, tally, journal)
                     if progress:
                         progress(result)
+                    if lock_lost is None:
+                        try:
+                            check_run_locks()  # a database restart ends the run lock: retaken, or we stop
+                        except RunLocked as exc:
+                            lock_lost = exc  # record the documents under way, start no other
+                            self.draining.set()
+            except RunLocked as exc:
+                lock_lost = exc
             except DatabaseUnavailable as exc:
                 # Retried with backoff and still away: stop cleanly; a re-run finishes the rest.
                 database_away = exc
@@ -168,6 +180,9 @@ class BatchRunner:
         if database_away is not None:
             summary["stopped"] = "database_unavailable"
             summary["stopped_message"] = str(database_away)
+        if lock_lost is not None:
+            summary["stopped"] = "run_lock_lost"
+            summary["stopped_message"] = str(lock_lost)
         if journal_dir != run_dir:
             (run_dir / "results.jsonl").write_bytes((journal_dir / "results.jsonl").read_bytes())
             shutil.rmtree(journal_dir, ignore_errors=True)
@@ -176,6 +191,11 @@ class BatchRunner:
             raise DatabaseUnavailable(
                 f"{database_away} The run stopped after {tally.processed + tally.skipped} of {tally.total} "
                 f"documents; its summary is {run_dir / 'summary.json'}."
+            ) from None
+        if lock_lost is not None:
+            raise RunLocked(
+                f"{lock_lost} It stopped after {tally.processed + tally.skipped} of {tally.total} documents; "
+                f"its summary is {run_dir / 'summary.json'}."
             ) from None
         if isinstance(interrupted, KeyboardInterrupt):
             raise interrupted
@@ -190,13 +210,18 @@ class BatchRunner:
             in_flight: set[Future[DocResult]] = set()
             try:
                 for doc in pending:
+                    if self.draining.is_set():
+                        break
                     in_flight.add(pool.submit(self.pipeline.process, doc.path, doc.doc_id, force=self.force))
                     if len(in_flight) >= self.workers * 2:
                         done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
                         yield from (f.result() for f in done)
                 while in_flight:
+                    if self.draining.is_set():
+                        for future in in_flight:
+                            future.cancel()  # not started yet: left for the next run
                     done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
-                    yield from (f.result() for f in done)
+                    yield from (f.result() for f in done if not f.cancelled())
             except BaseException:
                 for future in in_flight:
                     future.cancel()

@@ -7,7 +7,9 @@ supersede each other's packets. A run therefore holds, for as long as it runs:
   command line);
 * for a SQLite database, the same on `<database file>.run-lock` (another output folder may name the same
   database with --db); for PostgreSQL, a session advisory lock on a connection whose application_name
-  records the holder, so a second run can say who it is.
+  records the holder, so a second run can say who it is. A PostgreSQL restart ends that session and its
+  lock: the run checks every CHECK_S seconds and takes it again; if another run took it first, the run stops
+  cleanly (RunLocked, its summary written, everything written kept).
 
 The operating system releases both when the holder exits, however it exits (kill -9 included): a stale
 lock file never blocks anyone. A second run waits up to `wait_s` seconds (ARBITER_RUN_LOCK_WAIT, default
@@ -18,12 +20,14 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import socket
 import sys
+import threading
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -37,6 +41,9 @@ PG_LOCK_KEY = 7420012  # pg_advisory_lock key of batch runs (7420011 is the migr
 APP_PREFIX = "arbiter-run"
 ENV_WAIT = "ARBITER_RUN_LOCK_WAIT"
 POLL_S = 0.5
+CHECK_S = 2.0  # how often a held PostgreSQL lock is checked (and retaken after a restart)
+VERIFY_MIN_S = 1.0  # check_run_locks() verifies it itself when the last check is older than this
+log = logging.getLogger(__name__)
 
 
 class RunLocked(UserError):
@@ -137,6 +144,7 @@ def _pg_lock(db_url: str, info: dict[str, Any], wait_s: float) -> Iterator[None]
     name = f"{APP_PREFIX} pid={info['pid']} started={info['started_at']} host={info['host']}"[:63]
     engine = make_engine(db_url, poolclass=sa.pool.NullPool)
     conn = engine.connect()
+    held: PgRunLock | None = None
     try:
         conn.exec_driver_sql("SELECT set_config('application_name', %(n)s, false)", {"n": name})
         conn.commit()
@@ -148,10 +156,108 @@ def _pg_lock(db_url: str, info: dict[str, Any], wait_s: float) -> Iterator[None]
                 raise RunLocked(_refusal("the database", holder, wait_s))
             time.sleep(POLL_S)
         conn.commit()
+        held = PgRunLock(engine, conn, name)
+        _HELD.append(held)
+        held.start()
         yield
     finally:
-        conn.close()  # the session ends: the advisory lock is released
+        if held is not None:
+            held.stop()
+            _HELD.remove(held)
+        else:
+            conn.close()  # the session ends: the advisory lock is released
         engine.dispose()
+
+
+class PgRunLock:
+    """A held PostgreSQL run lock that survives a database restart: a restart ends the session and with it the
+    advisory lock, so a watcher thread checks every CHECK_S seconds that this session still holds it and, if
+    not, takes it again on a fresh connection. If another run took it meanwhile, the lock is lost:
+    check_run_locks() raises RunLocked and the batch stops cleanly (everything written stays written)."""
+
+    def __init__(self, engine: sa.Engine, conn: sa.Connection, name: str) -> None:
+        self.engine = engine
+        self.conn: sa.Connection | None = conn
+        self.name = name
+        self.lost: str | None = None
+        self.checked_at = time.monotonic()
+        self._mutex = threading.Lock()
+        self._stopped = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="arbiter-run-lock", daemon=True)
+
+    def start(self) -> None:
+        self._watcher.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._watcher.join(timeout=10)
+        with self._mutex:
+            if self.conn is not None:
+                self.conn.close()  # the session ends: the advisory lock is released
+                self.conn = None
+
+    def _watch(self) -> None:
+        while not self._stopped.wait(CHECK_S):
+            self.verify()
+
+    def verify(self) -> None:
+        """Make sure this run still holds the lock: retake it after a restart, or record that it is lost."""
+        with self._mutex:
+            self.checked_at = time.monotonic()
+            if self.lost is not None or self._stopped.is_set():
+                return
+            try:
+                if self.conn is not None and self._holds(self.conn):
+                    return
+            except sa.exc.DBAPIError:
+                pass  # the server closed the session (a restart): take the lock again on a fresh one
+            self._close_quietly()
+            try:
+                conn = self.engine.connect()
+                conn.exec_driver_sql("SELECT set_config('application_name', %(n)s, false)", {"n": self.name})
+                got = conn.exec_driver_sql(f"SELECT pg_try_advisory_lock({PG_LOCK_KEY})").scalar_one()
+                conn.commit()
+            except sa.exc.DBAPIError:
+                return  # still away: try again at the next check (the run's own writes wait for it too)
+            if got:
+                self.conn = conn
+                log.warning("the database's run lock was lost (the server restarted) and is held again")
+                return
+            holder = _pg_holder(conn)
+            conn.close()
+            self.lost = (
+                f"This run lost its lock on the database (the server restarted) and "
+                f"{describe_holder(holder)} took it: this run stopped so that two runs never process the same "
+                "documents; everything it wrote is kept. Let the other run finish, then run again for the rest."
+            )
+            log.error("%s", self.lost)
+
+    def _holds(self, conn: sa.Connection) -> bool:
+        held = conn.exec_driver_sql(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = "
+            f"{PG_LOCK_KEY} AND pid = pg_backend_pid() AND granted"
+        ).scalar_one()
+        conn.commit()
+        return bool(held)
+
+    def _close_quietly(self) -> None:
+        if self.conn is not None:
+            with suppress(sa.exc.DBAPIError):
+                self.conn.close()
+            self.conn = None
+
+
+_HELD: list[PgRunLock] = []
+
+
+def check_run_locks() -> None:
+    """RunLocked when this process's run lost its database lock to another run (after a restart). Cheap: the
+    lock is verified at most every VERIFY_MIN_S seconds here, besides the watcher's own checks."""
+    for held in list(_HELD):
+        if held.lost is None and time.monotonic() - held.checked_at >= VERIFY_MIN_S:
+            held.verify()
+        if held.lost is not None:
+            raise RunLocked(held.lost)
 
 
 def _pg_holder(conn: sa.Connection) -> dict[str, Any] | None:
