@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from arbiter.contracts.content_profile import Content as Content
 from arbiter.contracts.content_profile import ReaderSettings as ReaderSettings
 from arbiter.contracts.content_profile import ValuePattern as ValuePattern
+from arbiter.contracts.limits import Limits
 from arbiter.errors import ConfigError
 
 CountName = Literal[
@@ -292,6 +293,7 @@ class Profile(Strict):
     baseline: Baseline | None = None
     content: Content = Field(default_factory=Content)
     guidance: dict[str, str] = Field(default_factory=dict)  # per type: how a clinician tells it (review app)
+    limits: Limits = Field(default_factory=Limits)  # size limits on every input (arbiter/contracts/limits.py)
 
     @model_validator(mode="after")
     def _content_types_known(self) -> Profile:

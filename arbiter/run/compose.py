@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from arbiter.classify import get_classifier
 from arbiter.classify.base import Classifier
 from arbiter.contracts import Extractor, ProductionClassification
+from arbiter.contracts.limits import Limits
 from arbiter.contracts.profile import Profile, load_profile
 from arbiter.errors import ConfigError
 from arbiter.ingest.cache import BundleCache
@@ -42,12 +43,12 @@ def database_url(db: str | None, out_dir: Path) -> str:
     return db or os.environ.get("DATABASE_URL") or f"sqlite:///{(out_dir / 'arbiter.db').resolve()}"
 
 
-def open_store(url: str | None, *, retry_s: float | None = None) -> Store:
+def open_store(url: str | None, *, retry_s: float | None = None, limits: Limits | None = None) -> Store:
     """The store at `url` on the current schema: migrated when behind and this role owns the schema; an
     application role (arbiter.store.roles) is refused in one line instead (disposed again when it fails)."""
     from arbiter.store import Store
 
-    store = Store(url, retry_s=retry_s)
+    store = Store(url, retry_s=retry_s, limits=limits)
     try:
         store.ensure_schema()
     except BaseException:

@@ -246,7 +246,7 @@ class Pipeline:
                 pdf,
                 doc_id,
                 pdf_sha,
-                "classification_failed",
+                checked.failure,
                 checked.classification_error or "",
                 started,
                 key=key,

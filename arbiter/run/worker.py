@@ -20,6 +20,7 @@ from typing import Any
 from arbiter import atomic
 from arbiter.classify.base import ClassificationError, Classifier, UsesDocumentLLM
 from arbiter.contracts import DocumentBundle, FinalDecision, StopReason, VerificationOutcome
+from arbiter.contracts.limits import TOO_LARGE, classification_problem
 from arbiter.contracts.profile import Profile
 from arbiter.decide.governor import verify_with_retries
 from arbiter.diagnostics import describe
@@ -67,6 +68,7 @@ class Checked:
     outcome: VerificationOutcome | None
     classification_error: str | None = None
     classify_ms: float = 0.0
+    failure: str = "classification_failed"  # the escalation reason when there is no outcome
 
 
 def classify_and_verify(
@@ -85,6 +87,9 @@ def classify_and_verify(
     except ClassificationError as exc:
         return Checked(None, None, classification_error=str(exc))
     classify_ms = _ms(t1)
+    too_large = classification_problem(produced.raw, profile.limits)
+    if too_large is not None:  # refused before anything of it is checked or stored
+        return Checked(None, None, classification_error=too_large, classify_ms=classify_ms, failure=TOO_LARGE)
     outcome = verify_with_retries(produced.raw, bundle, profile, verifiers=verifiers, context=context)
     return Checked(produced.raw, outcome, classify_ms=classify_ms)
 
@@ -180,6 +185,9 @@ def verify_one(
     as a run's for an unreadable PDF, and the same LLM usage on it."""
     if isinstance(bundle, IngestFailure):
         return failure_outcome(bundle.doc_id, f"pdf_{bundle.kind}", bundle.message, profile)
+    too_large = classification_problem(raw, profile.limits)
+    if too_large is not None:
+        return failure_outcome(bundle.doc_id, TOO_LARGE, too_large, profile)
     doc_llm = llm.for_document(bundle.doc_id) if llm is not None else None
     outcome = verify_with_retries(raw, bundle, profile, context=VerifyContext(llm=doc_llm))
     usage = llm_usage(doc_llm)

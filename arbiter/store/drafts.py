@@ -11,6 +11,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
+from arbiter.contracts.limits import Limits, answer_problem
+from arbiter.store.errors import TooLarge
 from arbiter.store.models import drafts, packets
 from arbiter.store.packet_rows import IN_REVIEW
 from arbiter.store.repository import Repository
@@ -27,11 +29,17 @@ def delete_drafts(conn: Connection, packet_id: str, reviewer: str | None = None)
 class Drafts(Repository):
     """Per-claim drafts: saved while the reviewer holds the claim, read back by that reviewer only."""
 
+    limits: Limits = Limits()  # the profile's [limits]; the Store sets them
+
     def save(
         self, packet_id: str, reviewer: str, payload: dict[str, Any], *, now: datetime | None = None
     ) -> bool:
-        """Write the reviewer's draft when they hold the packet's claim; False (nothing written) otherwise."""
+        """Write the reviewer's draft when they hold the packet's claim; False (nothing written) otherwise.
+        TooLarge when the draft is over the classification size limit (nothing written)."""
         now = now or datetime.now(UTC)
+        problem = answer_problem(payload, self.limits, what="draft")
+        if problem is not None:
+            raise TooLarge(problem)
         with self.write() as conn:
             claimed_at = conn.execute(
                 sa.select(packets.c.claimed_at).where(

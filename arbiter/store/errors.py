@@ -41,3 +41,8 @@ class DuplicateUser(StoreError):
 class DatabaseUnavailable(StoreError, UserError):
     """The database did not answer (connection lost, server restarting, SQLite locked) for the whole retry
     budget; the message says which database, what it said, and what to do."""
+
+
+class TooLarge(StoreError):
+    """An input over one of the profile's size limits ([limits]: review notes, a reviewer's answer, a draft);
+    the message says which, in one line, and nothing was written."""

@@ -22,10 +22,11 @@ from arbiter.contracts import (
     StopReason,
     VerificationOutcome,
 )
+from arbiter.contracts.limits import Limits, answer_problem, notes_problem
 from arbiter.store.adjudication import adjudication_packet, answered, disagreement, partner_answer
 from arbiter.store.audit import write_audit
 from arbiter.store.drafts import delete_drafts
-from arbiter.store.errors import ClaimLost
+from arbiter.store.errors import ClaimLost, TooLarge
 from arbiter.store.models import UTCDateTime, ground_truth, outcomes, packets, reviews
 from arbiter.store.packet_rows import COMPLETED, IN_REVIEW, SUPERSEDED, load_packet, packet_from_row
 from arbiter.store.records import RETRIES, insert_packet
@@ -87,6 +88,8 @@ def production_of(
 class Reviews(Repository):
     """What SMEs submit for the packets they claimed."""
 
+    limits: Limits = Limits()  # the profile's [limits]; the Store sets them
+
     def submit(
         self,
         packet_id: str,
@@ -102,6 +105,11 @@ class Reviews(Repository):
         commit together. The same idempotency_key again returns the first result."""
         if review.reviewer != reviewer:
             raise ValueError("The review is signed by a different reviewer than the one submitting it.")
+        problem = notes_problem(review.review_notes, self.limits) or answer_problem(
+            ground_truth_classification, self.limits
+        )
+        if problem is not None:
+            raise TooLarge(problem)
         stamp = now or datetime.now(UTC)
         for attempt in range(RETRIES):
             try:

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 from sqlalchemy.engine import Connection, Engine
 
+from arbiter.contracts.limits import Limits
 from arbiter.store.audit import AuditLog
 from arbiter.store.db import Database
 from arbiter.store.drafts import Drafts
@@ -48,8 +49,10 @@ class Store:
         engine: Engine | None = None,
         retry_s: float | None = None,
         max_claims: int = DEFAULT_MAX_CLAIMS,
+        limits: Limits | None = None,
     ) -> None:
         self.db = Database(url, engine=engine, retry_s=retry_s)
+        self.limits = limits or Limits()  # the profile's [limits]: review notes, answers, drafts
         self.audit = AuditLog(self.db)
         self.users = Users(self.db)
         self.queue = Queue(self.db, self.users, max_claims=max_claims)
@@ -59,6 +62,7 @@ class Store:
         self.ground_truth = GroundTruth(self.db)
         self.sessions = Sessions(self.db)
         self.drafts = Drafts(self.db)
+        self.reviews.limits = self.drafts.limits = self.limits
 
     # The database's lifecycle ----------------------------------------------------------------------------
     @property
