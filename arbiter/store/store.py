@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from sqlalchemy.engine import Connection, Engine
 
 from arbiter.store.audit import AuditLog
+from arbiter.store.blind import Blind
 from arbiter.store.db import Database
 from arbiter.store.drafts import Drafts
 from arbiter.store.operations import Operations
@@ -59,6 +60,7 @@ class Store:
         self.ground_truth = GroundTruth(self.db)
         self.sessions = Sessions(self.db)
         self.drafts = Drafts(self.db)
+        self.blind = Blind(self.db)
 
     # The database's lifecycle ----------------------------------------------------------------------------
     @property
