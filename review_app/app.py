@@ -53,6 +53,7 @@ def _main() -> None:
             pages.append(st.Page("views/operations.py", title="Operations (admin)", icon=":material/build:"))
         nav = st.navigation(pages, position="top")
         with st.sidebar:
+            session.keep_cookie()  # the browser's session cookie, set after a sign-in (review_app/session.py)
             st.caption(f"Signed in as **{escape(user.name)}** ({escape(user.role)})")
             if user.via == "password" and st.button("Sign out", key="sign_out"):
                 session.sign_out(state.the_store())
@@ -62,6 +63,8 @@ def _main() -> None:
                 "Alt+K skip to the next packet · Alt+J / Alt+L previous / next page"
             )
     nav.run()
+    if user is None:
+        session.keep_cookie()  # after a sign-out or a refused session: clears the browser's cookie
 
 
 try:
