@@ -23,8 +23,16 @@ st.set_page_config(
     initial_sidebar_state="collapsed",
 )
 
+# Every page starts just under the top bar (3.75rem): Streamlit's own 6rem top padding left about 150 px
+# empty above each page's title, and less than the bar hid the packet's title under it.
+TOP_CSS = (
+    "<style>[data-testid='stMainBlockContainer'] {padding-top: 4.25rem;}"
+    " [data-testid='stMainBlockContainer'] h1 {padding-top: 0.25rem;}</style>"
+)
+
 
 def _main() -> None:
+    st.html(TOP_CSS)  # style only: Streamlit puts it in the event container, where it takes no room
     user = state.current_user()
     if user is None:
         if state.settings().auth == "proxy":
