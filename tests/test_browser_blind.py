@@ -155,7 +155,9 @@ def test_blind_second_review_stays_blind_and_a_disagreement_is_adjudicated(
     alice.get_by_text(f"{DOC}: 1 version").wait_for()
     alice.get_by_text("Version 1 · Reviewer agreed · by alice").wait_for()
     for page in (bob, root):
-        page.get_by_text("A document whose blind review you may still be asked to give is not listed").wait_for()
+        page.get_by_text(
+            "A document whose blind review you may still be asked to give is not listed"
+        ).wait_for()
         assert page.get_by_text(f"{DOC}: ").count() == 0
         assert page.get_by_text("by alice").count() == 0
     _shot(bob, "bob-ground-truth-while-blind")
