@@ -23,8 +23,16 @@ st.set_page_config(
     initial_sidebar_state="collapsed",
 )
 
+# Every page starts just under the top bar (3.75rem): Streamlit's own 6rem top padding left about 150 px
+# empty above each page's title, and less than the bar hid the packet's title under it.
+TOP_CSS = (
+    "<style>[data-testid='stMainBlockContainer'] {padding-top: 4.25rem;}"
+    " [data-testid='stMainBlockContainer'] h1 {padding-top: 0.25rem;}</style>"
+)
+
 
 def _main() -> None:
+    st.html(TOP_CSS)  # style only: Streamlit puts it in the event container, where it takes no room
     user = state.current_user()
     if user is None:
         if state.settings().auth == "proxy":
@@ -53,6 +61,7 @@ def _main() -> None:
             pages.append(st.Page("views/operations.py", title="Operations (admin)", icon=":material/build:"))
         nav = st.navigation(pages, position="top")
         with st.sidebar:
+            session.keep_cookie()  # the browser's session cookie, set after a sign-in (review_app/session.py)
             st.caption(f"Signed in as **{escape(user.name)}** ({escape(user.role)})")
             if user.via == "password" and st.button("Sign out", key="sign_out"):
                 session.sign_out(state.the_store())
@@ -62,6 +71,8 @@ def _main() -> None:
                 "Alt+K skip to the next packet · Alt+J / Alt+L previous / next page"
             )
     nav.run()
+    if user is None:
+        session.keep_cookie()  # after a sign-out or a refused session: clears the browser's cookie
 
 
 try:

@@ -48,10 +48,16 @@ def skip(desk: Desk, packet_id: str) -> None:
 
 
 def agree(
-    desk: Desk, packet: SMEPacket, bundle: DocumentBundle | None, profile: Profile, attempt: dict[str, Any]
+    desk: Desk,
+    packet: SMEPacket,
+    bundle: DocumentBundle | None,
+    profile: Profile,
+    attempt: dict[str, Any],
+    stop: bool = False,
 ) -> None:
-    """The Agree button's callback: save with the notes and confidence on the page; on success the next
-    packet is open when the page draws; a refused Agree opens Correct; another failure is shown."""
+    """The Agree buttons' callback: save with the notes and confidence on the page; on success the next
+    packet is open when the page draws (Save and stop: none is claimed, so none is held); a refused Agree
+    opens Correct; another failure is shown."""
     if bundle is None:
         return
     packet_id = packet.packet_id
@@ -69,12 +75,21 @@ def agree(
         started_at=attempt["started_at"],
         token=attempt["token"],
     )
-    if outcome.ok:
+    if outcome.ok and stop:
+        stop_here(packet_id, outcome.message)
+    elif outcome.ok:
         advance(desk, packet_id, "success", outcome.message)
     elif outcome.needs_correction:
         drafts.update(switch_to_correct=True, agree_refused=[p.message for p in outcome.blocking])
     else:
         drafts["agree_failed"] = outcome
+
+
+def stop_here(packet_id: str, message: str) -> None:
+    """Close the saved packet and claim nothing: the reviewer holds no packet they are not working on."""
+    state.close_packet(packet_id)
+    st.session_state.pop(DONE_KEY, None)
+    state.flash("success", f"{message} No next packet was claimed.")
 
 
 def nothing_open(desk: Desk) -> NoReturn:

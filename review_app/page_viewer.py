@@ -186,7 +186,7 @@ def _strip(doc: Document, current: int, total: int) -> None:
 LOWER_HEIGHT = 330  # px: the issues frame under the decision in the right column
 # The packet page uses the whole 1366 x 768 screen: less blank space above and beside the content.
 PAGE_CSS = (
-    "<style>[data-testid='stMainBlockContainer'] {padding-top: 2.5rem; padding-left: 1.5rem;"
+    "<style>[data-testid='stMainBlockContainer'] {padding-left: 1.5rem;"
     " padding-right: 1.5rem; padding-bottom: 2rem;} .st-key-packet_head h1 {font-size: 1.6rem; padding: 0;}"
     " .st-key-packet_head [data-testid='stCaptionContainer'] {margin-top: -0.5rem;}</style>"
 )

@@ -1,9 +1,10 @@
 """Blind review and adjudication in a real browser (issue 11.3, 11.4): two reviewers and an admin at once, each
 in their own Chromium context at 1366×768, on one document sampled for a blind second review.
 
-alice reviews the escalation; bob, holding the blind second review, finds neither alice's packet in the queue
-nor her verdict on the Ground truth page; bob disagrees; the admin adjudicates, and the document's history
-shows the adjudicated version.
+alice reviews the escalation; bob, holding the blind second review, and root, who could still be handed it,
+find neither alice's packet in the queue nor her answer on the Ground truth page, also after bob skips the
+blind packet (issue 27: Skip opened it to him); bob disagrees; the admin adjudicates, and the document's
+history shows the adjudicated version.
 """
 
 from __future__ import annotations
@@ -103,8 +104,9 @@ def _packets(seeded: Seeded, kind: PacketKind) -> list[str]:
 def test_blind_second_review_stays_blind_and_a_disagreement_is_adjudicated(
     browsers: dict[str, Any], seeded: Seeded
 ) -> None:
-    """bob, holding the blind second review, sees neither alice's packet nor her verdict; his disagreeing
-    answer becomes no version; root keeps bob's answer and the history shows version 2, adjudicated."""
+    """bob (holding the blind second review, then skipping it) and root (who may still be handed it) see
+    neither alice's packet nor her answer; bob's disagreeing answer becomes no version; root keeps bob's
+    answer and the history shows version 2, adjudicated."""
     alice, bob, root = browsers["alice"], browsers["bob"], browsers["root"]
     [escalation] = _packets(seeded, PacketKind.ESCALATION)
     assert seeded.store.queue.claim(escalation, "alice") is not None  # alice is on the escalation
@@ -116,9 +118,13 @@ def test_blind_second_review_stays_blind_and_a_disagreement_is_adjudicated(
     [second] = _packets(seeded, PacketKind.SECOND_REVIEW)
     assert seeded.store.queue.get(second).claimed_by == "bob"
 
-    # The queue: both open packets of the document for root; for bob only his own, blind row.
+    # The queue: alice sees both packets of the document; bob and root only the blind row (root could
+    # still be handed it, so alice's escalation row, "Claimed by alice", is not shown to him either).
+    _go(alice, "Queue")
+    alice.get_by_text("2 packets match; showing 2.").wait_for()
     _go(root, "Queue")
-    root.get_by_text("2 packets match; showing 2.").wait_for()
+    root.get_by_text("1 packets match; showing 1.").wait_for()
+    assert root.get_by_text("alice").count() == 0
     _go(bob, "Queue")
     bob.get_by_text("1 packets match; showing 1.").wait_for()
     in_review = bob.locator("[data-testid='stMetric']").filter(has_text="In review")
@@ -133,18 +139,32 @@ def test_blind_second_review_stays_blind_and_a_disagreement_is_adjudicated(
     settle(alice)
     alice.get_by_text(f"Saved: {DOC} ground truth version 1").wait_for()
 
-    # The Ground truth page: root sees alice's version; bob finds nothing, even searching for it.
-    for page in (root, bob):
+    # bob skips the blind packet (Alt+K): nothing else waits, so it comes straight back to him, still blind.
+    _go(bob, "Packet")
+    bob.get_by_role("heading", name="Blind review").wait_for()
+    bob.get_by_role("button", name="Skip").click()
+    settle(bob)
+    bob.get_by_role("heading", name="Blind review").wait_for()
+
+    # The Ground truth page: alice sees her version; bob (after his skip) and root find nothing.
+    for page in (alice, root, bob):
         _go(page, "Ground truth")
         page.get_by_placeholder("document id").fill(DOC)
         page.keyboard.press("Enter")
         settle(page)
-    root.get_by_text(f"{DOC}: 1 version").wait_for()
-    root.get_by_text("Version 1 · Reviewer agreed · by alice").wait_for()
-    bob.get_by_text("A document you are reviewing blind is not listed").wait_for()
-    assert bob.get_by_text(f"{DOC}: ").count() == 0
-    assert bob.get_by_text("by alice").count() == 0
+    alice.get_by_text(f"{DOC}: 1 version").wait_for()
+    alice.get_by_text("Version 1 · Reviewer agreed · by alice").wait_for()
+    for page in (bob, root):
+        page.get_by_text(
+            "A document whose blind review you may still be asked to give is not listed"
+        ).wait_for()
+        assert page.get_by_text(f"{DOC}: ").count() == 0
+        assert page.get_by_text("by alice").count() == 0
     _shot(bob, "bob-ground-truth-while-blind")
+    _go(bob, "Queue")
+    bob.get_by_text("1 packets match; showing 1.").wait_for()
+    assert bob.get_by_text("alice").count() == 0
+    assert seeded.store.audit.events(action="answer.seen", actor="bob") == []
 
     # bob disagrees: his answer is saved, but no version is written; an adjudication waits.
     _go(bob, "Packet")

@@ -154,3 +154,38 @@ def test_thumbnails_and_zoom_change_the_page_shown(people: dict[str, Any], seede
     assert zoomed["width"] > page_two["width"] + 100
     assert round(zoomed["width"]) == 1224  # 150 % of a letter page's 816 CSS px
     _shot(alice, "alice-zoomed")
+
+
+def test_the_agree_panel_says_what_agree_saves_and_save_and_stop_claims_nothing(
+    people: dict[str, Any], seeded: Seeded
+) -> None:
+    """The Review tab names the answer Agree saves (type and pages) on the first screen under a whole title;
+    Save and stop saves it and leaves the reviewer holding no packet."""
+    from arbiter.review.answer_view import agree_line
+    from arbiter.review.desk import machine_answer
+
+    alice = people["alice"]
+    alice.get_by_role("button", name="Claim next").click()
+    settle(alice)
+    doc_id = _heading(alice)
+    packet_id = seeded.packet_id(doc_id)
+    line = agree_line(machine_answer(seeded.store.queue.get(packet_id)))
+    assert line.startswith("Agree saves: ")
+    said = alice.get_by_text(line, exact=True)
+    said.wait_for()
+    box = said.bounding_box()
+    assert box is not None
+    assert box["y"] + box["height"] <= VIEWPORT["height"]
+    title = alice.locator("h1").first.bounding_box()
+    header = alice.locator("[data-testid='stHeader']").bounding_box()
+    assert title is not None
+    assert header is not None
+    assert title["y"] >= header["y"] + header["height"] - 1  # the title is not under the top bar
+    _inside_first_screen(alice, "Save and stop")
+    _shot(alice, "alice-agree-panel")
+
+    alice.get_by_role("button", name="Save and stop").click()
+    settle(alice)
+    alice.get_by_text("No next packet was claimed.", exact=False).wait_for()
+    assert seeded.store.queue.get(packet_id).review_status == "COMPLETED"
+    assert seeded.store.queue.page(status="IN_REVIEW", claimed_by="alice") == []

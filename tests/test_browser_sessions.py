@@ -1,5 +1,6 @@
 """Sessions and drafts in a real Chromium at 1366×768: a reload keeps the reviewer signed in with the draft
-in place, sign-out ends the token, and a second reviewer and an admin, signed in at the same time in
+in place (the session in an app cookie, none in the address), a copied link opens the sign-in page, sign-out
+clears the cookie and ends the token, and a second reviewer and an admin, signed in at the same time in
 their own browser contexts, never see the first reviewer's draft."""
 
 from __future__ import annotations
@@ -107,7 +108,14 @@ def test_reload_keeps_sign_in_and_draft_and_others_never_see_it(app: tuple[Seede
     assert draft is not None
     assert draft["correct_notes"] == NOTE
     signed_in_url = alice.url
-    assert "session=" in signed_in_url
+    assert "session=" not in signed_in_url  # nothing in the address signs anyone in
+    cookie = next(c for c in alice.context.cookies() if c["name"] == "arbiter_session")
+    assert (cookie["sameSite"], cookie["path"], cookie["httpOnly"]) == ("Strict", "/", False)
+    assert seeded.store.sessions.check(cookie["value"]) is not None
+    pasted = _open(browser, signed_in_url)  # the address pasted into another browser
+    pasted.get_by_role("button", name="Sign in").wait_for()
+    assert pasted.get_by_text("Signed in as alice").count() == 0
+    pasted.context.close()
 
     alice.reload()
     settle(alice)
@@ -146,10 +154,18 @@ def test_reload_keeps_sign_in_and_draft_and_others_never_see_it(app: tuple[Seede
     alice.get_by_role("button", name="Sign out").click()
     settle(alice)
     alice.get_by_role("button", name="Sign in").wait_for()
+    assert [c for c in alice.context.cookies() if c["name"] == "arbiter_session"] == []  # cleared
+    assert seeded.store.sessions.check(cookie["value"]) is None  # and revoked on the server
     alice.goto(signed_in_url)
     settle(alice)
     alice.get_by_role("button", name="Sign in").wait_for()
-    alice.get_by_text("Your session has ended").wait_for()
     assert alice.get_by_text("Signed in as alice").count() == 0
     assert alice.get_by_text("Page not found").count() == 0  # the packet's address asks for sign-in too
     _shot(alice, "alice-old-url-after-sign-out")
+    stolen = browser.new_context(viewport=VIEWPORT)  # a copy of the cookie taken before the sign-out
+    stolen.add_cookies([{k: cookie[k] for k in ("name", "value", "domain", "path", "sameSite")}])
+    thief = stolen.new_page()
+    thief.goto(signed_in_url)
+    settle(thief)
+    thief.get_by_text("Your session has ended").wait_for()
+    assert thief.get_by_text("Signed in as alice").count() == 0

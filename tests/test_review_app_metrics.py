@@ -119,3 +119,16 @@ def test_as_of_before_the_run_shows_nothing_yet(seeded: Seeded) -> None:
     at.text_input(key="metrics_as_of").input("2020-01-01").run()
     assert not at.exception
     assert at.metric[0].value == "Unknown"
+
+
+def test_figures_from_too_few_reviews_say_so_with_their_n(seeded: Seeded) -> None:
+    """One corrected audit: 'not enough reviews (n=1)', never '100.0 %' in large type; the page says when it
+    was computed and offers Recompute."""
+    _audit_corrected(seeded)
+    at = _metrics_page("alice")
+    figures = {m.label: str(m.value) for m in at.metric}
+    assert figures["Dominant type wrong (audits)"] == "not enough reviews (n=1)"
+    assert figures["Reviewer agreement κ"] == "not enough pairs (n=0)"
+    assert "100.0 %" not in figures.values()
+    assert any(str(c.value).startswith("As of ") for c in at.caption)
+    assert at.button(key="metrics_refresh").label == "Recompute"

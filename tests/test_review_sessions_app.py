@@ -1,5 +1,6 @@
-"""Sessions and drafts in the review app, headless with AppTest: a new AppTest on the same URL is a browser
-reload (session state gone, the `?session=` token kept); drafts come back from the server."""
+"""Sessions and drafts in the review app, headless with AppTest: a new AppTest with the browser's session
+cookie is a browser reload (session state gone, the cookie kept; AppTest cannot send cookies, so
+`session.browser_cookie` reads a jar); drafts come back from the server."""
 
 from __future__ import annotations
 
@@ -13,12 +14,17 @@ import pytest
 from review_helpers import Seeded, app_on, app_test, sign_in
 
 from arbiter.review import desk
+from review_app import session
+
+JAR: dict[str, str] = {}  # the browser's cookies, as a reload would send them
 
 FIXED = {0: {"dominant_type": "ADMINISTRATIVE", "ADMINISTRATIVE": 1.0, "GENOMIC_REPORT": 0.0}}
 
 
 @pytest.fixture(name="seeded")
 def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
+    JAR.clear()
+    monkeypatch.setattr(session, "browser_cookie", lambda: JAR.get(session.COOKIE))
     with app_on(tmp_path, monkeypatch) as data:
         yield data
 
@@ -27,15 +33,22 @@ def _texts(elements: Any) -> list[str]:
     return [re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements]
 
 
+def _scripts(at: Any) -> str:
+    return "\n".join(str(e.value) for e in at.get("html"))
+
+
 def _token(at: Any) -> str:
-    token = at.query_params.get("session")
+    """The session token this page keeps, which its script writes into the browser's cookie."""
+    token = at.session_state["arbiter_session_token"]
     assert isinstance(token, str)
     assert token
+    assert token in _scripts(at) or JAR.get(session.COOKIE) == token
     return token
 
 
 def _reload(at: Any) -> Any:
-    """A browser reload: a fresh session on the same URL (its query parameters)."""
+    """A browser reload: a fresh session sending the cookie the page set (and the same address)."""
+    JAR[session.COOKIE] = _token(at)
     fresh = app_test()
     fresh.query_params = dict(at.query_params)
     return fresh.run()
@@ -52,13 +65,30 @@ def _claim_next(at: Any) -> str:
 
 
 def test_a_reload_keeps_the_reviewer_signed_in(seeded: Seeded) -> None:
-    """After sign-in the URL holds a session token; a reload with it shows the queue, no password asked."""
+    """After sign-in a cookie holds the session token; a reload with it shows the queue, no password asked."""
     at = sign_in(app_test())
+    script = _scripts(at)
+    assert f"{session.COOKIE}={_token(at)}; Max-Age=" in script
+    assert "Path=/; SameSite=Strict" in script
+    assert "'; Secure'" in script
     again = _reload(at)
     assert not again.exception
     assert "Review queue" in _texts(again.title)
     assert again.session_state["arbiter_signed_in"].name == "alice"
     assert _token(again) == _token(at)
+    assert session.COOKIE not in _scripts(again)  # the cookie is already there
+
+
+def test_the_address_carries_no_credential_and_a_copied_link_asks_for_sign_in(seeded: Seeded) -> None:
+    """No token rides in the URL; an address with an old `?session=` token opens the sign-in page."""
+    at = sign_in(app_test())
+    token = _token(at)
+    assert token not in repr(dict(at.query_params))
+    pasted = app_test()
+    pasted.query_params = {"session": token}
+    pasted.run()
+    assert _on_sign_in_page(pasted)
+    assert "session" not in pasted.query_params
 
 
 def test_without_a_token_a_reload_asks_for_sign_in(seeded: Seeded) -> None:
@@ -75,23 +105,25 @@ def test_without_a_token_a_reload_asks_for_sign_in(seeded: Seeded) -> None:
 def test_a_tampered_token_asks_for_sign_in(seeded: Seeded, spoil: Any) -> None:
     """A token changed by hand signs nobody in and leaves the URL."""
     at = sign_in(app_test())
-    fresh = app_test()
-    fresh.query_params = {"session": spoil(_token(at))}
-    fresh.run()
+    JAR[session.COOKIE] = spoil(_token(at))
+    fresh = app_test().run()
     assert _on_sign_in_page(fresh)
-    assert "session" not in fresh.query_params
+    assert "Max-Age=0" in _scripts(fresh)  # the spoiled cookie is cleared
 
 
-def test_sign_out_invalidates_the_token(seeded: Seeded) -> None:
-    """After Sign out, the old URL asks for sign-in and says the session ended."""
+def test_sign_out_clears_the_cookie_and_revokes_the_session(seeded: Seeded) -> None:
+    """Sign out clears the cookie and revokes the token: a copy of the old cookie asks for sign-in."""
     at = sign_in(app_test())
-    old = dict(at.query_params)
+    old = _token(at)
+    JAR[session.COOKIE] = old  # this connection came with the cookie (as after a reload)
     at.button(key="sign_out").click().run()
     assert _on_sign_in_page(at)
-    assert "session" not in at.query_params
-    fresh = app_test()
-    fresh.query_params = old
-    fresh.run()
+    assert f"{session.COOKIE}=; Max-Age=0; Path=/; SameSite=Strict" in _scripts(at)
+    assert not any("Your session has ended" in t for t in _texts(at.info))
+    assert seeded.store.sessions.check(old) is None
+    at.run()  # the connection still carries the old cookie: it is not taken again
+    assert _on_sign_in_page(at)
+    fresh = app_test().run()  # a browser that kept a copy
     assert _on_sign_in_page(fresh)
     assert any("Your session has ended" in t for t in _texts(fresh.info))
 

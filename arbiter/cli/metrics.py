@@ -49,7 +49,10 @@ def _summary(report: object) -> None:
         headline = f"too few audits to estimate ({headline_detail(report.audit)})"
     out.print(f"[bold]Arbiter false-accept rate:[/] {headline}")
     out.print(false_accept_sentence(report.audit))
-    table = Table("figure", "value", "detail", title="Ground-truth metrics")
+    table = Table(title="Ground-truth metrics")
+    table.add_column("figure", no_wrap=True)  # a figure's name stays whole; value and detail wrap
+    table.add_column("value")
+    table.add_column("detail")
     for label, split in false_accept_split(report.audit):
         table.add_row(f"False accept: {label}", rate_text(split), "blind audits of accepts")
     for name, value, detail in headline_figures(report):

@@ -16,6 +16,9 @@ SCOPE_LABELS = {
 }
 MODEL_LABELS = {"primary": "Primary model", "production": "Production classifier"}
 SEMANTIC_LABELS = {"rules_only": "rules only", "rules_and_model": "rules and a model"}
+# Below this many reviews (or pairs) a headline figure is not stated: "100.0 %" from 1 of 1, or κ 0.00 from one
+# pair, says more than it knows. Every figure carries its n.
+MIN_N = 5
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -38,6 +41,8 @@ def kappa_text(kappa: Kappa) -> str:
     """κ with its interval, or why it is undefined."""
     if kappa.n == 0:
         return "κ: no double-reviewed escalations yet"
+    if kappa.n < MIN_N:
+        return f"κ: not enough double reviews (n = {kappa.n}; {MIN_N} needed)"
     if kappa.kappa is None:
         return "κ undefined: every pair has one and the same label (chance agreement is 1)"
     band = (
@@ -45,7 +50,7 @@ def kappa_text(kappa: Kappa) -> str:
         if kappa.low is not None and kappa.high is not None
         else ""
     )
-    return f"κ = {kappa.kappa:.3f}{band}"
+    return f"κ = {kappa.kappa:.3f}{band} (n = {kappa.n})"
 
 
 def interval(rate: Rate) -> str:
@@ -141,7 +146,10 @@ def headline_figures(report: MetricsReport) -> list[tuple[str, str, str]]:
     primary = report.model_scores("primary", "sme").accuracy
     production = report.model_scores("production", "sme").accuracy
     kappa = report.agreement.kappa
-    k_value = ("undefined" if kappa.n else "—") if kappa.kappa is None else f"{kappa.kappa:.2f}"
+    if kappa.n < MIN_N:
+        k_value = small_n(kappa.n, "pairs")
+    else:
+        k_value = "undefined" if kappa.kappa is None else f"{kappa.kappa:.2f} (n={kappa.n})"
     k_detail = plural(kappa.n, "double-reviewed packet")
     if report.agreement.same_reviewer:
         k_detail += f" ({report.agreement.same_reviewer:,} by one reviewer left out)"
@@ -150,19 +158,31 @@ def headline_figures(report: MetricsReport) -> list[tuple[str, str, str]]:
     return [
         (
             "Dominant type wrong (audits)",
-            pct(report.audit.dominant_wrong.rate),
+            figure(report.audit.dominant_wrong),
             _counts(report.audit.dominant_wrong),
         ),
-        ("Primary accuracy (SME-reviewed)", pct(primary.rate), _counts(primary)),
-        ("Production accuracy (SME-reviewed)", pct(production.rate), _counts(production)),
+        ("Primary accuracy (SME-reviewed)", figure(primary), _counts(primary)),
+        ("Production accuracy (SME-reviewed)", figure(production), _counts(production)),
         (
             "Escalations the SME corrected",
-            pct(report.precision.escalations.rate),
+            figure(report.precision.escalations),
             _counts(report.precision.escalations),
         ),
-        ("Auto-fix success", pct(report.retry.success.rate), _counts(report.retry.success)),
+        ("Auto-fix success", figure(report.retry.success, "retries"), _counts(report.retry.success)),
         ("Reviewer agreement κ", k_value, k_detail),
     ]
+
+
+def small_n(n: int, what: str = "reviews") -> str:
+    """What a headline says instead of a figure below MIN_N."""
+    return f"not enough {what} (n={n})"
+
+
+def figure(rate: Rate, what: str = "reviews") -> str:
+    """A headline figure with its n, or 'not enough reviews (n=1)' below MIN_N."""
+    if rate.n < MIN_N:
+        return small_n(rate.n, what)
+    return f"{pct(rate.rate)} (n={rate.n:,})"
 
 
 def _counts(rate: Rate) -> str:

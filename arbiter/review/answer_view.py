@@ -37,6 +37,19 @@ def summary_line(classification: Any) -> str:
     )
 
 
+def agree_line(classification: Any) -> str:
+    """What Agree saves, in one line: 'Agree saves: LAB_REPORT · pages 1–3 LAB_REPORT; pages 4–6 ADMINISTRATIVE'."""
+    if not isinstance(classification, dict):
+        return "Agree saves: no readable classification."
+    segments = []
+    for segment in _segments(classification):
+        start, end = segment.get("start_page"), segment.get("end_page")
+        pages = f"page {start}" if start == end else f"pages {start}–{end}"
+        segments.append(f"{pages} {segment.get('dominant_type')}")
+    dominant = str(classification.get("dominant_type") or "no dominant type")
+    return f"Agree saves: {dominant} · " + ("; ".join(segments) or "no segments")
+
+
 def segment_heading(segment: dict[str, Any]) -> str:
     """'Segment 1 · pages 1–3 · LAB_REPORT' ('page 2' for a one-page segment)."""
     start, end = segment.get("start_page"), segment.get("end_page")

@@ -124,6 +124,44 @@ def production_summary(packet: SMEPacket, answer: Any) -> str:
     return f"The production classifier agrees: {production.dominant_type}."
 
 
+def _where(path: Any) -> str:
+    """'/segments/0/end_page' → 'segment 1 › end_page' (JSON Pointer, indices counted from 1)."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in str(path).split("/")[1:]]
+    words: list[str] = []
+    for part in parts:
+        if part.isdigit() and words:
+            words[-1] = f"{words[-1].rstrip('s')} {int(part) + 1}"
+        else:
+            words.append("the end" if part == "-" else part)
+    return " › ".join(words) or "the whole classification"
+
+
+def _value(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+_OP_WORDS = {
+    "replace": lambda op: f"set {_where(op.get('path'))} to {_value(op.get('value'))}",
+    "add": lambda op: f"add {_value(op.get('value'))} at {_where(op.get('path'))}",
+    "remove": lambda op: f"remove {_where(op.get('path'))}",
+    "move": lambda op: f"move {_where(op.get('from'))} to {_where(op.get('path'))}",
+    "copy": lambda op: f"copy {_where(op.get('from'))} to {_where(op.get('path'))}",
+    "test": lambda op: f"check that {_where(op.get('path'))} is {_value(op.get('value'))}",
+}
+
+
+def patch_words(patch: Any) -> str:
+    """A fix's JSON Patch in words: 'set segment 1 › end_page to 3; remove segment 2'."""
+    ops = patch if isinstance(patch, list) else [patch]
+    said = []
+    for op in ops:
+        words = _OP_WORDS.get(str(op.get("op"))) if isinstance(op, dict) else None
+        said.append(words(op) if words else _value(op))
+    text = "; ".join(said)
+    return text[:1].upper() + text[1:] if text else "No change"
+
+
 def retry_rows(packet: SMEPacket) -> list[dict[str, Any]]:
     """The retry log as rows: each attempt's decision and the fixes applied after it."""
     rows = []
@@ -138,7 +176,7 @@ def retry_rows(packet: SMEPacket) -> list[dict[str, Any]]:
                     {
                         "issue": fix.issue_id,
                         "code": fix.code,
-                        "patch": json.dumps(fix.patch, ensure_ascii=False),
+                        "patch": patch_words(fix.patch),
                         "before": fix.before,
                         "after": fix.after,
                     }

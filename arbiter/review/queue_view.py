@@ -123,3 +123,30 @@ def queue_rows(summaries: Iterable[Any], now: datetime | None = None) -> list[di
             }
         )
     return rows
+
+
+_KIND_LABELS = {
+    "ESCALATION": "escalation",
+    "SECOND_REVIEW": "blind review",
+    "AUDIT": "blind review",
+    "ADJUDICATION": "adjudication",
+}
+
+
+def claim_labels(summaries: Iterable[Any]) -> dict[str, str]:
+    """packet_id → a picker label naming each packet once: 'gen-guardant-02 · escalation (unclaimed)'; two
+    packets that would read alike (the same document and kind) also show their run."""
+    items = list(summaries)
+    base = {
+        s.packet_id: f"{s.doc_id} · {_KIND_LABELS.get(s.kind, s.kind.lower())} ({s.claimed_by or 'unclaimed'})"
+        for s in items
+    }
+    seen: dict[str, int] = {}
+    for label in base.values():
+        seen[label] = seen.get(label, 0) + 1
+    return {
+        s.packet_id: base[s.packet_id]
+        if seen[base[s.packet_id]] == 1
+        else f"{base[s.packet_id]} · {s.packet_id}"
+        for s in items
+    }

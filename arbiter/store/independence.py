@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arbiter.contracts import PacketKind
+from arbiter.store.blind import BLIND, seen_by
 from arbiter.store.models import packet_skips, packets
 
 _KIND_WORDS = {
@@ -44,6 +45,14 @@ def other_review(conn: Connection, packet: Mapping[str, Any], reviewer: str) -> 
         query = query.where(p.kind != PacketKind.ESCALATION.value)
     row = conn.execute(query.order_by(p.created_at, p.packet_id).limit(1)).first()
     if row is None:
+        if (
+            packet["kind"] in BLIND
+            and conn.execute(sa.select(seen_by(sa.literal(reviewer), sa.literal(packet["doc_id"])))).scalar()
+        ):
+            return (
+                f"{reviewer} has seen an earlier answer of {packet['doc_id']}; {kind_words(packet['kind'])} of "
+                "it needs a reviewer who has not, so it stays blind."
+            )
         return None
     if row.claimed_by != reviewer:
         done = "opened (and skipped)"

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arbiter.contracts import PacketKind, ReviewStatus, SMEPacket
+from arbiter.store.blind import BLIND, SEEN_ACTION, seen_by
 from arbiter.store.errors import UnknownPacket
 from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_skips, packets
 
@@ -39,25 +40,32 @@ _CLAIM_SET = {
 # of a double review, an audit and any other review of the document. Opening an escalation and skipping it
 # counts too (its page showed the machine's verdict); skipping a blind packet showed nothing to keep from
 # them. A pair stays barred after the first half is completed (a completed packet keeps its claimed_by).
+# Nor is anyone handed a blind packet of a document of which a page showed them an answer (store/blind.py).
 _SIB = packets.alias("sib")
 _SEEN = packet_skips.alias("seen")
 _ESCALATION = PacketKind.ESCALATION.value
+_BLIND_SQL = ", ".join(f"'{k}'" for k in BLIND)
 _INDEPENDENT_SQL = (
     "NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.doc_id = {p}.doc_id AND sib.packet_id <> {p}.packet_id "
     "AND ({p}.kind <> 'ESCALATION' OR sib.kind <> 'ESCALATION') AND (sib.claimed_by = :p_reviewer OR "
     "(sib.kind = 'ESCALATION' AND EXISTS (SELECT 1 FROM packet_skips AS seen "
-    "WHERE seen.reviewer = :p_reviewer AND seen.packet_id = sib.packet_id))))"
+    "WHERE seen.reviewer = :p_reviewer AND seen.packet_id = sib.packet_id)))) "
+    f"AND ({{p}}.kind NOT IN ({_BLIND_SQL}) OR NOT EXISTS (SELECT 1 FROM audit_log "
+    f"AS seen_answer WHERE seen_answer.target = {{p}}.doc_id AND seen_answer.actor = :p_reviewer "
+    f"AND seen_answer.action = '{SEEN_ACTION}'))"
 )
 
 
 def not_paired_with(reviewer: sa.ColumnElement[Any], table: Any = packets) -> sa.ColumnElement[bool]:
     seen = sa.exists().where(_SEEN.c.reviewer == reviewer, _SEEN.c.packet_id == _SIB.c.packet_id)
-    return ~sa.exists().where(
+    other_review = sa.exists().where(
         _SIB.c.doc_id == table.c.doc_id,
         _SIB.c.packet_id != table.c.packet_id,
         sa.or_(table.c.kind != _ESCALATION, _SIB.c.kind != _ESCALATION),
         sa.or_(_SIB.c.claimed_by == reviewer, sa.and_(_SIB.c.kind == _ESCALATION, seen)),
     )
+    saw_answer = sa.and_(table.c.kind.in_(BLIND), seen_by(reviewer, table.c.doc_id))
+    return sa.and_(~other_review, ~saw_answer)
 
 
 # Claim next in ONE statement: the most urgent claimable packet the reviewer has not skipped, walking the

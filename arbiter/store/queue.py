@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from arbiter.contracts import PacketKind, SMEPacket
 from arbiter.store.audit import write_audit
-from arbiter.store.blind import HIDDEN_MESSAGE, Hidden, hidden_from
+from arbiter.store.blind import HIDDEN_MESSAGE, Hidden, hidden_from, record_seen
 from arbiter.store.db import Database, upsert
 from arbiter.store.drafts import delete_drafts
 from arbiter.store.errors import NotIndependent, TooManyClaims, UnknownPacket, UnknownUser
@@ -55,7 +55,7 @@ class Queue(Repository):
         from total); for a `viewer`, without the packets hidden from them (a count that differs from the list
         would say a document they hold blind has another packet)."""
         with self.read() as conn:
-            shown = hidden_from(conn, viewer).visible(packets.c.doc_id, packets.c.packet_id)
+            shown = hidden_from(conn, viewer).visible(packets.c.doc_id, packets)
             by_status: dict[str, int] = dict(
                 conn.execute(
                     sa.select(packets.c.status, sa.func.count()).where(shown).group_by(packets.c.status)
@@ -89,7 +89,7 @@ class Queue(Repository):
         claimed_by: str | None,
         hidden: Hidden = _NOTHING,
     ) -> sa.Select[Any]:
-        query = query.where(hidden.visible(packets.c.doc_id, packets.c.packet_id))
+        query = query.where(hidden.visible(packets.c.doc_id, packets))
         statuses = as_list(status)
         if statuses:
             query = query.where(packets.c.status.in_(statuses))
@@ -188,19 +188,20 @@ class Queue(Repository):
         }
 
     def _hidden(self, viewer: str | None) -> Hidden:
-        if viewer is None:
-            return _NOTHING
-        with self.read() as conn:
-            return hidden_from(conn, viewer)
+        return _NOTHING if viewer is None else Hidden(viewer)
 
     def get(self, packet_id: str, *, viewer: str | None = None) -> SMEPacket:
-        """The packet; for a `viewer` who holds another, blind packet of its document, UnknownPacket."""
+        """The packet; UnknownPacket for a `viewer` it is hidden from (its document's blind review is open and
+        theirs to give, store/blind.py). An adjudication packet shows both answers: seen (recorded)."""
         with self.read() as conn:
             row = load_packet(conn, packet_id)
-            hidden = hidden_from(conn, viewer)
-            if row._mapping["doc_id"] in hidden.doc_ids and packet_id not in hidden.own_packets:
+            m = row._mapping
+            if hidden_from(conn, viewer).hides(conn, m["doc_id"], kind=m["kind"], status=m["status"]):
                 raise UnknownPacket(HIDDEN_MESSAGE)
-            return packet_from_row(row)
+        if viewer is not None and m["kind"] == PacketKind.ADJUDICATION.value:
+            with self.write() as conn:
+                record_seen(conn, viewer, [m["doc_id"]])
+        return packet_from_row(row)
 
     def status(self, packet_id: str) -> str:
         """The stored status (what get_packet(...).review_status also says)."""

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from arbiter.contracts.limits import Limits
 from arbiter.store.audit import AuditLog
+from arbiter.store.blind import Blind
 from arbiter.store.db import Database
 from arbiter.store.drafts import Drafts
 from arbiter.store.operations import Operations
@@ -63,6 +64,7 @@ class Store:
         self.sessions = Sessions(self.db)
         self.drafts = Drafts(self.db)
         self.reviews.limits = self.drafts.limits = self.limits
+        self.blind = Blind(self.db)
 
     # The database's lifecycle ----------------------------------------------------------------------------
     @property

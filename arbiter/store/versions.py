@@ -20,7 +20,7 @@ from arbiter.contracts import (
     VerificationSummary,
 )
 from arbiter.store.adjudication import unsettled
-from arbiter.store.blind import hidden_from
+from arbiter.store.blind import hidden_from, record_seen
 from arbiter.store.models import ground_truth
 from arbiter.store.repository import Repository
 
@@ -111,17 +111,22 @@ class GroundTruth(Repository):
     """Reads of the ground-truth versions (written by Records for accepts and Reviews for SME answers)."""
 
     def history(self, doc_id: str, *, viewer: str | None = None) -> list[GroundTruthRecord]:
-        """Every version of the document's ground truth, oldest first; none for a `viewer` who holds a blind
-        packet of the document (store/blind.py)."""
+        """Every version of the document's ground truth, oldest first; none for a `viewer` it is hidden from
+        (its blind review is open and theirs to give, store/blind.py). A reviewer's version shown to a `viewer`
+        is recorded as seen, so they are never handed a blind review of the document."""
         with self.read() as conn:
-            if doc_id in hidden_from(conn, viewer).doc_ids:
+            if hidden_from(conn, viewer).hides(conn, doc_id):
                 return []
             rows = conn.execute(
                 sa.select(ground_truth.c.payload)
                 .where(ground_truth.c.doc_id == doc_id)
                 .order_by(ground_truth.c.version)
             ).scalars()
-            return [GroundTruthRecord.model_validate(r) for r in rows]
+            history = [GroundTruthRecord.model_validate(r) for r in rows]
+        if viewer is not None and any(r.sme_review is not None for r in history):
+            with self.write() as conn:
+                record_seen(conn, viewer, [doc_id])
+        return history
 
     def latest(self, doc_id: str) -> GroundTruthRecord | None:
         with self.read() as conn:

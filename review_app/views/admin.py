@@ -3,7 +3,7 @@
 import streamlit as st
 
 from arbiter.review.packet_view import escape
-from arbiter.review.queue_view import queue_rows
+from arbiter.review.queue_view import claim_labels, queue_rows
 from review_app import state
 
 user = state.require_user()
@@ -18,7 +18,7 @@ state.show_flash()
 claims = store.queue.page(status=["PENDING", "IN_REVIEW"], limit=200, viewer=user.name)
 st.dataframe(queue_rows(claims), hide_index=True, key="admin_claims")
 ids = [c.packet_id for c in claims]
-labels = {c.packet_id: f"{c.doc_id} ({c.claimed_by or 'unclaimed'})" for c in claims}
+labels = claim_labels(claims)  # each packet once: two packets of one document read apart
 packet_id = st.selectbox("Packet", ids, format_func=lambda p: labels[p], key="admin_packet", index=None)
 if packet_id:
     c1, c2 = st.columns(2)

@@ -14,10 +14,13 @@ st.title("Ground truth")
 state.show_flash()
 search = st.text_input("Find a document", key="gt_search", placeholder="document id")
 page = int(st.number_input("Page", min_value=1, value=1, key="gt_page"))
-# viewer: a document the user holds a blind packet of is neither listed nor shown (the store's rule).
+# viewer: a document whose blind review the user may still give is neither listed nor shown (store/blind.py).
 latest = store.ground_truth.page(search=search or None, offset=(page - 1) * 50, limit=50, viewer=user.name)
 st.dataframe(latest_rows(latest), hide_index=True, key="gt_table")
-st.caption("A document you are reviewing blind is not listed until you submit or skip that review.")
+st.caption(
+    "A document whose blind review you may still be asked to give is not listed until that review is done; "
+    "opening a reviewer's answer here means you will not be asked to give it blind."
+)
 doc_ids = [row["doc_id"] for row in latest]
 doc_id = st.selectbox("Document", doc_ids, key="gt_doc", index=0 if doc_ids else None)
 if doc_id:

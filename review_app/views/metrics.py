@@ -1,7 +1,7 @@
 """Metrics page: the figures of `arbiter metrics --html` (false-accept rate first, then the same charts and
 tables), computed from the review database; every signed-in user may see it."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 import streamlit as st
 
@@ -30,7 +30,7 @@ from arbiter.metrics.text import (
     run_rows,
     same_reviewer_note,
 )
-from arbiter.review.blind import for_viewer, held_blind
+from arbiter.review.blind import for_viewer
 from review_app import state
 
 
@@ -40,15 +40,20 @@ def chart(svg: str) -> None:
     st.image(svg)
 
 
-@st.cache_data(ttl=300, show_spinner="Computing the metrics…", max_entries=8)
-def _report(db_url: str | None, as_of: datetime | None) -> MetricsReport:
+# Cached a minute (each rerun of the page would recompute otherwise); the page says when it was computed and
+# Recompute clears it, so it never silently disagrees with `arbiter metrics`.
+@st.cache_data(ttl=60, show_spinner="Computing the metrics…", max_entries=8)
+def _report(db_url: str | None, as_of: datetime | None) -> tuple[MetricsReport, datetime]:
     profile = load_profile()
-    return compute_metrics(state.the_store(), as_of, profile.taxonomy.document_types, policy=profile.metrics)
+    report = compute_metrics(
+        state.the_store(), as_of, profile.taxonomy.document_types, policy=profile.metrics
+    )
+    return report, datetime.now(UTC)
 
 
-state.require_user()
+user = state.require_user()
 st.title("Metrics")
-left, right = st.columns([3, 1])
+left, right = st.columns([3, 1], vertical_alignment="bottom")
 as_of_text = left.text_input(
     "As of (optional)", key="metrics_as_of", placeholder="e.g. 2026-03-01 or 2026-03-01T18:00Z (UTC)"
 )
@@ -61,10 +66,16 @@ if as_of_text.strip():
     except ValueError as exc:
         st.error(str(exc))
         st.stop()
-# A document the user holds a blind packet of is left out of the per-document rows (arbiter/review/blind.py).
-report = for_viewer(
-    _report(state.settings().db_url, as_of), held_blind(state.desk(state.require_user()).my_claims())
+computed, computed_at = _report(state.settings().db_url, as_of)
+st.caption(
+    f"As of {computed_at:%Y-%m-%d %H:%M:%S} UTC (kept up to a minute; Recompute reads the database again)",
+    help="The same figures `arbiter metrics` prints for the same database and time.",
 )
+# A document whose blind review the user may still give is left out of the per-document rows; the rows shown
+# are answers seen (arbiter/review/blind.py, store/blind.py).
+store = state.the_store()
+report = for_viewer(computed, store.blind.hidden_docs(user.name))
+store.blind.mark_seen(user.name, {d.doc_id for d in report.agreement.disagreements})
 
 fa = report.audit.false_accept
 st.metric(

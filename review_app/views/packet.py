@@ -8,7 +8,7 @@ import streamlit as st
 from arbiter.contracts import PacketKind
 from arbiter.record.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
-from arbiter.review.answer_view import types_in_play
+from arbiter.review.answer_view import agree_line, types_in_play
 from arbiter.review.context import NOT_ON_PAGE, issue_context
 from arbiter.review.desk import machine_answer
 from arbiter.review.drafts import DECISIONS
@@ -231,8 +231,7 @@ for retry_tab in more_tabs:
             )
             st.caption(escape(f"Issue codes: {row['issue_codes'] or 'none'}"))
             for fix in row["fixes"]:
-                st.markdown(escape(f"Fix for {fix['issue']} ({fix['code']})"))
-                st.code(fix["patch"], language="json")
+                st.markdown(escape(f"Fix for {fix['issue']} ({fix['code']}): {fix['patch']}"))
                 st.caption(escape(f"before: {fix['before']} → after: {fix['after']}"))
 
 with review_tab:
@@ -264,19 +263,29 @@ with review_tab:
         profile, profile.taxonomy.document_types if packet.blind else types_in_play(answer)
     )
     if decision == "Agree":
+        st.markdown("**" + escape(agree_line(answer)) + "**")  # what Alt+A saves, on screen
         # Outside the form, so the draft on the server follows the notes as they are typed.
         notes = st.text_area("Notes (optional)", key=f"agree_notes_{packet_id}", height=68)
         with st.form(f"agree_{packet_id}"):
             conf = drafting.initial(packet_id, "agree_conf", 0.9)
             confidence = st.slider("Your confidence", 0.0, 1.0, conf, 0.05, key=f"agree_conf_{packet_id}")
             # Saved in the button's callback, before the next run: that run draws the next packet (one run).
-            st.form_submit_button(
+            save_col, stop_col = st.columns(2)
+            save_col.form_submit_button(
                 "Agree and save",
                 type="primary",
                 shortcut="Alt+A",
                 disabled=not can_submit,
                 on_click=flow.agree,
                 args=(desk, packet, bundle, profile, attempt),
+                help="Save and open the next packet (Alt+A)",
+            )
+            stop_col.form_submit_button(
+                "Save and stop",
+                disabled=not can_submit,
+                on_click=flow.agree,
+                args=(desk, packet, bundle, profile, attempt, True),
+                help="Save and claim nothing more (the day's last packet)",
             )
         failed = drafts.pop("agree_failed", None)
         if failed is not None:
