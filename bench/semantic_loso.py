@@ -34,7 +34,7 @@ from arbiter.contracts.profile import Profile, ReaderSettings, load_profile
 from arbiter.ingest import ingest_pdf
 from arbiter.reader import train
 from arbiter.reader.corpus import TYPES, Item, default_root, items, load_corpus, load_sources
-from arbiter.reader.model import PACKAGED
+from arbiter.reader.model import PACKAGED, PageReader, reader_for
 from arbiter.reader.starts import fit_starts
 from bench.semantic import (
     CONSISTENCY_CODES,
@@ -109,11 +109,30 @@ def item_docs(corpus_items: list[Item], profile: Profile, tmp: Path) -> tuple[li
 
 
 def _fold_profile(
-    profile: Profile, data: dict[str, Any], path: Path, version: str, starts: dict[str, Any] | None = None
+    profile: Profile,
+    data: dict[str, Any],
+    path: Path,
+    version: str,
+    starts: dict[str, Any] | None = None,
+    baseline: dict[str, Any] | None = None,
 ) -> Profile:
     import hashlib
 
     from arbiter.reader.starts import write_starts
+
+    if baseline is not None and profile.baseline is not None and profile.baseline.reader is not None:
+        base_path = path.with_name(path.stem + "-baseline.json")
+        train.write_reader(baseline, base_path)
+        pinned = profile.baseline.reader.model_copy(
+            update={
+                "model": str(base_path),
+                "sha256": hashlib.sha256(base_path.read_bytes()).hexdigest(),
+                "version": version,
+            }
+        )
+        profile = profile.model_copy(
+            update={"baseline": profile.baseline.model_copy(update={"reader": pinned})}
+        )
 
     train.write_reader(data, path)
     settings = profile.content.reader
@@ -138,6 +157,11 @@ def _evaluate(docs: list[Doc], profile: Profile, tmp: Path, modes: tuple[str, ..
     use = tuple(m for m in chains.modes() if modes is None or m in modes)
     rows: dict[str, Any] = {"correct": [], "wrong": [], "baseline": []}
     classifier = get_classifier("baseline")
+    check = (
+        reader_for(profile.content.reader.model, profile.content.reader.sha256)
+        if profile.content.reader
+        else None
+    )
     for doc in docs:
         ctx = Ctx(profile, Lines(doc.bundle, profile))
         cases = [Case(doc.doc_id, doc.source, "correct", "the correct classification", doc.truth)]
@@ -165,6 +189,7 @@ def _evaluate(docs: list[Doc], profile: Profile, tmp: Path, modes: tuple[str, ..
             continue
         diff = differences(produced, doc.truth)
         answer = {"doc": doc.doc_id, "source": doc.source, "right": not diff}
+        answer["pages_wrong"], answer["pages_check_same"] = _same_mistakes(produced, doc, check)
         if diff:
             answer["wrong"] = diff
         for mode in use:
@@ -174,6 +199,25 @@ def _evaluate(docs: list[Doc], profile: Profile, tmp: Path, modes: tuple[str, ..
         rows["baseline"].append(answer)
     rows["modes"] = use
     return rows
+
+
+def _page_types(data: dict[str, Any]) -> dict[int, str]:
+    return {
+        page: seg["dominant_type"]
+        for seg in data["segments"]
+        for page in range(seg["start_page"], seg["end_page"] + 1)
+    }
+
+
+def _same_mistakes(produced: dict[str, Any], doc: Doc, check: PageReader | None) -> tuple[int, int]:
+    """Independence, page by page: how many pages the baseline typed wrong, and on how many of those the
+    content check's own reader makes the same mistake (reads the page as the baseline's wrong type)."""
+    said, truth = _page_types(produced), _page_types(doc.truth)
+    wrong = [p for p in doc.bundle.pages if said.get(p.page_num) != truth.get(p.page_num)]
+    if check is None:
+        return len(wrong), 0
+    same = sum(check.read(p.text).best()[0] == said.get(p.page_num) for p in wrong)
+    return len(wrong), same
 
 
 def _summarise(rows: dict[str, Any]) -> dict[str, Any]:
@@ -214,6 +258,10 @@ def _summarise(rows: dict[str, Any]) -> dict[str, Any]:
                     f"{a['doc']}: {a['wrong']}" for a in answers if not a["right"] and a[f"{mode}_accepted"]
                 ],
                 "right_by_type": _baseline_by_type(answers, rows),
+                # Independence: of the pages the baseline typed wrong, the share the check's reader reads
+                # the same wrong way (low is good: a check that shares the primary's mistakes misses them).
+                "pages_wrong": sum(a.get("pages_wrong", 0) for a in answers),
+                "pages_check_same_mistake": sum(a.get("pages_check_same", 0) for a in answers),
             },
             "missed": [
                 f"{c.doc_id} | {c.kind} | {c.description}"
@@ -258,6 +306,8 @@ def _shares(total: dict[str, Any]) -> None:
         total["share"] = _share(total["escalated"], total["cases"])
     if "documents" in total and "right" in total:
         total["share_right"] = _share(total["right"], total["documents"])
+    if "pages_wrong" in total:
+        total["pages_same_mistake_share"] = _share(total["pages_check_same_mistake"], total["pages_wrong"])
 
 
 def run(
@@ -290,6 +340,8 @@ def run(
     pages = train.corpus_pages(docs) + train.fixture_pages()
     say(f"loso: {len(pages)} training pages")
     held = train.out_of_source(pages, log=say)
+    learned_baseline = profile.baseline is not None and profile.baseline.reader is not None
+    held_words = train.out_of_source(pages, view=train.BASELINE_VIEW, log=say) if learned_baseline else None
     pairs = train.corpus_pairs(docs) if profile.content.reader and profile.content.reader.starts else []
     all_sources = sorted({p.source for p in pages})
     folds = [s for s in all_sources if only is None or s in only]
@@ -309,8 +361,12 @@ def run(
             temperature = train.fit_temperature(held.logits[mask], held.labels[mask])
             data = train.fit(others, temperature=temperature).data
             starts = fit_starts([p for p in pairs if p.source != source]) if pairs else None
+            baseline = None
+            if held_words is not None:  # the baseline's own reader, fitted on the other sources too
+                words_t = train.fit_temperature(held_words.logits[mask], held_words.labels[mask])
+                baseline = train.fit(others, view=train.BASELINE_VIEW, temperature=words_t).data
             fold_profile = _fold_profile(
-                profile, data, tmp / f"reader-{source}.json", f"loso-{source}", starts
+                profile, data, tmp / f"reader-{source}.json", f"loso-{source}", starts, baseline
             )
             if source == train.FIXTURE_SOURCE:
                 held_docs, skipped = fixture_list, []

@@ -34,6 +34,7 @@ from arbiter.classify.baseline_pages import (
     score_page,
     split_segments,
 )
+from arbiter.classify.baseline_reader import cue_disagreement, read_pages
 from arbiter.classify.cues import (
     CueMatcher,
     PageLines,
@@ -58,6 +59,8 @@ class BaselineClassifier:
         if not pages:
             raise ClassificationError("The document has no pages, so there is nothing to classify.")
         scored = [score_page(page, matcher, profile) for page in pages]
+        if matcher.settings.reader is not None:
+            read_pages(scored, profile, matcher)  # a learned reader decides the pages' types
         mark_restarts(scored, matcher)
         assign_types(scored, matcher, types)
         if all(s.page_type is None for s in scored):
@@ -188,6 +191,10 @@ def _segment_output(
     units = apportion(present, types)
     dominant = arg_max(units, types)
     confidence, doubts = segment_confidence(seg, units, totals if quoted else {}, dominant, settings, types)
+    disagreement = cue_disagreement(seg, dominant) if settings.reader is not None else None
+    if disagreement is not None:  # two readings of the page that disagree: no confident answer
+        confidence = min(confidence, settings.confidence_floor)
+        doubts.append(disagreement)
     entries = []
     for doc_type in types:
         share = units[doc_type] / UNITS

@@ -122,10 +122,14 @@ def reasoning(
                 hits[hit.phrase] = hits.get(hit.phrase, False) or hit.title
                 if hit.kind == "label":
                     labels.add(hit.phrase)
+        read = [h for s in seg.pages for h in s.hits.get(doc_type, []) if h.kind == "read"]
         cues = sorted(hits, key=lambda p: (not hits[p], p in labels, p))[:5]
         listed = [
             f'"{p}"' + (" (title)" if hits[p] else " (field label)" if p in labels else "") for p in cues
         ]
+        if read:  # the learned reader's lines: the strongest two, shortened
+            best = sorted(read, key=lambda h: -h.weight)[:2]
+            listed = [f"read as this type ({', '.join(_short(h.phrase) for h in best)})"]
         count = sum(s.form_fields for s in seg.pages)
         if fields:
             examples = ", ".join(f'"{f}"' for f in fields[:2])
@@ -181,3 +185,7 @@ def apportion(weights: dict[str, float] | dict[str, int], types: list[str]) -> d
             units[t] = 1
             units[arg_max(units, types)] -= 1
     return units
+
+
+def _short(line: str, limit: int = 60) -> str:
+    return f'"{line}"' if len(line) <= limit else f'"{line[: limit - 1]}…"'

@@ -32,8 +32,9 @@ class Hit(NamedTuple):
     phrase: str  # the normalised cue phrase, or a fill-in field's label
     title: bool  # found in the page's title
     # "cue": a cue phrase in the page's text; "label": a cue of a non-administrative type found only in
-    # fill-in field labels (it names what to write, not what the page is); "form": a fill-in field.
-    kind: Literal["cue", "label", "form"] = "cue"
+    # fill-in field labels (it names what to write, not what the page is); "form": a fill-in field;
+    # "read": a line the learned reader ([baseline.reader]) reads as the type (baseline_reader.py).
+    kind: Literal["cue", "label", "form", "read"] = "cue"
 
 
 @dataclass
@@ -49,6 +50,7 @@ class PageScore:
     form_fields: int = 0  # fill-in fields, when the page reads as a form
     numbering: tuple[PageMark, ...] = ()  # printed page numbers
     restart: bool = False  # its numbering restarts at page 1: a new document begins here
+    cue_type: str | None = None  # the type the cue phrases alone give the page (with a learned reader)
 
 
 @dataclass

@@ -30,6 +30,22 @@ class ValuePattern(Strict):
         return regex
 
 
+class BaselineReader(Strict):
+    """The offline baseline classifier's own learned page reader (`[baseline.reader]`): a separate file from
+    the content check's, fitted on another view of the page (words, pairs and headings only), so that the
+    primary and its check do not make the same mistakes. It decides each page's type; the cue phrases
+    still find numbering and vendors. Pinned by sha256 like the check's reader."""
+
+    model: str = Field(min_length=1, description="A file in arbiter/reader/models/, or a path.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="The model file's sha256.")
+    version: str = Field(min_length=1)
+    min_share: float = Field(
+        default=0.1, ge=0, lt=0.5, description="A type the reader gives a page less than this is not claimed."
+    )
+    min_words: int = Field(default=5, ge=0, description="A page with fewer words takes its neighbour's type.")
+    min_line_chars: int = Field(default=12, ge=1, description="The shortest line quoted as evidence.")
+
+
 class ReaderSettings(Strict):
     """The learned page reader (arbiter/reader): which model file, pinned by its sha256, and when its
     reading contradicts an answer. Adopting a new reader is a change of this table, so of the profile's

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from arbiter.contracts.content_profile import BaselineReader as BaselineReader
 from arbiter.contracts.content_profile import Content as Content
 from arbiter.contracts.content_profile import ReaderSettings as ReaderSettings
 from arbiter.contracts.content_profile import ValuePattern as ValuePattern
@@ -260,6 +261,9 @@ class Baseline(Strict):
     )
     evidence_per_type: int = Field(default=2, ge=1, le=5)
     max_snippet_chars: int = Field(default=160, ge=20)
+    reader: BaselineReader | None = Field(
+        default=None, description="A learned page reader decides each page's type (the cues when absent)."
+    )
 
     @field_validator("cues")
     @classmethod
@@ -362,4 +366,11 @@ def load_profile(path: Path | str | None = None, *, open_reader: bool = True) ->
                 start_reader_for(settings.starts, settings.starts_sha256)
         except ReaderError as exc:
             raise ConfigError(f"Profile {source}: {exc}") from None
+    if open_reader and profile.baseline is not None and profile.baseline.reader is not None:
+        from arbiter.reader.model import ReaderError, reader_for
+
+        try:
+            reader_for(profile.baseline.reader.model, profile.baseline.reader.sha256)
+        except ReaderError as exc:
+            raise ConfigError(f"Profile {source}: [baseline.reader]: {exc}") from None
     return profile

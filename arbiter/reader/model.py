@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -105,6 +105,7 @@ class PageReader:
                     left, right = name[2:].split(" ", 1)
                     self._pairs[(left, right)] = i
         self._lock = threading.Lock()
+        self._deltas: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -134,6 +135,17 @@ class PageReader:
 
     def _vector(self, text: str) -> tuple[np.ndarray, np.ndarray, int]:
         """The page's active feature indices and their values (log counts, L2-normalised)."""
+        found, tokens = self._found(text)
+        if not found:
+            return np.zeros(0, dtype=np.int64), np.zeros(0), tokens
+        counts = np.bincount(np.asarray(found, dtype=np.int64), minlength=len(self.names))
+        ids_array = np.flatnonzero(counts)
+        values = np.log1p(counts[ids_array])
+        values /= math.sqrt(float(values @ values))
+        return ids_array, values, tokens
+
+    def _found(self, text: str) -> tuple[list[int], int]:
+        """Every feature occurrence of the text, as indices (repeated as often as seen), and its tokens."""
         cache = self._tokens
         found: list[int] = []
         extend, append = found.extend, found.append
@@ -166,13 +178,7 @@ class PageReader:
             i = index.get(feat)
             if i is not None:
                 append(i)
-        if not found:
-            return np.zeros(0, dtype=np.int64), np.zeros(0), len(tokens)
-        counts = np.bincount(np.asarray(found, dtype=np.int64), minlength=len(self.names))
-        ids_array = np.flatnonzero(counts)
-        values = np.log1p(counts[ids_array])
-        values /= math.sqrt(float(values @ values))
-        return ids_array, values, len(tokens)
+        return found, len(tokens)
 
     def logits(self, text: str) -> tuple[np.ndarray, int]:
         ids, values, words = self._vector(text)
@@ -214,6 +220,24 @@ class PageReader:
             by_label[label] = by_label.get(label, 0.0) + contribution.pop(i)
         ranked = sorted((v, k) for k, v in by_label.items() if v > 0.02)
         return [label for _, label in reversed(ranked[-limit:])]
+
+    def line_scores(self, lines: Sequence[str], toward: str) -> list[float]:
+        """How far each line on its own pulls the reader toward one type rather than the others' mean (the
+        sum of its words', pairs' and heading's weights, over the root of their number): what a quoted line
+        shows for the type."""
+        if toward not in self.types:
+            return [0.0] * len(lines)
+        delta = self._deltas.get(toward)
+        if delta is None:
+            t = self.types.index(toward)
+            others = (self.weights.sum(axis=1) - self.weights[:, t]) / max(len(self.types) - 1, 1)
+            delta = self._deltas[toward] = self.weights[:, t] - others
+        out: list[float] = []
+        for line in lines:
+            ids = self._found(line)[0]
+            # Per square root of its features: a title's few strong words beat a long line of weak ones.
+            out.append(float(delta[ids].sum()) / math.sqrt(len(ids)) if ids else 0.0)
+        return out
 
     def describe(self) -> str:
         return f"page reader {self.version or '?'} ({len(self.names)} features, view {self.view_name})"

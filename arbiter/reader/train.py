@@ -257,6 +257,8 @@ def write_reader(data: dict[str, Any], path: Path) -> None:
 
 SHIPPED = "page_reader.json"
 STARTS = "start_reader.json"
+BASELINE = "baseline_reader.json"  # the offline baseline classifier's own reader: the words view
+BASELINE_VIEW = "words"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,9 +276,32 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=PACKAGED / SHIPPED)
     parser.add_argument("--version", default=dt.date.today().isoformat())
+    parser.add_argument(
+        "--only",
+        choices=("check", "baseline"),
+        default=None,
+        help="refit only the content check's readers, or only the baseline classifier's (default: all three)",
+    )
     args = parser.parse_args(argv)
     docs = load_corpus(args.corpus or default_root())
     pages = corpus_pages(docs) + fixture_pages()
+    out: dict[str, Any] = {}
+    if args.only != "check":
+        base, base_summary = train_reader(
+            pages,
+            view=BASELINE_VIEW,
+            version=args.version,
+            note="corpus/ and arbiter/demo fixtures; the baseline classifier's reader (words view)",
+            log=lambda m: print(m, file=sys.stderr),
+        )
+        base_path = args.out.parent / BASELINE
+        write_reader(base, base_path)
+        out["baseline_file"] = str(base_path)
+        out["baseline_sha256"] = hashlib.sha256(base_path.read_bytes()).hexdigest()
+        out["baseline_held_out"] = {k: base_summary[k] for k in ("accuracy", "calibration")}
+    if args.only == "baseline":
+        print(json.dumps(out, indent=1))
+        return 0
     data, summary = train_reader(
         pages,
         version=args.version,
@@ -298,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     starts_path = args.out.parent / STARTS
     write_starts(starts, starts_path)
-    out = {
+    out = out | {
         "file": str(args.out),
         "sha256": digest,
         "features": len(data["features"]),

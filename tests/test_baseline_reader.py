@@ -1,0 +1,155 @@
+"""The baseline classifier with its own learned page reader ([baseline.reader], the shipped profile): pages
+typed by the reader, lines it reads quoted verbatim as evidence, forms held at the floor, a pinned file that
+is not the content check's, and no input that crashes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arbiter.classify.base import ClassificationError
+from arbiter.classify.baseline import BaselineClassifier
+from arbiter.contracts import ClassificationOutput, DocumentBundle, Page
+from arbiter.contracts.profile import load_profile
+from arbiter.errors import ConfigError
+from arbiter.reader.model import resolve
+from tests.test_classifiers import BLANK_PREAUTH, CUE_LINES, assert_complete, dominant, make_bundle, make_page
+
+PROFILE = load_profile()
+REPO = Path(__file__).resolve().parents[1]
+
+# A pharmacogenomic result: star alleles, phenotypes, rsIDs, and none of the baseline's genomic cue phrases.
+PGX = [
+    "Medication response summary",
+    "CYP2C19 *1/*2 Intermediate metabolizer",
+    "CYP2D6 *1/*4 Intermediate metabolizer",
+    "SLCO1B1 rs4149056 T/C Decreased function",
+    "Clopidogrel: consider an alternative antiplatelet therapy (CPIC level A).",
+    "Genotype results were obtained by targeted allele testing.",
+]
+# A clinic letter with nothing a lexicon lists as a note's title.
+LETTER = [
+    "Dear Dr. Alvarez,",
+    "Thank you for asking me to see Mrs. Okafor, who attended clinic today with her daughter.",
+    "She describes three months of breathlessness on exertion and ankle swelling.",
+    "On examination her chest was clear and there was pitting oedema to the mid shin.",
+    "I have increased her furosemide and will review her in six weeks.",
+    "Yours sincerely,",
+]
+
+
+def classify(bundle: DocumentBundle) -> ClassificationOutput:
+    return ClassificationOutput.model_validate(json.loads(BaselineClassifier().classify(bundle, PROFILE).raw))
+
+
+def test_the_shipped_profile_gives_the_baseline_a_reader_of_its_own() -> None:
+    """The baseline's reader is a different file than the content check's, and reads only the words view."""
+    assert PROFILE.baseline is not None
+    assert PROFILE.baseline.reader is not None
+    assert PROFILE.content.reader is not None
+    mine, check = resolve(PROFILE.baseline.reader.model), resolve(PROFILE.content.reader.model)
+    assert mine != check
+    assert json.loads(mine.read_text())["view"] == "words"
+    assert json.loads(check.read_text())["view"] == "full"
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"), [(PGX, "GENOMIC_REPORT"), (LETTER, "CLINICAL_NOTE")], ids=["pgx", "letter"]
+)
+def test_pages_are_typed_by_the_reader(lines: list[str], expected: str) -> None:
+    """A page no cue phrase names is typed by what the reader reads, with a confident, evidenced answer."""
+    bundle = make_bundle([make_page(1, lines)])
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    assert [s.dominant_type for s in out.segments] == [expected]
+    kind = next(t for t in out.segments[0].types if t.document_type == expected)
+    assert kind.evidence
+    assert "read as this type" in out.segments[0].classification_reasoning
+
+
+def test_two_documents_of_different_types_are_two_segments() -> None:
+    """A letter followed by a pharmacogenomic page is split where the reader's type changes."""
+    bundle = make_bundle([make_page(1, LETTER), make_page(2, PGX)])
+    out = classify(bundle)
+    assert_complete(out, bundle)
+    assert [(s.start_page, s.end_page, s.dominant_type) for s in out.segments] == [
+        (1, 1, "CLINICAL_NOTE"),
+        (2, 2, "GENOMIC_REPORT"),
+    ]
+
+
+def test_evidence_quotes_whole_lines_of_its_own_pages() -> None:
+    """Each snippet is a line printed on the page it names."""
+    bundle = make_bundle([make_page(1, LETTER), make_page(2, PGX)])
+    out = classify(bundle)
+    texts = {p.page_num: p.text for p in bundle.pages}
+    for seg in out.segments:
+        for kind in seg.types:
+            for ev in kind.evidence:
+                assert seg.start_page <= ev.page <= seg.end_page
+                assert ev.snippet in texts[ev.page]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        BLANK_PREAUTH,
+        ["Test name: ______", "Family history: ______", "Hemoglobin: ______", "Reference range: ______"],
+        ["Complete Blood Count:", "Hemoglobin:", "Hematocrit:", "Platelet count:"],
+        ["Surgical Pathology Report:", "Final diagnosis:", "Gross description:"],
+    ],
+    ids=["preauth", "blanks", "cbc-labels", "pathology-labels"],
+)
+def test_a_blank_form_is_never_a_confident_report(lines: list[str]) -> None:
+    """Field labels that name a test or a diagnosis never make a confident report, whatever the reader reads."""
+    try:
+        out = classify(make_bundle([make_page(1, lines)]))
+    except ClassificationError:
+        return
+    doc_type, confidence = dominant(out)
+    assert doc_type == "ADMINISTRATIVE" or confidence < 0.6, (doc_type, confidence)
+
+
+def test_a_profile_pinning_another_file_is_refused(tmp_path: Path) -> None:
+    """A [baseline.reader] whose sha256 is not the file's is refused when the profile loads."""
+    text = (REPO / "arbiter" / "profiles" / "medical.toml").read_text()
+    assert PROFILE.baseline is not None
+    assert PROFILE.baseline.reader is not None
+    broken = text.replace(PROFILE.baseline.reader.sha256, "0" * 64)
+    path = tmp_path / "profile.toml"
+    path.write_text(broken)
+    with pytest.raises(ConfigError, match=r"\[baseline.reader\]"):
+        load_profile(path)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.one_of(st.text(max_size=60), st.sampled_from(CUE_LINES + PGX + LETTER)), max_size=6),
+            st.booleans(),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_arbitrary_pages_never_crash_the_learned_baseline(specs: list[tuple[list[str], bool, bool]]) -> None:
+    """Any page texts give a complete, schema-valid output, or a ClassificationError saying why not."""
+    pages = []
+    for num, (lines, text_layer, with_paragraphs) in enumerate(specs, start=1):
+        if with_paragraphs:
+            pages.append(make_page(num, [ln.replace("\n", " ") for ln in lines], text_layer=text_layer))
+        else:
+            pages.append(Page(page_num=num, text="\n".join(lines), has_text_layer=text_layer))
+    bundle = make_bundle(pages)
+    try:
+        out = classify(bundle)
+    except ClassificationError as exc:
+        message = str(exc)
+        assert "classif" in message
+        return
+    assert_complete(out, bundle)
