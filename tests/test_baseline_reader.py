@@ -13,11 +13,19 @@ from hypothesis import strategies as st
 
 from arbiter.classify.base import ClassificationError
 from arbiter.classify.baseline import BaselineClassifier
-from arbiter.contracts import ClassificationOutput, DocumentBundle, Page
+from arbiter.contracts import ClassificationOutput, DocumentBundle
 from arbiter.contracts.profile import load_profile
 from arbiter.errors import ConfigError
 from arbiter.reader.model import resolve
-from tests.test_classifiers import BLANK_PREAUTH, CUE_LINES, assert_complete, dominant, make_bundle, make_page
+from tests.test_classifiers import (
+    BLANK_PREAUTH,
+    CUE_LINES,
+    assert_complete,
+    bundle_of,
+    dominant,
+    make_bundle,
+    make_page,
+)
 
 PROFILE = load_profile()
 REPO = Path(__file__).resolve().parents[1]
@@ -139,13 +147,7 @@ def test_a_profile_pinning_another_file_is_refused(tmp_path: Path) -> None:
 )
 def test_arbitrary_pages_never_crash_the_learned_baseline(specs: list[tuple[list[str], bool, bool]]) -> None:
     """Any page texts give a complete, schema-valid output, or a ClassificationError saying why not."""
-    pages = []
-    for num, (lines, text_layer, with_paragraphs) in enumerate(specs, start=1):
-        if with_paragraphs:
-            pages.append(make_page(num, [ln.replace("\n", " ") for ln in lines], text_layer=text_layer))
-        else:
-            pages.append(Page(page_num=num, text="\n".join(lines), has_text_layer=text_layer))
-    bundle = make_bundle(pages)
+    bundle = bundle_of(specs)
     try:
         out = classify(bundle)
     except ClassificationError as exc:

@@ -453,6 +453,17 @@ CUE_LINES = [
 ]
 
 
+def bundle_of(specs: list[tuple[list[str], bool, bool]]) -> DocumentBundle:
+    """A bundle of generated pages: (lines, has a text layer, laid out in paragraphs) for each."""
+    pages = []
+    for num, (lines, text_layer, with_paragraphs) in enumerate(specs, start=1):
+        if with_paragraphs:
+            pages.append(make_page(num, [ln.replace("\n", " ") for ln in lines], text_layer=text_layer))
+        else:
+            pages.append(Page(page_num=num, text="\n".join(lines), has_text_layer=text_layer))
+    return make_bundle(pages)
+
+
 @given(
     st.lists(
         st.tuples(
@@ -466,13 +477,7 @@ CUE_LINES = [
 )
 def test_arbitrary_pages_never_crash_the_baseline(specs: list[tuple[list[str], bool, bool]]) -> None:
     """Any page texts give a complete, schema-valid output, or a ClassificationError when nothing is recognised."""
-    pages = []
-    for num, (lines, text_layer, with_paragraphs) in enumerate(specs, start=1):
-        if with_paragraphs:
-            pages.append(make_page(num, [ln.replace("\n", " ") for ln in lines], text_layer=text_layer))
-        else:
-            pages.append(Page(page_num=num, text="\n".join(lines), has_text_layer=text_layer))
-    bundle = make_bundle(pages)
+    bundle = bundle_of(specs)
     try:
         out = classify(bundle)
     except ClassificationError:
