@@ -24,12 +24,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from arbiter.contracts import BLIND_KINDS
 from arbiter.store.models import audit_log, packets
+from arbiter.store.packet_rows import not_paired_with
 from arbiter.store.repository import Repository
+from arbiter.store.seen import BLIND as BLIND
+from arbiter.store.seen import SEEN_ACTION as SEEN_ACTION
+from arbiter.store.seen import seen_by as seen_by
 
-BLIND = tuple(sorted(kind.value for kind in BLIND_KINDS))
-SEEN_ACTION = "answer.seen"
 HIDDEN_MESSAGE = (
     "This document is hidden from you while its blind review is open and you may still be the one to give "
     "it; it shows again once that review is done."
@@ -37,16 +38,8 @@ HIDDEN_MESSAGE = (
 _OPEN = ("PENDING", "IN_REVIEW")
 
 
-def seen_by(reviewer: sa.ColumnElement[Any], doc_id: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
-    """SQL: `reviewer` has seen an answer of the document (an `answer.seen` event)."""
-    a = audit_log.alias("seen_answer")
-    return sa.exists().where(a.c.target == doc_id, a.c.actor == reviewer, a.c.action == SEEN_ACTION)
-
-
 def _hiding_docs(viewer: str, doc_id: str | None = None) -> sa.Select[Any]:
     """The documents with an open blind packet `viewer` holds or may still be handed."""
-    from arbiter.store.packet_rows import not_paired_with  # packet_rows imports seen_by from here
-
     b = packets.alias("blind_open")
     query = sa.select(b.c.doc_id).where(
         b.c.kind.in_(BLIND),

@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arbiter.contracts import PacketKind
-from arbiter.store.blind import BLIND, seen_by
 from arbiter.store.models import packet_skips, packets
+from arbiter.store.seen import BLIND, seen_by
 
 _KIND_WORDS = {
     PacketKind.ESCALATION.value: "the escalation review",

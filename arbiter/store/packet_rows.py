@@ -11,9 +11,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arbiter.contracts import PacketKind, ReviewStatus, SMEPacket
-from arbiter.store.blind import BLIND, SEEN_ACTION, seen_by
 from arbiter.store.errors import UnknownPacket
 from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_skips, packets
+from arbiter.store.seen import BLIND, SEEN_ACTION, seen_by
 
 DEFAULT_LEASE = timedelta(minutes=30)
 PENDING, IN_REVIEW, COMPLETED = ReviewStatus.PENDING.value, ReviewStatus.IN_REVIEW.value, "COMPLETED"
