@@ -253,6 +253,7 @@ def _summarise(rows: dict[str, Any]) -> dict[str, Any]:
                 "documents": len(answers),
                 "right": sum(a["right"] for a in answers),
                 "share_right": _share(sum(a["right"] for a in answers), len(answers)),
+                "accepted": sum(bool(a[f"{mode}_accepted"]) for a in answers),
                 "wrong_accepted": sum((not a["right"]) and a[f"{mode}_accepted"] for a in answers),
                 "wrong_accepted_documents": [
                     f"{a['doc']}: {a['wrong']}" for a in answers if not a["right"] and a[f"{mode}_accepted"]

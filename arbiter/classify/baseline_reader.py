@@ -95,12 +95,16 @@ def _quotable(s: PageScore, matcher: CueMatcher, low: int, high: int) -> list[st
 
 
 def cue_disagreement(seg: Segment, dominant: str) -> str | None:
-    """Why the cue phrases do not back the learned reader's type for a segment (None when they do): most
-    of its pages the cues can type read as another type. The two readings fail on different pages, so a
-    segment on which they disagree is one to doubt, not to answer with confidence."""
+    """Why the cue phrases do not back the learned reader's type for a segment (None when they do): none of
+    its pages reads as that type to them, or most of the pages they can type read as another. The two
+    readings fail on different pages, so a segment they do not agree on is one to doubt, not to answer
+    with confidence."""
     typed = [s.cue_type for s in seg.pages if s.cue_type is not None]
-    if not typed or 2 * sum(t == dominant for t in typed) > len(typed):
+    agree = sum(t == dominant for t in typed)
+    if agree and 2 * agree >= len(typed):
         return None
+    if not typed:
+        return f"the cue phrases recognise none of its pages, so nothing backs {dominant}"
     other = max(set(typed), key=typed.count)
     return (
         f"the cue phrases read {sum(t == other for t in typed)} of its {len(seg.pages)} pages as {other}, "
