@@ -103,7 +103,7 @@ def test_corpus_truth_reads_every_real_pdf_once() -> None:
 @pytest.mark.slow
 def test_leave_one_source_out_reports_held_out_and_in_sample() -> None:
     """The held-out run fits readers without the held-out source and reports each kind, the correct answers,
-    the baseline and the in-sample figures beside them."""
+    the baseline (with how many of its page mistakes the check shares) and the in-sample figures beside them."""
     from bench import semantic_loso
 
     report = semantic_loso.run(quick=True, only=("note-ctakes",), modes=("offline",), in_sample_too=True)
@@ -111,6 +111,9 @@ def test_leave_one_source_out_reports_held_out_and_in_sample() -> None:
     assert set(held["wrong"]["by_kind"]) == set(semantic.KINDS)
     assert held["correct"]["cases"] >= 3
     assert held["baseline"]["documents"] == held["correct"]["cases"]
+    # Independence: the baseline's page mistakes and how many of them the check's reader shares.
+    assert 0 <= held["baseline"]["pages_check_same_mistake"] <= held["baseline"]["pages_wrong"]
+    assert held["baseline"]["wrong_accepted"] <= held["baseline"]["accepted"] <= held["baseline"]["documents"]
     assert report["in_sample_shipped_readers"]["offline"]["correct"]["cases"] == held["correct"]["cases"]
     fold = report["folds"]["note-ctakes"]
     assert fold["licence"] == "Apache-2.0"
