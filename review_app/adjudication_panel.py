@@ -1,5 +1,5 @@
 """The packet page's view of an ADJUDICATION packet: where the two reviews differ, both answers side by side
-as tables, and the decision (keep the first, keep the second, or a corrected answer)."""
+as tables, and the decision (keep the first, keep the second, or a corrected answer), above the page."""
 
 from __future__ import annotations
 
@@ -17,13 +17,14 @@ from arbiter.review.packet_view import escape
 from arbiter.review.rows import DOMINANT_COLUMN
 from review_app import state
 
-
-def show_summary(packet: SMEPacket) -> None:
-    """The right-hand column: what the adjudicator is asked, and where the answers differ."""
-    st.subheader("Adjudication")
-    st.write("Where the two reviews differ (both answers are below the page):")
-    for difference in case_of(packet).differences:
-        st.text(f"• {difference}")
+ANSWER_ROWS = 3  # segments shown at once in each answer's table
+ROW_PX = 35  # a dataframe row (and its header), in px
+# Smaller headings in the two answers' frames: both answers and the decision fit 1366x768 unscrolled.
+ANSWERS_CSS = (
+    "<style>.st-key-adj_first_answer h3, .st-key-adj_second_answer h3, .st-key-adj_head h3"
+    " {font-size: 1.25rem; padding: 0;}"
+    "</style>"
+)
 
 
 def show_decision(
@@ -34,25 +35,51 @@ def show_decision(
     attempt: dict[str, Any],
     can_submit: bool,
 ) -> None:
-    """Both answers side by side, then the decision form; a saved decision returns to the queue."""
+    """Where the answers differ, both answers side by side, then the decision in one row (choice, notes,
+    confidence, Save): all on the first screen at 1366x768, above the page and the issues. A saved decision
+    returns to the queue."""
     case = case_of(packet)
-    columns = st.columns(2, gap="large")
-    for column, side in zip(columns, sides(case), strict=True):
-        with column, st.container(border=True):
+    st.html(ANSWERS_CSS)
+    with st.container(key="adj_head", gap="small"):
+        st.subheader("Adjudication")
+        st.caption("Where the two reviews differ: " + escape(" ".join(case.differences)))
+    columns = st.columns(2, gap="medium")
+    for column, side, name in zip(columns, sides(case), ("first", "second"), strict=True):
+        with column, st.container(border=True, key=f"adj_{name}_answer"):
             st.subheader(escape(side.title))
             st.text(f"Document type: {side.dominant_type}")
-            st.dataframe(pd.DataFrame(side.rows), hide_index=True, width="stretch")
+            # At most ANSWER_ROWS rows high (a longer answer scrolls inside its table): Save stays on screen.
+            height = ROW_PX * (min(len(side.rows), ANSWER_ROWS) + 1) + 3
+            st.dataframe(pd.DataFrame(side.rows), hide_index=True, width="stretch", height=height)
             st.caption(escape(side.note))
     key = packet.packet_id
     choice = st.radio(
         "Your decision",
         list(AdjudicationChoice),
         index=None,
+        horizontal=True,
         format_func=lambda c: choice_label(c, case),
         key=f"adj_choice_{key}",
     )
+    notes_col, conf_col, save_col = st.columns([5, 3, 2], vertical_alignment="bottom")
+    notes = notes_col.text_area(
+        "Notes (optional)",
+        key=f"adj_notes_{key}",
+        height=68,
+        placeholder="Notes (optional)",
+        label_visibility="collapsed",
+    )
+    confidence = conf_col.slider("Your confidence", 0.0, 1.0, 0.9, 0.05, key=f"adj_conf_{key}")
+    save = save_col.button(
+        "Save decision",
+        type="primary",
+        key="save_adjudication",
+        disabled=not can_submit or choice is None,
+        width="stretch",
+    )
+    status = st.container()
     draft = None
-    if choice == AdjudicationChoice.CORRECTED:
+    if choice == AdjudicationChoice.CORRECTED:  # the editor under the row: Save stays on the first screen
         types = profile.taxonomy.document_types
         st.write("Edit the segments, starting from the first review's answer.")
         edited = st.data_editor(
@@ -65,14 +92,8 @@ def show_decision(
             hide_index=True,
         )
         rows = edited.astype(object).where(edited.notna(), None).to_dict("records")
-        draft = CorrectionDraft(segments=rows)
-    notes = st.text_area("Notes (optional)", key=f"adj_notes_{key}")
-    confidence = st.slider("Your confidence", 0.0, 1.0, 0.9, 0.05, key=f"adj_conf_{key}")
-    if draft is not None:
-        draft.notes, draft.confidence = notes, confidence
-    if st.button(
-        "Save decision", type="primary", key="save_adjudication", disabled=not can_submit or choice is None
-    ):
+        draft = CorrectionDraft(segments=rows, notes=notes, confidence=confidence)
+    if save:
         assert bundle is not None
         assert choice is not None
         outcome = adjudicate(
@@ -91,6 +112,7 @@ def show_decision(
             state.close_packet(packet.packet_id)
             state.flash("success", outcome.message)
             st.switch_page("views/queue.py")
-        st.error(escape(outcome.message))
-        for problem in outcome.problems:
-            (st.error if problem.blocking else st.caption)(escape(problem.message))
+        with status:
+            st.error(escape(outcome.message))
+            for problem in outcome.problems:
+                (st.error if problem.blocking else st.caption)(escape(problem.message))

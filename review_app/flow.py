@@ -16,6 +16,7 @@ from arbiter.store import DatabaseUnavailable
 from review_app import state
 
 QUEUE_EMPTY = "Nothing is left for you to review: the queue is empty."
+NEXT_WAITING = "The next packet could not be claimed yet; press Claim next in a moment."
 DONE_KEY = "arbiter_queue_done"  # set when moving on found nothing: the packet page says so
 
 
@@ -34,8 +35,9 @@ def advance(desk: Desk, packet_id: str, kind: str, message: str) -> None:
         st.session_state.pop(DONE_KEY, None)
         state.flash(kind, f"{message} Next: {following.packet.doc_id}.")
     elif following.message == DATABASE_AWAY:  # saved, but the next claim has to wait for the database
+        # Not the database alert itself: beside "Saved" its "Nothing was changed" reads as a failed save.
         st.session_state.pop(DONE_KEY, None)
-        state.flash(kind, f"{message} {following.message}")
+        state.flash(kind, f"{message} {NEXT_WAITING}")
     else:
         st.session_state[DONE_KEY] = True
         state.flash(kind, message)

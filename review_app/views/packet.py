@@ -126,6 +126,12 @@ if (
 ):
     correction_panel.start_rows(packet_id, answer, profile)  # the page strip shows the form's segments
 
+if packet.packet_kind == PacketKind.ADJUDICATION:
+    # Both answers and the decision first, on the first screen at 1366x768; the page and the issues below.
+    adjudication_panel.show_decision(
+        packet, desk, bundle, profile, attempt, not closed and bundle is not None
+    )
+
 left, right = st.columns([7, 4], gap="medium")
 with left:
     if unreadable:  # nothing to draw; the message above says why
@@ -148,9 +154,7 @@ with left:
 
 def show_issues() -> None:
     """The issues, each with its text on the page; in a fixed-height frame under the decision."""
-    if packet.packet_kind == PacketKind.ADJUDICATION:
-        adjudication_panel.show_summary(packet)
-    elif packet.blind:
+    if packet.blind:
         st.subheader("Blind review")
         st.info(
             "This document was sampled for an independent review. The machine's verdict, its checks and "
@@ -195,19 +199,15 @@ def show_segments() -> None:
 
 def lower_panel(correcting: bool) -> None:
     with right, st.container(height=page_viewer.LOWER_HEIGHT, key="issues_box"):
-        if packet.packet_kind == PacketKind.ADJUDICATION:  # its panel shows both answers' segments
-            show_issues()
-            return
         show_issues()
-        if not correcting:  # while correcting, the segments and their reasoning sit above the editor
+        # An adjudication shows both answers' segments above; while correcting, the segments and their
+        # reasoning sit above the editor.
+        if packet.packet_kind != PacketKind.ADJUDICATION and not correcting:
             show_segments()
 
 
 if packet.packet_kind == PacketKind.ADJUDICATION:
     lower_panel(False)
-    adjudication_panel.show_decision(
-        packet, desk, bundle, profile, attempt, not closed and bundle is not None
-    )
     st.stop()
 
 # The decision first in the right column (its buttons on screen without scrolling), the issues below it.
