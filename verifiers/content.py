@@ -16,18 +16,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 from arbiter.contracts import DocumentBundle, Page
-from arbiter.contracts.profile import Content, Profile
+from arbiter.contracts.profile import Profile
 from arbiter.ingest.pagination import PageMark, page_marks
 from arbiter.reader.model import PageReader, reader_for
 from arbiter.reader.starts import start_reader_for
 from verifiers.content_about import about_context
 from verifiers.content_lines import is_field, page_lines
+from verifiers.content_match import _compiled, _heading_index, _headings_in, _results_header
 from verifiers.literals import needs
 from verifiers.textnorm import normalize_plain
 
-_WORDS = re.compile(r"[a-z]+")
 _LIST_ITEM = re.compile(r"\s*(?:[•◦▪‣●○■□*\-–]|\d{1,2}[.)]\s)")  # a list item is no title
-_LEAD = re.compile(r"[\s#*\-•.:0-9()]+")  # list numbers and bullets before a heading
 
 
 @dataclass(frozen=True)
@@ -137,13 +136,40 @@ def _forget(key: tuple[int, int], ref: weakref.ref[DocumentBundle]) -> None:
             del _SHARED[key]
 
 
+_PENDING: dict[tuple[int, int], threading.Lock] = {}
+
+
 def read_bundle(bundle: DocumentBundle, profile: Profile) -> ContentReading:
-    """The content reading of a bundle, computed once and shared by V2 and V4 (bundles never change)."""
+    """The content reading of a bundle, computed once and shared by V2 and V4 and by every retry attempt
+    (bundles never change). V2 and V4 run on two threads at once: the second waits for the first's reading
+    rather than computing it again."""
     key = (id(bundle), id(profile))
-    with _SHARED_LOCK:
-        entry = _SHARED.get(key)
-        if entry is not None and entry[0]() is bundle:
-            return entry[1]
+    while True:
+        with _SHARED_LOCK:
+            entry = _SHARED.get(key)
+            if entry is not None and entry[0]() is bundle:
+                return entry[1]
+            pending = _PENDING.get(key)
+            if pending is None:
+                pending = _PENDING[key] = threading.Lock()
+                pending.acquire()
+                break
+        with pending:  # another thread is reading this bundle: wait for it, then look again
+            pass
+    try:
+        reading = _read(bundle, profile)
+        with _SHARED_LOCK:
+            _SHARED[key] = (weakref.ref(bundle, partial(_forget, key)), reading)
+            while len(_SHARED) > _SHARED_SIZE:
+                del _SHARED[next(iter(_SHARED))]
+    finally:
+        with _SHARED_LOCK:
+            del _PENDING[key]
+        pending.release()
+    return reading
+
+
+def _read(bundle: DocumentBundle, profile: Profile) -> ContentReading:
     reading = ContentReading({page.page_num: read_page(page, profile) for page in bundle.pages})
     settings = profile.content.reader
     if settings is not None:
@@ -165,10 +191,6 @@ def read_bundle(bundle: DocumentBundle, profile: Profile) -> ContentReading:
                 if earlier is None or not (earlier.readable and later.readable):
                     continue
                 later.start, later.start_why = starts.probability(earlier.text, later.text, None, None)
-    with _SHARED_LOCK:
-        _SHARED[key] = (weakref.ref(bundle, partial(_forget, key)), reading)
-        while len(_SHARED) > _SHARED_SIZE:
-            del _SHARED[next(iter(_SHARED))]
     return reading
 
 
@@ -277,90 +299,6 @@ def is_form_label(snippet: str, page: int, reading: ContentReading) -> bool:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-_HeadingIndex = tuple[tuple[str, str, float, re.Pattern[str]], ...]
-_INDEXES: dict[int, tuple[Content, _HeadingIndex]] = {}
-
-
-def _heading_index(content: Content) -> _HeadingIndex:
-    """The profile's heading phrases compiled once per profile (profiles are frozen)."""
-    entry = _INDEXES.get(id(content))
-    if entry is not None and entry[0] is content:
-        return entry[1]
-    index = _build_heading_index(content)
-    if len(_INDEXES) > 16:
-        _INDEXES.clear()
-    _INDEXES[id(content)] = (content, index)
-    return index
-
-
-def _build_heading_index(content: Content) -> _HeadingIndex:
-    out = []
-    for doc_type, phrases in content.headings.items():
-        for phrase, weight in phrases.items():
-            words = normalize_plain(phrase)
-            pattern = re.compile(r"(?<![\w])" + re.escape(words) + r"(?![\w])")
-            out.append((doc_type, words, weight, pattern))
-    # Longest first: "final diagnosis" is taken before "diagnosis" on the same line.
-    return tuple(sorted(out, key=lambda item: -len(item[1])))
-
-
-def _headings_in(
-    norm: str,
-    index: _HeadingIndex,
-    heading_block: bool = False,
-    *,
-    anywhere: bool = False,
-) -> list[tuple[str, int, float]]:
-    """Heading phrases a line starts with (or holds, in a heading block or a quoted snippet), as (type,
-    where it starts, weight); a phrase inside a longer one already found is not counted again."""
-    found: list[tuple[str, int, float]] = []
-    taken: list[tuple[int, int]] = []
-    for doc_type, phrase, weight, pattern in index:
-        if phrase not in norm:
-            continue
-        for match in pattern.finditer(norm):
-            start, end = match.span()
-            if not (anywhere or heading_block) and _LEAD.sub("", norm[:start]) != "":
-                continue
-            if any(s <= start and end <= e for s, e in taken):
-                continue
-            taken.append((start, end))
-            found.append((doc_type, start, weight))
-            break
-    return found
-
-
-def _results_header(norm: str, content: Content) -> bool:
-    """A results table's header row: enough column words, making at least half of the line (a sentence
-    that mentions a reference range is not a header)."""
-    columns = _header_words(content)
-    if sum(map(norm.__contains__, columns)) < content.results_header_min_words:
-        return False  # fewer column words even as parts of words than the distinct ones needed
-    words = _WORDS.findall(norm)
-    header = [w for w in words if w in columns]
-    return len(set(header)) >= content.results_header_min_words and 2 * len(header) >= len(words)
-
-
-_HEADER_WORDS: dict[int, tuple[Content, frozenset[str]]] = {}
-
-
-def _header_words(content: Content) -> frozenset[str]:
-    """The profile's results-table column words as a set, made once per profile (profiles are frozen)."""
-    entry = _HEADER_WORDS.get(id(content))
-    if entry is not None and entry[0] is content:
-        return entry[1]
-    words = frozenset(content.results_header_words)
-    if len(_HEADER_WORDS) > 16:
-        _HEADER_WORDS.clear()
-    _HEADER_WORDS[id(content)] = (content, words)
-    return words
-
-
-@lru_cache(maxsize=256)
-def _compiled(regex: str) -> re.Pattern[str]:
-    return re.compile(regex, re.MULTILINE)
-
-
 def _title(reading: PageReading, body: list[tuple[str, bool]], profile: Profile) -> None:
     """The document title and continuation marker in the page's title region (its first short lines)."""
     traps, content = profile.traps, profile.content

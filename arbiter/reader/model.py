@@ -138,9 +138,9 @@ class PageReader:
         found, tokens = self._found(text)
         if not found:
             return np.zeros(0, dtype=np.int64), np.zeros(0), tokens
-        counts = np.bincount(np.asarray(found, dtype=np.int64), minlength=len(self.names))
-        ids_array = np.flatnonzero(counts)
-        values = np.log1p(counts[ids_array])
+        # Sorted distinct ids and their counts, without an array the size of the vocabulary per page.
+        ids_array, counts = np.unique(np.asarray(found, dtype=np.int64), return_counts=True)
+        values = np.log1p(counts)
         values /= math.sqrt(float(values @ values))
         return ids_array, values, tokens
 

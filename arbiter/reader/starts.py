@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,13 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.split("\n") if line.strip()]
 
 
+@lru_cache(maxsize=64)
+def _page(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """A page's non-empty lines and its set of words: each page is the later page of one pair and the
+    earlier page of the next, so it is read once for both."""
+    return tuple(_lines(text)), frozenset(_WORD.findall(text.lower()))
+
+
 def _bin(value: float, edges: tuple[float, ...]) -> int:
     return next((i for i, edge in enumerate(edges) if value < edge), len(edges))
 
@@ -49,14 +57,13 @@ def pair_features(
     before: str, after: str, before_probs: dict[str, float] | None, after_probs: dict[str, float] | None
 ) -> Iterator[tuple[str, str]]:
     """The named features of a pair of consecutive pages, with what each one saw."""
-    above, below = _lines(before), _lines(after)
+    (above, a), (below, b) = _page(before), _page(after)
     for line in below[:EDGE_LINES]:
         for word in set(_WORD.findall(line.lower())):
             yield "top:" + word, line[:50]
     for line in above[-EDGE_LINES:]:
         for word in set(_WORD.findall(line.lower())):
             yield "end:" + word, line[:50]
-    a, b = set(_WORD.findall(before.lower())), set(_WORD.findall(after.lower()))
     if a and b:
         share = len(a & b) / len(a | b)
         yield f"sim:{_bin(share, (0.08, 0.15, 0.25, 0.4))}", f"{share:.0%} of their words shared"

@@ -1,0 +1,96 @@
+"""The profile's heading phrases and results-table words, compiled once per profile, and the matchers
+that find them in a normalised line (verifiers/content.py)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from arbiter.contracts.profile import Content
+from verifiers.textnorm import normalize_plain
+
+_WORDS = re.compile(r"[a-z]+")
+_LEAD = re.compile(r"[\s#*\-•.:0-9()]+")  # list numbers and bullets before a heading
+
+_HeadingIndex = tuple[tuple[str, str, float, re.Pattern[str]], ...]
+_INDEXES: dict[int, tuple[Content, _HeadingIndex]] = {}
+
+
+def _heading_index(content: Content) -> _HeadingIndex:
+    """The profile's heading phrases compiled once per profile (profiles are frozen)."""
+    entry = _INDEXES.get(id(content))
+    if entry is not None and entry[0] is content:
+        return entry[1]
+    index = _build_heading_index(content)
+    if len(_INDEXES) > 16:
+        _INDEXES.clear()
+    _INDEXES[id(content)] = (content, index)
+    return index
+
+
+def _build_heading_index(content: Content) -> _HeadingIndex:
+    out = []
+    for doc_type, phrases in content.headings.items():
+        for phrase, weight in phrases.items():
+            words = normalize_plain(phrase)
+            pattern = re.compile(r"(?<![\w])" + re.escape(words) + r"(?![\w])")
+            out.append((doc_type, words, weight, pattern))
+    # Longest first: "final diagnosis" is taken before "diagnosis" on the same line.
+    return tuple(sorted(out, key=lambda item: -len(item[1])))
+
+
+def _headings_in(
+    norm: str,
+    index: _HeadingIndex,
+    heading_block: bool = False,
+    *,
+    anywhere: bool = False,
+) -> list[tuple[str, int, float]]:
+    """Heading phrases a line starts with (or holds, in a heading block or a quoted snippet), as (type,
+    where it starts, weight); a phrase inside a longer one already found is not counted again."""
+    found: list[tuple[str, int, float]] = []
+    taken: list[tuple[int, int]] = []
+    for doc_type, phrase, weight, pattern in index:
+        if phrase not in norm:
+            continue
+        for match in pattern.finditer(norm):
+            start, end = match.span()
+            if not (anywhere or heading_block) and _LEAD.sub("", norm[:start]) != "":
+                continue
+            if any(s <= start and end <= e for s, e in taken):
+                continue
+            taken.append((start, end))
+            found.append((doc_type, start, weight))
+            break
+    return found
+
+
+def _results_header(norm: str, content: Content) -> bool:
+    """A results table's header row: enough column words, making at least half of the line (a sentence
+    that mentions a reference range is not a header)."""
+    columns = _header_words(content)
+    if sum(map(norm.__contains__, columns)) < content.results_header_min_words:
+        return False  # fewer column words even as parts of words than the distinct ones needed
+    words = _WORDS.findall(norm)
+    header = [w for w in words if w in columns]
+    return len(set(header)) >= content.results_header_min_words and 2 * len(header) >= len(words)
+
+
+_HEADER_WORDS: dict[int, tuple[Content, frozenset[str]]] = {}
+
+
+def _header_words(content: Content) -> frozenset[str]:
+    """The profile's results-table column words as a set, made once per profile (profiles are frozen)."""
+    entry = _HEADER_WORDS.get(id(content))
+    if entry is not None and entry[0] is content:
+        return entry[1]
+    words = frozenset(content.results_header_words)
+    if len(_HEADER_WORDS) > 16:
+        _HEADER_WORDS.clear()
+    _HEADER_WORDS[id(content)] = (content, words)
+    return words
+
+
+@lru_cache(maxsize=256)
+def _compiled(regex: str) -> re.Pattern[str]:
+    return re.compile(regex, re.MULTILINE)
