@@ -268,3 +268,32 @@ def test_sources_file_lists_every_source() -> None:
     from arbiter.reader.corpus import default_root, sources_markdown
 
     assert (default_root() / "SOURCES.md").read_text(encoding="utf-8") == sources_markdown()
+
+
+def test_the_start_reader_gives_the_same_answer_under_any_hash_seed() -> None:
+    """Its features come in one order, so P(start) and its explanation are byte-identical under any hash seed."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "from arbiter.contracts.profile import load_profile\n"
+        "from arbiter.reader.starts import pair_features, start_reader_for\n"
+        "s = load_profile().content.reader\n"
+        "r = start_reader_for(s.starts, s.starts_sha256)\n"
+        "before = 'Final diagnosis: benign\\nElectronically signed by Dr A Smith\\nPage 2 of 2'\n"
+        "after = 'Dear Dr Jones\\nThank you for referring Mr B\\nI saw him today in clinic'\n"
+        "print(repr(r.probability(before, after, None, None)))\n"
+        "print([f for f, _ in pair_features(before, after, None, None)])\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3", "4")
+    }
+    assert len(outputs) == 1, outputs

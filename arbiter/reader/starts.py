@@ -59,10 +59,10 @@ def pair_features(
     """The named features of a pair of consecutive pages, with what each one saw."""
     (above, a), (below, b) = _page(before), _page(after)
     for line in below[:EDGE_LINES]:
-        for word in set(_WORD.findall(line.lower())):
+        for word in dict.fromkeys(_WORD.findall(line.lower())):
             yield "top:" + word, line[:50]
     for line in above[-EDGE_LINES:]:
-        for word in set(_WORD.findall(line.lower())):
+        for word in dict.fromkeys(_WORD.findall(line.lower())):
             yield "end:" + word, line[:50]
     if a and b:
         share = len(a & b) / len(a | b)
