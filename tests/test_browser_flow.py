@@ -167,6 +167,11 @@ def test_the_agree_panel_says_what_agree_saves_and_save_and_stop_claims_nothing(
     alice = people["alice"]
     alice.get_by_role("button", name="Claim next").click()
     settle(alice)
+    # The packet's title replaces the queue's once the claim's rerun has drawn it.
+    alice.wait_for_function(
+        "ids => ids.includes((document.querySelector('h1')?.innerText || '').trim())",
+        arg=sorted(r.doc_id for r in seeded.records),
+    )
     doc_id = _heading(alice)
     packet_id = seeded.packet_id(doc_id)
     line = agree_line(machine_answer(seeded.store.queue.get(packet_id)))
