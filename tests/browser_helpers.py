@@ -100,3 +100,13 @@ def open_sidebar(page: Any) -> None:
     if toggle.count():
         toggle.first.click()
         page.wait_for_timeout(400)  # the sidebar slides in
+
+
+def sign_in(page: Any, url: str, name: str, password: str) -> None:
+    """Open the app and sign in through its form, waiting until the page has settled."""
+    page.goto(url)
+    settle(page)
+    page.get_by_label("User name").fill(name)
+    page.get_by_role("textbox", name="Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    settle(page)

@@ -12,7 +12,7 @@ from typing import Any
 
 import playwright.sync_api as playwright_api
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, edit_grid_cell, running_app, settle
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, edit_grid_cell, running_app, settle, sign_in
 from review_helpers import PASSWORD, PDFS, Seeded, seed
 
 from arbiter.review.settings import AppSettings
@@ -143,12 +143,7 @@ def test_markdown_from_a_file_name_or_production_csv_is_shown_as_text(tmp_path: 
             try:
                 page = browser.new_page(viewport={"width": 1600, "height": 1000})
                 page.set_default_timeout(30_000)
-                page.goto(url)
-                settle(page)
-                page.get_by_label("User name").fill("alice")
-                page.get_by_role("textbox", name="Password").fill(PASSWORD)
-                page.get_by_role("button", name="Sign in").click()
-                settle(page)
+                sign_in(page, url, "alice", PASSWORD)
                 page.get_by_role("button", name="Continue with my packet").click()
                 settle(page)
                 page.get_by_role("heading", name=HOSTILE_NAME).wait_for()

@@ -11,7 +11,7 @@ from typing import Any
 
 import playwright.sync_api as playwright_api
 import pytest
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, running_app, settle
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, running_app, settle, sign_in
 from playwright.sync_api import ViewportSize
 from review_helpers import PASSWORD, PDFS, Seeded, seed
 
@@ -78,12 +78,7 @@ def test_both_answers_and_the_decision_are_on_the_first_screen(seeded: Seeded, t
         try:
             page = browser.new_context(viewport=VIEWPORT).new_page()
             page.set_default_timeout(30_000)
-            page.goto(url)
-            settle(page)
-            page.get_by_label("User name").fill("root")
-            page.get_by_role("textbox", name="Password").fill(PASSWORD)
-            page.get_by_role("button", name="Sign in").click()
-            settle(page)
+            sign_in(page, url, "root", PASSWORD)
             page.get_by_role("button", name="Claim next").click()
             settle(page)
             page.get_by_role("heading", name="Second review: bob").wait_for()
