@@ -4,9 +4,10 @@ type, and the lines that pull it most toward a type are what the answer quotes a
 
 It replaces the cue phrases' scores and hits of each readable page; everything after (continuation pages,
 numbering restarts, segments, confidence and the answer's JSON) is the baseline's own. The content check
-reads the same page with a different file and view (verifiers/v2_reader.py), so a page this reader gets wrong
-is not, by construction, one the check gets wrong in the same way: `bench/semantic.py --loso` measures how
-often that still happens.
+reads the same page with a different file and view (verifiers/v2_reader.py), yet two linear readers of one
+corpus still share many mistakes on a source neither has seen (`bench/semantic.py --loso` counts them: 41 of
+the 72 pages this reader typed wrong held out). So the cue phrases, a reader of another kind, must back a
+segment's type before it is answered with confidence (`cue_disagreement`).
 """
 
 from __future__ import annotations
