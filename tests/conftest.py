@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
+from store_fixtures import pg_app_role_urls_fixture  # noqa: F401  (the `store` fixture's application-role case)
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"

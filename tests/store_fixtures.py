@@ -80,17 +80,57 @@ def pg_server_url_fixture() -> Iterator[str]:
     drop_pg_database(url)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"], name="store")
+@pytest.fixture(scope="session", name="pg_app_role_urls")
+def pg_app_role_urls_fixture() -> Iterator[tuple[str, str]]:
+    """(owner URL, application-role URL) of a database the owner migrated and granted to a DML-only role
+    (`arbiter db grant-app-role`), as SECURITY.md tells an operator to run the app and runs."""
+    from arbiter.store.roles import grant_app_role
+
+    owner_url = create_pg_database(prefix="arbiter_approle")
+    role = f"arbiter_app_{secrets.token_hex(4)}"
+    admin = sa.create_engine(_admin_url(owner_url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE ROLE "{role}" LOGIN')
+    owner = Store(owner_url)
+    owner.migrate()
+    grant_app_role(owner.db, role)
+    owner.dispose()
+    try:
+        yield owner_url, sa.make_url(owner_url).set(username=role).render_as_string(hide_password=False)
+    finally:
+        drop_pg_database(owner_url)
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP ROLE IF EXISTS "{role}"')
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "postgresql-app-role"], name="store")
 def store_fixture(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Store]:
-    """A migrated, empty Store on each database."""
+    """A migrated, empty Store on each database; on PostgreSQL also connected as the application role."""
     if request.param == "sqlite":
         s = Store(f"sqlite:///{tmp_path / 'arbiter.db'}")
         s.migrate()
-    else:
+    elif request.param == "postgresql":
         s = Store(request.getfixturevalue("pg_server_url"))
         reset(s)
+    else:
+        owner_url, app_url = request.getfixturevalue("pg_app_role_urls")
+        owner = Store(owner_url)
+        reset(owner)  # emptying history is the owner's (and superuser's) act, never the app's
+        owner.dispose()
+        s = Store(app_url)
     yield s
     s.dispose()
+
+
+def is_app_role(store: Store) -> bool:
+    """The store connects as the DML-only application role (the `store` fixture's third case)."""
+    return str(store.db.engine.url.username or "").startswith("arbiter_app_")
+
+
+def history_refusal(store: Store) -> str:
+    """What refuses a rewrite of history: the grants for the application role, the triggers for the owner."""
+    return "permission denied" if is_app_role(store) else "append-only"
 
 
 def issue(code: str = "V2.UNCOVERED_PAGES", severity: Severity = Severity.MAJOR, n: int = 1) -> Issue:
