@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.contracts.profile import Profile, load_profile
-from arbiter.demo.cases import variants
+from arbiter.demo.catalogue import variants
 from arbiter.demo.choices import demo_choices, production_rows
 from arbiter.demo.damaged import damaged_files
 from arbiter.demo.docs import CATALOGUE, build
