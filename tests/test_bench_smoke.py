@@ -75,10 +75,28 @@ def test_run_prints_and_writes_one_json_object(tmp_path: Path, capsys: pytest.Ca
     printed = json.loads(capsys.readouterr().out)
     assert code == 0
     assert printed == json.loads(out.read_text())
-    assert set(printed) >= {"timestamp", "machine", "targets", "met", "all_met", "results"}
+    assert set(printed) >= {"timestamp", "machine", "targets", "met", "all_met", "judged", "results"}
     assert printed["machine"]["cpu_count"] >= 1
     assert set(printed["met"]) == {"verify_throughput"}
-    assert isinstance(printed["met"]["verify_throughput"], bool)
+
+
+def test_small_run_reports_figures_unjudged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run smaller than the full one prints its figures but judges no target: met and all_met are null."""
+    bench_run.main(["--tiny", "--only", "a", "--data-dir", str(tmp_path)])
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["judged"] is False
+    assert printed["met"] == {"verify_throughput": None}
+    assert printed["all_met"] is None
+    assert printed["results"]["verify_throughput"]["ratio"] > 0
+
+
+def test_full_run_is_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full run judges every figure against its target."""
+    monkeypatch.setitem(bench_run.PRESETS["full"], "a", {"docs": 3, "repeats": 1, "warmup": 0})
+    report = bench_run.run(["a"], "full")
+    assert report["judged"] is True
+    assert isinstance(report["met"]["verify_throughput"], bool)
+    assert isinstance(report["all_met"], bool)
 
 
 def test_run_rejects_unknown_benchmark() -> None:
