@@ -7,7 +7,6 @@ the Batch API's byte limit, llama.cpp's JSON-mode fallback, and the preflight (`
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
@@ -23,8 +22,8 @@ from typer.testing import CliRunner
 from arbiter.cli.main import app
 from arbiter.llm import preflight
 from arbiter.llm.batch import BatchCollector, inline_job_bytes, submit
-from arbiter.llm.client import LLMClient
 from arbiter.llm.catalogue import load_catalogue
+from arbiter.llm.client import LLMClient
 from arbiter.llm.config import (
     DEFAULT_MODEL,
     PRICES_AS_OF,
@@ -67,7 +66,7 @@ class Google:
         return {"transport": httpx2.MockTransport(self)}
 
     def body(self, index: int = 0) -> dict[str, Any]:
-        return json.loads(self.requests[index].content)
+        return dict(json.loads(self.requests[index].content))
 
 
 def gemini_settings(**overrides: Any) -> LLMSettings:
@@ -102,7 +101,8 @@ def test_default_model_is_current_and_priced() -> None:
     catalogue = load_catalogue()
     row = catalogue.find("gemini", DEFAULT_MODEL)
     assert DEFAULT_MODEL == catalogue.default_model == "gemini-3.8-flash"
-    assert row is not None and row.lifecycle(catalogue.checked) == "stable"
+    assert row is not None
+    assert row.lifecycle(catalogue.checked) == "stable"
     assert row.price(catalogue.checked) is not None
     assert date.fromisoformat(PRICES_AS_OF) == date(2026, 11, 27)
 
@@ -356,7 +356,9 @@ def test_json_mode_is_used_only_when_asked_for() -> None:
         {"ARBITER_LLM": "openai", "ARBITER_OPENAI_BASE_URL": "http://llama.local:8080/v1"}
     )
     backend = OpenAICompatBackend(
-        settings, http_client=httpx.Client(transport=httpx.MockTransport(llama)), response_format="json_object"
+        settings,
+        http_client=httpx.Client(transport=httpx.MockTransport(llama)),
+        response_format="json_object",
     )
     assert backend.complete(v2(model="local")).text == '{"issues": []}'
     assert llama.formats == ["json_object"]
