@@ -10,7 +10,7 @@ import pytest
 from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.errors import ConfigError
 from arbiter.llm.client import LLMClient
-from arbiter.llm.config import DEFAULT_MODEL, LLMSettings
+from arbiter.llm.config import DEFAULT_MODEL, LLMSettings, gemini_price
 from arbiter.llm.factory import build_backend, build_client
 from arbiter.llm.port import LLMError, LLMRequest
 from arbiter.llm.replay import ReplayBackend
@@ -21,14 +21,14 @@ def test_defaults_without_environment() -> None:
     """An empty environment selects no LLM, the default model's prices and the documented bounds."""
     settings = LLMSettings.from_env({})
     assert settings.backend == "none"
-    assert settings.model == DEFAULT_MODEL == "gemini-3.5-flash"
+    assert settings.model == DEFAULT_MODEL == "gemini-3.8-flash"
     assert (settings.timeout_s, settings.rpm, settings.concurrency) == (60.0, 60, 4)
     assert (settings.doc_token_budget, settings.run_token_budget) == (200_000, 0)
     assert settings.cache_dir == Path("output/cache/llm")
     assert settings.replay_dir == SAMPLE_REPLAYS
     assert settings.record_dir is None
     assert settings.use_cache is True
-    assert (settings.price_input_per_m, settings.price_output_per_m) == (1.50, 9.00)
+    assert (settings.price_input_per_m, settings.price_output_per_m) == gemini_price(DEFAULT_MODEL)
     assert settings.mode == "online"
     assert (settings.thinking_budget, settings.thinking_level, settings.preflight) == (2048, None, True)
     assert settings.api_version() == "v1beta"
@@ -138,8 +138,10 @@ def test_keys_do_not_appear_in_repr() -> None:
 @pytest.mark.parametrize(
     ("env", "prices"),
     [
-        ({}, (1.50, 9.00)),
+        ({"ARBITER_LLM_MODEL": "gemini-3.6-flash"}, (1.50, 7.50)),
+        ({"ARBITER_LLM_MODEL": "gemini-3.5-flash"}, (1.50, 9.00)),
         ({"ARBITER_LLM_MODEL": "gemini-3.5-flash-lite"}, (0.30, 2.50)),
+        ({"ARBITER_LLM_MODEL": "high-volume"}, (0.25, 1.50)),
         ({"ARBITER_LLM_MODEL": "gemini-3.1-pro-preview"}, (2.00, 12.00)),
         ({"ARBITER_LLM": "openai", "ARBITER_LLM_MODEL": "llama3"}, (0.0, 0.0)),
         ({"ARBITER_LLM": "openai", "ARBITER_PRICE_INPUT_PER_M": "0.2"}, (0.2, 0.0)),

@@ -30,8 +30,9 @@ from verifiers.v3_traps import V3Traps
 VALID = '{"issues": []}'
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"issues": {"type": "array"}},
+    "properties": {"issues": {"type": "array", "items": {"type": "string"}}},
     "required": ["issues"],
+    "additionalProperties": False,
 }
 
 # finish reason as a backend reports it, and the error kind it must become

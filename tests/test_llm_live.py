@@ -7,7 +7,6 @@ the Batch API's byte limit, llama.cpp's JSON-mode fallback, and the preflight (`
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
@@ -23,10 +22,10 @@ from typer.testing import CliRunner
 from arbiter.cli.main import app
 from arbiter.llm import preflight
 from arbiter.llm.batch import BatchCollector, inline_job_bytes, submit
+from arbiter.llm.catalogue import load_catalogue
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import (
     DEFAULT_MODEL,
-    GEMINI_PRICES,
     PRICES_AS_OF,
     LLMSettings,
     gemini_price,
@@ -67,7 +66,7 @@ class Google:
         return {"transport": httpx2.MockTransport(self)}
 
     def body(self, index: int = 0) -> dict[str, Any]:
-        return json.loads(self.requests[index].content)
+        return dict(json.loads(self.requests[index].content))
 
 
 def gemini_settings(**overrides: Any) -> LLMSettings:
@@ -98,11 +97,14 @@ def v2(prompt: str = "Check page 1.", **changes: Any) -> LLMRequest:
 
 
 def test_default_model_is_current_and_priced() -> None:
-    """The default is gemini-3.5-flash, listed in the dated price table (never a shut-down 2.5 model)."""
-    assert DEFAULT_MODEL == "gemini-3.5-flash"
-    assert DEFAULT_MODEL in GEMINI_PRICES
-    assert not any(model.startswith("gemini-2.") for model in GEMINI_PRICES)
-    assert date.fromisoformat(PRICES_AS_OF) == date(2026, 11, 25)
+    """The default is the catalogue's gemini-3.8-flash: stable, priced, checked 2026-11-27 (never a 2.5 model)."""
+    catalogue = load_catalogue()
+    row = catalogue.find("gemini", DEFAULT_MODEL)
+    assert DEFAULT_MODEL == catalogue.default_model == "gemini-3.8-flash"
+    assert row is not None
+    assert row.lifecycle(catalogue.checked) == "stable"
+    assert row.price(catalogue.checked) is not None
+    assert date.fromisoformat(PRICES_AS_OF) == date(2026, 11, 27)
 
 
 @pytest.mark.parametrize(
@@ -111,6 +113,9 @@ def test_default_model_is_current_and_priced() -> None:
         ("gemini-3.5-flash", date(2026, 11, 25), (1.50, 9.00)),
         ("models/gemini-3.5-flash", date(2026, 11, 25), (1.50, 9.00)),
         ("gemini-3.5-flash-lite", date(2026, 11, 25), (0.30, 2.50)),
+        ("gemini-3.1-flash-lite", date(2026, 11, 25), (0.25, 1.50)),
+        ("gemini-3.6-flash", date(2026, 11, 25), (1.50, 7.50)),
+        ("gemini-3.1-pro-preview", date(2026, 11, 25), (2.00, 12.00)),
         ("gemini-3.8-flash", date(2026, 12, 31), (0.75, 3.75)),
         ("gemini-3.8-flash", date(2027, 1, 1), (1.50, 7.50)),
         ("gemini-2.5-flash", date(2026, 11, 25), None),
@@ -118,7 +123,7 @@ def test_default_model_is_current_and_priced() -> None:
     ],
 )
 def test_price_table(model: str, day: date, price: tuple[float, float] | None) -> None:
-    """Listed models have their published price on that day (announced changes included); others None."""
+    """Catalogued models have their published price on that day (announced changes included); others None."""
     assert gemini_price(model, day) == price
 
 
@@ -189,11 +194,11 @@ def camel(fields: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.usefixtures("network_on")
 def test_thinking_budget_is_sent_and_the_output_limit_sized_with_it() -> None:
-    """The client gives each call the thinking budget; maxOutputTokens is the answer's 8192 plus it."""
+    """A budget model gets the thinking budget; maxOutputTokens is the answer's 8192 plus it."""
     google = Google(answer_body('{"issues": []}'))
-    settings = gemini_settings(thinking_budget=3000)
+    settings = gemini_settings(thinking_budget=3000, model="gemini-2.5-pro")
     client = LLMClient(GeminiBackend(settings, retry=FAST_RETRY, client_args=google.args()), settings)
-    client.complete(v2())
+    client.complete(v2(model="gemini-2.5-pro"))
     config = google.body()["generationConfig"]
     assert camel(config["thinkingConfig"]) == {"thinkingBudget": 3000}
     assert config["maxOutputTokens"] == 8192 + 3000
@@ -300,11 +305,11 @@ def test_batch_size_estimate_matches_the_body_the_sdk_sends(tmp_path: Path) -> N
     submit(collector, gemini_settings(), genai_client=genai, records_dir=tmp_path)
     assert google.requests[0].url.path == f"/v1beta/models/{DEFAULT_MODEL}:batchGenerateContent"
     sent = len(google.requests[0].content)
-    estimate = inline_job_bytes(collector.items())
+    estimate = inline_job_bytes(collector.items(), load_catalogue().find("gemini", DEFAULT_MODEL))
     assert sent <= estimate <= sent * 1.01 + 1_000
 
 
-# --- llama.cpp: json_schema refused with 400, fall back to json_object once ----------------------------------
+# --- a server that refuses json_schema with 400: a configuration error, never a silent JSON-mode run ---------
 
 
 class Llama:
@@ -327,22 +332,36 @@ class Llama:
 
 
 @pytest.mark.usefixtures("network_on")
-def test_llama_cpp_400_falls_back_to_json_object_once(caplog: pytest.LogCaptureFixture) -> None:
-    """A 400 to json_schema switches to json_object once, says so, and later calls go straight to it."""
+def test_schema_400_is_a_configuration_error_not_a_silent_downgrade() -> None:
+    """A 400 to json_schema is LLMError("config") naming the opt-in; nothing switches to JSON mode by itself."""
     llama = Llama()
     settings = LLMSettings.from_env(
         {"ARBITER_LLM": "openai", "ARBITER_OPENAI_BASE_URL": "http://llama.local:8080/v1"}
     )
     backend = OpenAICompatBackend(settings, http_client=httpx.Client(transport=httpx.MockTransport(llama)))
-    with caplog.at_level(logging.WARNING, logger="arbiter.llm.openai_compat"):
-        first = backend.complete(v2(model="local"))
-        second = backend.complete(v2("again", model="local"))
-    assert (first.text, second.text) == ('{"issues": []}', '{"issues": []}')
-    assert llama.formats == ["json_schema", "json_object", "json_object"]
-    assert backend.fell_back
-    warnings = [r.getMessage() for r in caplog.records if "falling back to JSON mode" in r.getMessage()]
-    assert len(warnings) == 1
-    assert "json_object" in LLMClient(backend, settings).totals()["notes"][0]
+    for prompt in ("first", "again"):
+        with pytest.raises(LLMError) as caught:
+            backend.complete(v2(prompt, model="local"))
+        assert caught.value.kind == "config"
+        assert "ARBITER_OPENAI_RESPONSE_FORMAT=json_object" in caught.value.message
+    assert llama.formats == ["json_schema", "json_schema"]
+    assert "notes" not in LLMClient(backend, settings).totals()
+
+
+@pytest.mark.usefixtures("network_on")
+def test_json_mode_is_used_only_when_asked_for() -> None:
+    """ARBITER_OPENAI_RESPONSE_FORMAT=json_object is the explicit opt-in: JSON mode from the first call."""
+    llama = Llama()
+    settings = LLMSettings.from_env(
+        {"ARBITER_LLM": "openai", "ARBITER_OPENAI_BASE_URL": "http://llama.local:8080/v1"}
+    )
+    backend = OpenAICompatBackend(
+        settings,
+        http_client=httpx.Client(transport=httpx.MockTransport(llama)),
+        response_format="json_object",
+    )
+    assert backend.complete(v2(model="local")).text == '{"issues": []}'
+    assert llama.formats == ["json_object"]
 
 
 # --- the preflight: arbiter llm check, and the start of arbiter run ------------------------------------------
@@ -416,7 +435,7 @@ CHECK_CASES: list[tuple[dict[str, str], httpx2.Response | dict[str, Any] | None,
     (
         GEMINI_ENV,
         rejected(404, "NOT_FOUND"),
-        ("gemini-3.5-flash", "ARBITER_LLM_MODEL", "ARBITER_GEMINI_API_VERSION"),
+        (DEFAULT_MODEL, "ARBITER_LLM_MODEL", "ARBITER_GEMINI_API_VERSION"),
     ),
     (GEMINI_ENV, rejected(400, "INVALID_ARGUMENT"), ("structured output", "ARBITER_LLM_THINKING_BUDGET")),
     (GEMINI_ENV, answer_body('{"ok": "yes"}'), ("does not match", "ARBITER_LLM_MODEL")),
@@ -468,10 +487,10 @@ def test_llm_check_passes_with_one_structured_call(
     result = runner.invoke(app, ["llm", "check"])
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
-    assert "LLM check passed: gemini gemini-3.5-flash (API v1beta)" in flat
-    assert "$1.5 in / $9 out" in flat
+    assert f"LLM check passed: gemini {DEFAULT_MODEL} (API v1beta)" in flat
+    assert "$0.75 in / $3.75 out" in flat or "$1.5 in / $7.5 out" in flat  # the launch price ends 2026-12-31
     assert len(google.requests) == 1
-    assert google.requests[0].url.path == "/v1beta/models/gemini-3.5-flash:generateContent"
+    assert google.requests[0].url.path == f"/v1beta/models/{DEFAULT_MODEL}:generateContent"
     assert google.body()["generationConfig"]["responseJsonSchema"]["required"] == ["ok", "echo"]
 
 

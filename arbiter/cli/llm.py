@@ -1,10 +1,12 @@
-"""`arbiter llm check`: prove the LLM configuration with one minimal structured-output call (registered in cli.py)."""
+"""`arbiter llm check`: prove the LLM configuration with one minimal structured-output call; `arbiter llm models`:
+the dated model catalogue (registered in cli.py)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Annotated
+from datetime import date
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -14,7 +16,7 @@ from arbiter.cli.support import ArbiterGroup
 from arbiter.errors import UserError
 
 llm_app = typer.Typer(
-    help="Check the language-model backend.",
+    help="Check the language-model backend; list the model catalogue.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -58,6 +60,8 @@ def check(
         )
         raise typer.Exit(2)
     result = run_check(settings)
+    if result.warning and not as_json:
+        _console.print(f"[bold yellow]warning:[/] {escape(result.warning)}", soft_wrap=True)
     if as_json:
         typer.echo(json.dumps(asdict(result), indent=2))
     elif result.ok:
@@ -65,3 +69,79 @@ def check(
     else:
         _console.print(f"[bold red]error:[/] {escape(result.line())}")
     raise typer.Exit(0 if result.ok else 2)
+
+
+@llm_app.command("models")
+def models(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the catalogue's rows as JSON.")] = False,
+) -> None:
+    """The model catalogue: status on today's date, prices, thinking controls and limits of every model.
+
+    Read from arbiter/llm/models.toml, or the file in $ARBITER_MODEL_CATALOGUE.
+    """
+    from rich.table import Table
+
+    from arbiter.llm.config import LLMSettings
+
+    try:
+        catalogue = LLMSettings.from_env().catalogue()
+    except UserError as exc:
+        _console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    today = date.today()
+    if as_json:
+        rows = [
+            {**row.model_dump(mode="json"), "status_today": row.lifecycle(today)} for row in catalogue.model
+        ]
+        head: dict[str, Any] = {
+            "checked": catalogue.checked.isoformat(),
+            "default_model": catalogue.default_model,
+            "high_volume_model": catalogue.high_volume_model,
+        }
+        typer.echo(json.dumps({**head, "models": rows}, indent=2))
+        return
+    table = Table(title=f"Model catalogue, checked {catalogue.checked} (USD per million tokens)")
+    for column in (
+        "service",
+        "model",
+        "status",
+        "in / out / thinking",
+        "thinking",
+        "output cap",
+        "context",
+        "notes",
+    ):
+        table.add_column(column)
+    for row in catalogue.model:
+        price = row.price(today)
+        thinking = row.price_thinking_per_m
+        if price is not None:
+            prices = f"{price[0]:g} / {price[1]:g} / {thinking if thinking is not None else price[1]:g}"
+        else:
+            prices = "0 (on-premises)" if row.service in ("vllm", "llamacpp") else "unknown"
+        if row.thinking == "levels":
+            control = f"{row.thinking_param}: {', '.join(row.levels)} (sends {row.default_level})"
+        elif row.thinking == "budget" and row.budget_range:
+            control = f"budget {row.budget_range[0]:,}-{row.budget_range[1]:,}"
+        else:
+            control = "none"
+        notes = [
+            "default" if row.id == catalogue.default_model and row.service == "gemini" else "",
+            "high-volume" if row.id == catalogue.high_volume_model and row.service == "gemini" else "",
+            f"deprecated {row.deprecated_on}" if row.deprecated_on else "",
+            f"shutdown {row.shutdown_on}" if row.shutdown_on else "",
+            f"routed to {row.routed_to}" if row.routed_to else "",
+            "" if row.temperature else "no temperature",
+            row.structured_output,
+        ]
+        table.add_row(
+            row.service,
+            row.id,
+            row.lifecycle(today),
+            prices,
+            control,
+            f"{row.output_cap:,}",
+            f"{row.context_window:,}",
+            "; ".join(note for note in notes if note),
+        )
+    Console().print(table)

@@ -31,6 +31,7 @@ from arbiter.llm.batch_records import (
     utc_now,
 )
 from arbiter.llm.cache import DiskCache
+from arbiter.llm.catalogue import ModelRow
 from arbiter.llm.client import parse_answer
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.gemini import completion_from_response, generation_config, make_genai_client, translate_error
@@ -108,9 +109,9 @@ class CollectResult:
     usage: TokenUsage = field(default_factory=TokenUsage)
 
 
-def inline_request_json(key: str, request: LLMRequest, thinking_level: str | None = None) -> dict[str, Any]:
+def inline_request_json(key: str, request: LLMRequest, row: ModelRow | None = None) -> dict[str, Any]:
     """One inlined request as the REST body of batchGenerateContent carries it (JSON wrapping included)."""
-    config = generation_config(request, thinking_level)
+    config = generation_config(request, row)
     generation = config.model_dump(
         mode="json",
         by_alias=True,
@@ -129,11 +130,11 @@ def inline_request_json(key: str, request: LLMRequest, thinking_level: str | Non
     return body
 
 
-def inline_job_bytes(items: list[tuple[str, LLMRequest]], thinking_level: str | None = None) -> int:
+def inline_job_bytes(items: list[tuple[str, LLMRequest]], row: ModelRow | None = None) -> int:
     """The size of a job's inline requests in UTF-8 bytes, each with its JSON wrapping, as the 20 MB limit counts."""
     size = _JOB_WRAPPING_BYTES
     for key, request in items:
-        text = json.dumps(inline_request_json(key, request, thinking_level), ensure_ascii=False)
+        text = json.dumps(inline_request_json(key, request, row), ensure_ascii=False)
         size += len(text.encode("utf-8")) + 1  # and the comma between requests
     return size
 
@@ -153,7 +154,7 @@ def submit(
     models = sorted({request.model for _, request in items})
     if len(models) > 1:
         raise LLMError("config", f"One batch job takes one model; the requests name {', '.join(models)}.")
-    size = inline_job_bytes(items, settings.thinking_level)
+    size = inline_job_bytes(items, settings.row(models[0]))
     if size > MAX_INLINE_BYTES:
         raise LLMError(
             "config",
@@ -170,7 +171,7 @@ def submit(
         types.InlinedRequest(
             contents=request.prompt,
             metadata={KEY_FIELD: key},
-            config=generation_config(request, settings.thinking_level),
+            config=generation_config(request, settings.row(request.model)),
         )
         for key, request in items
     ]

@@ -21,6 +21,7 @@ from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
 
 from arbiter.contracts import TokenUsage
+from arbiter.errors import ConfigError
 from arbiter.llm.budget import Reservation, TokenBudget
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.config import LLMSettings
@@ -46,6 +47,21 @@ def estimate_tokens(request: LLMRequest) -> int:
     """What a request may cost at most: ~4 characters a token for the input plus the whole output limit
     (the answer's allowance and the thinking budget)."""
     return (len(request.system) + len(request.prompt)) // 4 + request.output_limit()
+
+
+def prepared(request: LLMRequest, settings: LLMSettings) -> LLMRequest:
+    """The request with the settings' thinking budget and the catalogue's thinking level filled in (both are
+    part of its key); a level the model rejects is LLMError("config"), never sent."""
+    if request.thinking_budget is None:
+        request = replace(request, thinking_budget=settings.thinking_budget)
+    if request.thinking_level is None:
+        try:
+            level = settings.thinking_level_for(request.model)
+        except ConfigError as exc:
+            raise LLMError("config", str(exc)) from None
+        if level is not None:
+            request = replace(request, thinking_level=level)
+    return request
 
 
 def parse_answer(text: str, schema: dict[str, Any]) -> Any:
@@ -164,10 +180,10 @@ class LLMClient:
 
     def _complete(self, request: LLMRequest, budget: TokenBudget | None, usage: Usage | None) -> LLMResponse:
         started = self._clock()
-        if request.thinking_budget is None:
-            request = replace(request, thinking_budget=self.settings.thinking_budget)
         key = request.key()
         try:
+            request = prepared(request, self.settings)
+            key = request.key()
             cached = self._from_cache(request, key)
             if cached is not None:
                 self._count(usage, cache_hits=1)

@@ -16,6 +16,7 @@ from typing import Any, Literal, get_args
 
 from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.errors import ConfigError
+from arbiter.llm.catalogue import Catalogue, ModelRow, lifecycle_notice, load_catalogue, service_for
 
 BackendName = Literal["gemini", "openai", "replay", "none"]
 Mode = Literal["online", "batch"]
@@ -23,10 +24,12 @@ Mode = Literal["online", "batch"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
 MODES: tuple[str, ...] = get_args(Mode)
 
-# The default Gemini model: GA, no shutdown date announced, and the replacement Google names for
-# gemini-3-flash-preview, itself the named replacement of gemini-2.5-flash (shut down June 17, 2026).
-# Source: ai.google.dev/gemini-api/docs/deprecations, as read on PRICES_AS_OF (see README, "The LLM layer").
-DEFAULT_MODEL = "gemini-3.5-flash"
+# The defaults and prices come from the dated model catalogue (arbiter/llm/models.toml, read by catalogue.py):
+# the default model is its `default_model` (classification and the semantic phases), `high-volume` names its
+# `high_volume_model`. A site's own catalogue file (ARBITER_MODEL_CATALOGUE) changes them without code.
+DEFAULT_MODEL = load_catalogue().default_model
+HIGH_VOLUME_MODEL = load_catalogue().high_volume_model
+PRICES_AS_OF = load_catalogue().checked.isoformat()
 
 # The Gemini API version Arbiter is written for: structured output (responseMimeType, responseJsonSchema)
 # and the Batch API (batchGenerateContent) are documented on v1beta; google-genai 3.x calls v1 unless told.
@@ -34,41 +37,18 @@ DEFAULT_MODEL = "gemini-3.5-flash"
 GEMINI_API_VERSION = "v1beta"
 VERTEX_API_VERSION = "v1beta1"
 
-THINKING_LEVELS: tuple[str, ...] = ("minimal", "low", "medium", "high")
-
-
-@dataclass(frozen=True)
-class ModelPrice:
-    """USD per million tokens, standard online tier (thinking billed as output); batch mode is half price."""
-
-    input_per_m: float
-    output_per_m: float
-    until: date | None = None  # an announced price change: after this day the `then` price applies
-    then: tuple[float, float] | None = None
-
-
-# Prices of the models a site may pick, from ai.google.dev/gemini-api/docs/pricing as of PRICES_AS_OF
-# (prompts up to 200k tokens). A model not listed has an unknown price: costs are reported as unknown,
-# never as $0, until ARBITER_PRICE_INPUT_PER_M and ARBITER_PRICE_OUTPUT_PER_M are set.
-PRICES_AS_OF = "2026-11-25"
-GEMINI_PRICES: dict[str, ModelPrice] = {
-    "gemini-3.5-flash": ModelPrice(1.50, 9.00),
-    "gemini-3.5-flash-lite": ModelPrice(0.30, 2.50),
-    "gemini-3.6-flash": ModelPrice(1.50, 7.50),
-    "gemini-3.8-flash": ModelPrice(0.75, 3.75, until=date(2026, 12, 31), then=(1.50, 7.50)),
-    "gemini-3.1-pro-preview": ModelPrice(2.00, 12.00),
-}
+# Every level any catalogued model takes (Gemini's thinkingLevel, OpenAI's reasoning_effort); which ones a
+# given model accepts is its catalogue row's `levels`.
+THINKING_LEVELS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh")
+# The OpenAI-compatible server families whose request shapes differ (ARBITER_OPENAI_SERVER); generic sends
+# the plain chat-completions body of earlier Arbiter versions.
+OPENAI_SERVERS: tuple[str, ...] = ("openai", "vllm", "llamacpp", "generic")
 
 
 def gemini_price(model: str, today: date | None = None) -> tuple[float, float] | None:
-    """(input, output) USD per million tokens for a listed Gemini model on `today`; None when unknown."""
-    price = GEMINI_PRICES.get(model.removeprefix("models/"))
-    if price is None:
-        return None
-    day = today or date.today()
-    if price.until is not None and price.then is not None and day > price.until:
-        return price.then
-    return (price.input_per_m, price.output_per_m)
+    """(input, output) USD per million tokens for a catalogued Gemini model on `today`; None when unknown."""
+    row = load_catalogue().find("gemini", model)
+    return row.price(today or date.today()) if row is not None else None
 
 
 @dataclass(frozen=True)
@@ -101,11 +81,19 @@ class LLMSettings:
     gemini_api_version: str | None = None  # None: GEMINI_API_VERSION (Vertex AI: VERTEX_API_VERSION)
     # Tokens a call may spend thinking; the output limit sent is the answer's allowance plus this.
     thinking_budget: int = 2048
-    thinking_level: str | None = None  # minimal|low|medium|high: sent instead of the budget (Gemini 3)
+    # The thinking level / reasoning effort to send (None: the catalogue row's default_level); a level the
+    # model does not take is refused. Budget-only models get thinking_budget instead.
+    thinking_level: str | None = None
     preflight: bool = True  # one check call at the start of a run with --llm gemini|openai
+    openai_server: str | None = (
+        None  # openai|vllm|llamacpp|generic; None: openai for api.openai.com, else generic
+    )
+    catalogue_path: Path | None = (
+        None  # ARBITER_MODEL_CATALOGUE: a site's own catalogue instead of the bundled
+    )
 
     def __post_init__(self) -> None:
-        for name in ("cache_dir", "replay_dir", "record_dir"):
+        for name in ("cache_dir", "replay_dir", "record_dir", "catalogue_path"):
             value = getattr(self, name)
             if isinstance(value, str):
                 object.__setattr__(self, name, Path(value))
@@ -115,6 +103,13 @@ class LLMSettings:
             raise ConfigError(f"Unknown LLM mode {self.mode!r}; choose online or batch.")
         if not self.model.strip():
             raise ConfigError("The LLM model name is empty.")
+        object.__setattr__(self, "model", self.catalogue().resolve(self.model))
+        if self.openai_server is None and "//api.openai.com" in (self.openai_base_url or ""):
+            object.__setattr__(self, "openai_server", "openai")
+        if self.openai_server is not None and self.openai_server not in OPENAI_SERVERS:
+            raise ConfigError(
+                f"Unknown OpenAI-compatible server {self.openai_server!r}; choose one of {', '.join(OPENAI_SERVERS)}."
+            )
         _at_least("timeout", self.timeout_s, 0.001)
         _at_least("requests per minute", self.rpm, 0)
         _at_least("concurrency", self.concurrency, 1)
@@ -131,6 +126,39 @@ class LLMSettings:
                 f"Unknown thinking level {self.thinking_level!r}; choose one of {', '.join(THINKING_LEVELS)}."
             )
 
+    def catalogue(self) -> Catalogue:
+        return load_catalogue(self.catalogue_path)
+
+    def service(self) -> str:
+        """The catalogue service this backend's requests go to (gemini, openai, vllm, llamacpp or generic)."""
+        return service_for(self.backend, self.openai_server)
+
+    def row(self, model: str | None = None) -> ModelRow | None:
+        """The catalogue row of `model` (default: the configured one) as this backend serves it."""
+        return self.catalogue().find(self.service(), model or self.model)
+
+    def thinking_level_for(self, model: str | None = None) -> str | None:
+        """The level to send with a request for `model`: the catalogue row's (the configured level if the
+        model takes it, else its default; ConfigError for one it rejects), or the configured level as is for a
+        model the catalogue does not list (None: a budget is sent)."""
+        row = self.row(model)
+        return row.level_for(self.thinking_level) if row is not None else self.thinking_level
+
+    def lifecycle_notice(self, today: date | None = None) -> str | None:
+        """One line when the configured model is deprecated or shut down (None otherwise)."""
+        return lifecycle_notice(self.row(), today or date.today())
+
+    def require_servable(self, today: date | None = None) -> str | None:
+        """ConfigError when the configured model is past its shutdown date or the thinking level set is one it
+        rejects; else the deprecation warning line, if any. Checked before any call of a live backend."""
+        day = today or date.today()
+        row = self.row()
+        if row is not None:
+            if row.lifecycle(day) == "shutdown":
+                raise ConfigError(lifecycle_notice(row, day) or f"The model {row.id} is shut down.")
+            row.level_for(self.thinking_level)
+        return lifecycle_notice(row, day)
+
     @property
     def price_known(self) -> bool:
         return self.price_input_per_m is not None and self.price_output_per_m is not None
@@ -140,7 +168,7 @@ class LLMSettings:
         if self.price_input_per_m is not None and self.price_output_per_m is not None:
             return f"${self.price_input_per_m:g} in / ${self.price_output_per_m:g} out per million tokens"
         return (
-            f"unknown (no published price for {self.model!r} in Arbiter's table of {PRICES_AS_OF}; set "
+            f"unknown (no price for {self.model!r} in Arbiter's model catalogue of {self.catalogue().checked}; set "
             "ARBITER_PRICE_INPUT_PER_M and ARBITER_PRICE_OUTPUT_PER_M)"
         )
 
@@ -182,15 +210,20 @@ class LLMSettings:
             if value is not None:
                 values[name] = value
         backend = values.get("backend", "none")
-        model = values.get("model", DEFAULT_MODEL)
-        default_in, default_out = _default_prices(str(backend), str(model))
+        catalogue = load_catalogue(values.get("catalogue_path"))
+        model = catalogue.resolve(str(values.setdefault("model", catalogue.default_model)))
+        server = values.get("openai_server")
+        if server is None and "//api.openai.com" in str(values.get("openai_base_url") or ""):
+            server = "openai"
+        default_in, default_out = _default_prices(catalogue, service_for(str(backend), server), model)
         values.setdefault("price_input_per_m", default_in)
         values.setdefault("price_output_per_m", default_out)
         if values.get("thinking_level") is not None:
             values["thinking_level"] = str(values["thinking_level"]).lower()
-        if backend == "openai":
-            # on-premises servers count thinking inside max_tokens against a small context window: no
-            # thinking allowance unless one is set (ARBITER_LLM_THINKING_BUDGET)
+        if backend == "openai" and catalogue.find(service_for("openai", server), model) is None:
+            # a server Arbiter knows nothing about counts any thinking inside max_tokens against a context
+            # window of unknown size: no thinking allowance unless one is set (ARBITER_LLM_THINKING_BUDGET).
+            # A catalogued reasoning model keeps the allowance (its answer would end with `length` without).
             values.setdefault("thinking_budget", 0)
         if backend == "replay" or values.get("mode") == "batch":
             # Nothing is sent online: a requests-per-minute limit would only slow the run down.
@@ -198,13 +231,16 @@ class LLMSettings:
         return cls(**values)
 
 
-def _default_prices(backend: str, model: str) -> tuple[float | None, float | None]:
-    """Published Gemini prices for listed models; on-premises (openai) models cost 0 (the site's own
-    hardware) unless set; any other model's price is unknown (None), never 0."""
-    if backend == "openai":
+def _default_prices(catalogue: Catalogue, service: str, model: str) -> tuple[float | None, float | None]:
+    """The catalogue's price of the model on today's date; on-premises servers (vllm, llamacpp, generic) cost 0
+    (the site's own hardware) unless set; any other model's price is unknown (None), never 0."""
+    row = catalogue.find(service, model)
+    price = row.price(date.today()) if row is not None else None
+    if price is not None:
+        return price
+    if service in ("vllm", "llamacpp", "generic"):
         return (0.0, 0.0)
-    price = gemini_price(model)
-    return price if price is not None else (None, None)
+    return (None, None)
 
 
 def _at_least(what: str, value: float, minimum: float) -> None:
@@ -288,6 +324,11 @@ _ENV: dict[str, tuple[tuple[str, ...], Callable[[str, str], Any]]] = {
     "google_cloud_location": (("GOOGLE_CLOUD_LOCATION",), _text),
     "gemini_api_version": (("ARBITER_GEMINI_API_VERSION",), _text),
     "thinking_budget": (("ARBITER_LLM_THINKING_BUDGET",), _int),
-    "thinking_level": (("ARBITER_LLM_THINKING_LEVEL",), _choice(THINKING_LEVELS)),
+    "thinking_level": (
+        ("ARBITER_LLM_THINKING_LEVEL", "ARBITER_LLM_REASONING_EFFORT"),
+        _choice(THINKING_LEVELS),
+    ),
     "preflight": (("ARBITER_LLM_PREFLIGHT",), _bool),
+    "openai_server": (("ARBITER_OPENAI_SERVER",), _choice(OPENAI_SERVERS)),
+    "catalogue_path": (("ARBITER_MODEL_CATALOGUE",), _path),
 }

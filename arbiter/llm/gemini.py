@@ -14,6 +14,7 @@ import httpx
 from google.genai import Client, errors, types
 
 from arbiter.contracts import TokenUsage
+from arbiter.llm.catalogue import ModelRow
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, check_finish, offline
 from arbiter.net import google
@@ -119,27 +120,40 @@ def gemini_generation(model: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def thinking_config(request: LLMRequest, thinking_level: str | None = None) -> types.ThinkingConfig | None:
-    """The request's thinking budget, or a Gemini 3 thinking level instead (the API refuses both at once)."""
-    if thinking_level:
-        return types.ThinkingConfig(thinking_level=types.ThinkingLevel(thinking_level.upper()))
-    if request.thinking_budget is None:
+def thinking_config(request: LLMRequest, row: ModelRow | None = None) -> types.ThinkingConfig | None:
+    """thinkingLevel when the request carries one (the client sets it from the catalogue: only levels the model
+    takes), else thinkingBudget for a budget model or an uncatalogued one; never both (the API refuses that)."""
+    if request.thinking_level:
+        return types.ThinkingConfig(thinking_level=types.ThinkingLevel(request.thinking_level.upper()))
+    if request.thinking_budget is None or (row is not None and row.thinking != "budget"):
         return None
     return types.ThinkingConfig(thinking_budget=request.thinking_budget)
 
 
-def generation_config(request: LLMRequest, thinking_level: str | None = None) -> types.GenerateContentConfig:
-    """Structured JSON output at the request's temperature; the schema goes as plain JSON Schema.
+def sends_temperature(request: LLMRequest, row: ModelRow | None) -> bool:
+    """The catalogue says whether a model honours a custom temperature; for an uncatalogued model, Gemini 3 and
+    later get none (Google's migration guide: below 1.0 it can loop until MAX_TOKENS; 3.6+ ignore it)."""
+    if row is not None:
+        return row.temperature
+    return gemini_generation(request.model) < 3
 
-    The output limit is the answer's allowance plus the thinking budget, so thinking cannot eat the answer.
+
+def output_limit(request: LLMRequest, row: ModelRow | None) -> int:
+    """The answer's allowance plus the thinking allowance, cut to the model's output cap (Gemini's context,
+    a million tokens, holds any prompt Arbiter builds: pages are cut to 100,000 characters)."""
+    limit = request.output_limit()
+    return min(limit, row.output_cap) if row is not None else limit
+
+
+def generation_config(request: LLMRequest, row: ModelRow | None = None) -> types.GenerateContentConfig:
+    """Structured JSON output as the catalogue row says the model takes it; the schema goes as plain JSON
+    Schema. The output limit is the answer's allowance plus the thinking allowance, within the model's cap.
     """
     return types.GenerateContentConfig(
         system_instruction=request.system or None,
-        # Gemini 3 and later are tuned for their default sampling: Google's migration guide says to drop
-        # temperature (below 1.0 it can loop until MAX_TOKENS), and 3.6+ ignore it. Older models keep it.
-        temperature=None if gemini_generation(request.model) >= 3 else request.temperature,
-        max_output_tokens=request.output_limit(),
-        thinking_config=thinking_config(request, thinking_level),
+        temperature=request.temperature if sends_temperature(request, row) else None,
+        max_output_tokens=output_limit(request, row),
+        thinking_config=thinking_config(request, row),
         response_mime_type="application/json",
         # response_json_schema takes the dict as is; response_schema would go through the SDK's OpenAPI
         # Schema model, which mangles dict-typed fields in API-key mode (ENGINEERING_NOTES)
@@ -243,7 +257,7 @@ class GeminiBackend:
             response = client.models.generate_content(
                 model=request.model,
                 contents=request.prompt,
-                config=generation_config(request, self.settings.thinking_level),
+                config=generation_config(request, self.settings.row(request.model)),
             )
         except Exception as exc:
             error = translate_error(exc, request.model)

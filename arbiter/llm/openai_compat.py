@@ -1,11 +1,12 @@
-"""The `openai` backend: any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp server) over httpx,
-for on-premises models when patient data may not leave the site. Transport retries live here; JSON and
-schema checks are the client's.
+"""The `openai` backend: OpenAI's own API or any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp
+server) over httpx, for on-premises models when patient data may not leave the site. The body per server
+family is built in openai_request.py; transport retries live here; JSON and schema checks are the client's.
+A reasoning model's answer is the message's `content`; its reasoning (`reasoning_content`, vLLM's
+`reasoning`) is never read.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
@@ -19,6 +20,7 @@ import httpx
 from arbiter.contracts import TokenUsage
 from arbiter.errors import ServiceError
 from arbiter.llm.config import LLMSettings
+from arbiter.llm.openai_request import RESPONSE_FORMAT_ENV, chat_body
 from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, offline
 from arbiter.net.retry import Retryable, RetryPolicy, call_with_retries, retry_after_s
 from arbiter.net.switch import require_network
@@ -26,12 +28,12 @@ from arbiter.net.switch import require_network
 log = logging.getLogger(__name__)
 
 ResponseFormat = Literal["json_schema", "json_object"]
-RESPONSE_FORMAT_ENV = "ARBITER_OPENAI_RESPONSE_FORMAT"
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
 
 class _SchemaRefused(ServiceError):
-    """A 400 to a json_schema request: the server may not support JSON Schema output (older llama.cpp)."""
+    """A 400 to a json_schema request that speaks of the schema: a configuration error, never a silent switch
+    to JSON mode (which would weaken every call of the run)."""
 
 
 class OpenAICompatBackend:
@@ -59,7 +61,7 @@ class OpenAICompatBackend:
         self.response_format: ResponseFormat = response_format or _format_from_env()
         self._client = http_client
         self._owns_client = http_client is None
-        self.fell_back = False  # True once a 400 to json_schema made this backend use json_object
+        self._served_context: dict[str, int | None] = {}  # vLLM's max_model_len per model, read once
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -82,17 +84,14 @@ class OpenAICompatBackend:
                 label=f"openai doc_id={request.doc_id} key={request.key()[:12]}",
             )
         except _SchemaRefused:
-            # Older llama.cpp servers answer 400 to json_schema with strict: fall back to JSON mode (the
-            # schema goes into the instructions) once, say so, and keep to it for later calls.
-            log.warning(
-                "openai: the server refused JSON Schema output (HTTP 400); falling back to JSON mode "
-                "(%s=json_object) for this run, with the schema in the instructions",
-                RESPONSE_FORMAT_ENV,
-            )
-            self.response_format = "json_object"
-            self.fell_back = True
-            return self._completion(self._post_json_mode(self.request_body(request)), request)
-        completion = self._completion(payload, request)
+            raise LLMError(
+                "config",
+                "The model server refused the JSON Schema output format (HTTP 400). Arbiter does not switch to"
+                f" JSON mode on its own: use a server and model with structured output, or set {RESPONSE_FORMAT_ENV}"
+                "=json_object to ask for JSON mode with the schema in the instructions (answers are still"
+                " validated against it).",
+            ) from None
+        completion = self._completion(payload, request, _sent_limit(body))
         log.info(
             "openai: ok doc_id=%s key=%s latency_ms=%.0f tokens_in=%d tokens_out=%d",
             request.doc_id,
@@ -105,42 +104,27 @@ class OpenAICompatBackend:
 
     def request_body(self, request: LLMRequest) -> dict[str, Any]:
         """The chat-completions body for one request (public so tests can read its shape)."""
-        system = request.system
-        if self.response_format == "json_schema":
-            response_format: dict[str, Any] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": _schema_name(request.purpose),
-                    "schema": request.response_schema,
-                    "strict": True,
-                },
-            }
-        else:
-            # JSON mode does not carry the schema, so the model must read it from the instructions.
-            response_format = {"type": "json_object"}
-            system = (
-                f"{system}\n\nAnswer with one JSON object that matches this JSON Schema:\n"
-                f"{json.dumps(request.response_schema, sort_keys=True)}"
-            )
-        return {
-            "model": request.model,
-            "messages": [
-                {"role": "system", "content": system},
-                {"role": "user", "content": request.prompt},
-            ],
-            "temperature": request.temperature,
-            "max_tokens": request.output_limit(),  # the answer's allowance plus any thinking budget
-            "response_format": response_format,
-        }
+        served = self.served_context(request.model) if self.settings.service() == "vllm" else None
+        return chat_body(request, self.settings, self.response_format, served)
 
-    def notes(self) -> list[str]:
-        """What the run summary should say about this backend (the JSON-mode fallback, when it happened)."""
-        if not self.fell_back:
-            return []
-        return [
-            "The model server refused JSON Schema output (HTTP 400); answers were requested in JSON mode "
-            f"with the schema in the instructions ({RESPONSE_FORMAT_ENV}=json_object)."
-        ]
+    def served_context(self, model: str) -> int | None:
+        """vLLM's `max_model_len` for `model` from GET /v1/models (read once); None when it cannot be read, and
+        the catalogue's context window applies."""
+        if model not in self._served_context:
+            self._served_context[model] = self._read_max_model_len(model)
+        return self._served_context[model]
+
+    def _read_max_model_len(self, model: str) -> int | None:
+        try:
+            response = self._http().get(f"{self.base_url}/models", headers=self._headers())
+            entries = response.json().get("data") if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and entry.get("id") == model:
+                length = entry.get("max_model_len")
+                return length if isinstance(length, int) and length > 0 else None
+        return None
 
     def close(self) -> None:
         if self._owns_client and self._client is not None:
@@ -154,15 +138,18 @@ class OpenAICompatBackend:
             self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s))
         return self._client
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         try:
             response = self._http().post(
                 f"{self.base_url}/chat/completions",
                 json=body,
-                headers=headers,
+                headers=self._headers(),
                 timeout=httpx.Timeout(self.timeout_s),
             )
         except httpx.TimeoutException:
@@ -228,14 +215,9 @@ class OpenAICompatBackend:
             raise LLMError("transport", "The model server answered with an unexpected response shape.")
         return payload
 
-    def _post_json_mode(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The one json_object attempt after a fallback; its failures are reported as they are."""
-        try:
-            return self._post(body)
-        except Retryable as failure:
-            raise failure.error from None
-
-    def _completion(self, payload: dict[str, Any], request: LLMRequest) -> RawCompletion:
+    def _completion(
+        self, payload: dict[str, Any], request: LLMRequest, limit: int | None = None
+    ) -> RawCompletion:
         choices = payload.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise LLMError("transport", "The model server's response holds no answer (no choices).")
@@ -249,9 +231,10 @@ class OpenAICompatBackend:
         if finish == "content_filter":
             raise LLMError("blocked", "The model server's content filter blocked the answer.")
         if finish == "length":
+            sent = limit if limit is not None else request.output_limit()
             raise LLMError(
                 "truncated",
-                f"The model's answer was cut off at {request.max_output_tokens} output tokens.",
+                f"The model's answer was cut off at its output limit ({sent} tokens, thinking included).",
             )
         content = message.get("content")
         text = content if isinstance(content, str) else ""
@@ -277,10 +260,9 @@ def _format_from_env() -> ResponseFormat:
     return "json_object" if value == "json_object" else "json_schema"
 
 
-def _schema_name(purpose: str) -> str:
-    # OpenAI's rule for schema names: letters, digits, '_' and '-', at most 64.
-    cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", purpose)[:64]
-    return cleaned or "response"
+def _sent_limit(body: dict[str, Any]) -> int | None:
+    value = body.get("max_completion_tokens", body.get("max_tokens"))
+    return value if isinstance(value, int) else None
 
 
 def _rate_limited(wait: float | None) -> LLMError:

@@ -75,6 +75,9 @@ class LLMRequest:
     # Tokens the model may spend thinking before it answers (None: the model's default). The client sets it
     # from LLMSettings.thinking_budget; the output limit sent to the model is output_limit().
     thinking_budget: int | None = None
+    # The thinking level / reasoning effort sent instead of a budget (catalogue.py: the model's levels); the
+    # client sets it from the settings and the catalogue row. None: no level is sent.
+    thinking_level: str | None = None
 
     def output_limit(self) -> int:
         """The output token limit to send: the answer's allowance plus the thinking budget."""
@@ -92,6 +95,8 @@ class LLMRequest:
         }
         if self.thinking_budget is not None:  # absent, keys stay those of requests made before it existed
             fields["thinking_budget"] = self.thinking_budget
+        if self.thinking_level is not None:  # likewise: a level changes the answer, so it changes the key
+            fields["thinking_level"] = self.thinking_level
         canonical = json.dumps(
             fields,
             sort_keys=True,

@@ -6,15 +6,18 @@ instead of escalating every document as `verifier_errored`.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from arbiter.errors import ConfigError
-from arbiter.llm.client import parse_answer
+from arbiter.llm.client import parse_answer, prepared
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.factory import build_backend
 from arbiter.llm.port import LLMBackend, LLMError, LLMRequest, check_finish
+
+log = logging.getLogger(__name__)
 
 LIVE_BACKENDS = ("gemini", "openai")
 ECHO = "arbiter-preflight"
@@ -37,8 +40,6 @@ _FIXES: dict[str, str] = {
     " and that it serves the model (ARBITER_LLM_MODEL / --llm-model).",
     "rate_limited": "The key has no quota left at the moment: wait, or use a key or project with quota.",
     "blocked": "The service withheld even a trivial answer: check the account's safety settings and the model.",
-    "truncated": "The output limit was used up: raise ARBITER_LLM_THINKING_BUDGET or set"
-    " ARBITER_LLM_THINKING_LEVEL=low.",
     "invalid_json": "Choose a model that supports structured JSON output (ARBITER_LLM_MODEL); for an"
     " OpenAI-compatible server try ARBITER_OPENAI_RESPONSE_FORMAT=json_object.",
     "off_schema": "Choose a model that follows a JSON Schema (ARBITER_LLM_MODEL); for an OpenAI-compatible"
@@ -59,6 +60,7 @@ class CheckResult:
     kind: str | None = None
     latency_ms: float = 0.0
     price: str = ""
+    warning: str = ""  # the model is deprecated: where to move (one line)
 
     def line(self) -> str:
         where = f"{self.backend} {self.model}" + (f" (API {self.api_version})" if self.api_version else "")
@@ -67,9 +69,30 @@ class CheckResult:
         return f"LLM check failed: {where}: {self.message} {self.fix}".strip()
 
 
+def truncated_fix(settings: LLMSettings) -> str:
+    """What to change when the check's answer was cut off: the variable that really bounds this model's
+    thinking (the catalogue row says whether it takes levels, a budget or neither)."""
+    row = settings.row()
+    allowance = (
+        f"ARBITER_LLM_THINKING_BUDGET (the output allowance for thinking, now {settings.thinking_budget:,})"
+    )
+    if row is not None and row.thinking == "levels":
+        return (
+            f"The output limit was used up by thinking: raise {allowance} or set ARBITER_LLM_THINKING_LEVEL="
+            f"{row.levels[0]} ({row.id} takes {', '.join(row.levels)})."
+        )
+    if settings.backend == "openai" and settings.service() == "generic":
+        return (
+            f"The output limit was used up, by a reasoning model's thinking if it is one: raise {allowance}; a"
+            " thinking level reaches the model only with ARBITER_OPENAI_SERVER=vllm|llamacpp|openai."
+        )
+    return f"The output limit was used up by thinking: raise {allowance}."
+
+
 def check_request(settings: LLMSettings) -> LLMRequest:
-    """The check call: a fixed instruction, no document text, the smallest schema-bound answer."""
-    return LLMRequest(
+    """The check call: a fixed instruction, no document text, the smallest schema-bound answer, thinking as a
+    run's requests have it (the catalogue's level)."""
+    request = LLMRequest(
         purpose="check",
         model=settings.model,
         system="You answer configuration checks of a document verification service.",
@@ -79,6 +102,7 @@ def check_request(settings: LLMSettings) -> LLMRequest:
         max_output_tokens=CHECK_ANSWER_TOKENS,
         thinking_budget=settings.thinking_budget,
     )
+    return prepared(request, settings)
 
 
 def missing_configuration(settings: LLMSettings) -> str | None:
@@ -116,17 +140,23 @@ def check(settings: LLMSettings, backend: LLMBackend | None = None) -> CheckResu
             model=settings.model,
             api_version=api_version,
             message=message,
-            fix="" if ok else _FIXES.get(f"{kind}:{settings.backend}", _FIXES.get(kind or "", "")),
+            fix="" if ok else _fix(settings, kind),
             kind=kind,
             latency_ms=latency_ms,
             price=settings.price_note(),
+            warning=warning,
         )
 
+    warning = ""
     if settings.backend not in LIVE_BACKENDS:
         return result(True, f"the {settings.backend} backend makes no live calls.")
     missing = missing_configuration(settings)
     if missing is not None:
         return result(False, missing, "config")
+    try:
+        warning = settings.require_servable() or ""
+    except ConfigError as refused:
+        return result(False, str(refused), "model")
     started = time.perf_counter()
     try:
         backend = backend if backend is not None else build_backend(settings)
@@ -152,6 +182,14 @@ def check(settings: LLMSettings, backend: LLMBackend | None = None) -> CheckResu
     )
 
 
+def _fix(settings: LLMSettings, kind: str | None) -> str:
+    if kind == "truncated":
+        return truncated_fix(settings)
+    if kind == "model":
+        return ""
+    return _FIXES.get(f"{kind}:{settings.backend}", _FIXES.get(kind or "", ""))
+
+
 class PreflightFailed(ConfigError):
     """The preflight failed: a run stops at its start (exit 2) with the reason and what to change."""
 
@@ -167,6 +205,13 @@ def require_ready(settings: LLMSettings, backend: LLMBackend | None = None) -> C
         return None
     if not settings.preflight:
         missing = missing_configuration(settings)  # a missing key always stops the run
+        try:
+            warning = settings.require_servable()  # so does a shut-down model or a rejected level
+        except ConfigError as refused:
+            missing = missing or str(refused)
+            warning = None
+        if warning and missing is None:
+            log.warning("%s", warning)
         if missing is not None:
             raise PreflightFailed(
                 CheckResult(
@@ -182,4 +227,6 @@ def require_ready(settings: LLMSettings, backend: LLMBackend | None = None) -> C
     result = check(settings, backend)
     if not result.ok:
         raise PreflightFailed(result)
+    if result.warning:
+        log.warning("%s", result.warning)
     return result
