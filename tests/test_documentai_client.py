@@ -31,7 +31,8 @@ from arbiter.contracts.profile import load_profile
 from arbiter.errors import ConfigError
 from arbiter.ingest import IngestFailure, IngestResult, ingest_pdf
 from arbiter.ingest.cache import BundleCache
-from arbiter.ingest.documentai.client import DocumentAIClient, LiveSource, ReplaySource, service_client
+from arbiter.ingest.documentai.client import DocumentAIClient, service_client
+from arbiter.ingest.documentai.sources import LiveSource, ReplaySource
 from arbiter.ingest.documentai.factory import open_documentai
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.mapping import document_of
