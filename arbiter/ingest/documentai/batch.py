@@ -152,17 +152,26 @@ class BatchRunner:
         return folder.removeprefix(f"gs://{self.storage.bucket}/")
 
     def _clean(self, input_name: str, output_prefix: str, label: str) -> None:
-        """Deletes the job's PDF and answer; a failure is logged (names only: hashes), never raised."""
-        try:
-            for name in [input_name, *self.storage.names(output_prefix)]:
-                self.storage.delete(name)
-        except DocumentAIError as error:
-            log.warning(
-                "documentai: %s: could not delete the batch job's objects under %s: %s",
-                label,
-                self.storage.uri(output_prefix).removesuffix("output/"),
-                error,
-            )
+        """Deletes the job's PDF and answer, each object on its own; a failure is logged (the job's folder,
+        named by a random token and the PDF's hash, and the reason), never raised."""
+
+        def given() -> list[str]:
+            return [input_name]
+
+        def listed() -> list[str]:
+            return self.storage.names(output_prefix)
+
+        for names in (given, listed):
+            try:
+                for name in names():
+                    self.storage.delete(name)
+            except DocumentAIError as error:
+                log.warning(
+                    "documentai: %s: could not delete the batch job's objects under %s: %s",
+                    label,
+                    self.storage.uri(output_prefix).removesuffix("output/"),
+                    error.message,
+                )
 
 
 def _failed(code: int, message: str, what: str) -> DocumentAIError:
