@@ -212,3 +212,15 @@ def test_the_cloud_storage_folder_is_read_as_bucket_and_prefix(uri: str, bucket:
     settings = DocumentAISettings.from_env({"ARBITER_DOCUMENTAI_GCS_URI": uri}, processor=PROCESSOR)
     assert (settings.bucket, settings.prefix, settings.batch_enabled) == (bucket, prefix, True)
     assert settings.batch_timeout_s == 1800.0
+
+
+def test_pdfs_past_the_batch_page_limit_go_as_batch_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PDF longer than one batch document may be (500 pages; 10 here) goes as consecutive batch parts."""
+    monkeypatch.setattr("arbiter.ingest.documentai.ingestor.BATCH_PAGES", 10)
+    source = Batcher()
+    config = DocumentAISettings(processor=PROCESSOR, gcs_uri="gs://staging-bucket", imageless_mode=False)
+    bundle = DocumentAIIngestor(config, source).ingest(RECORD_30P)
+    assert isinstance(bundle, DocumentBundle)
+    sha = hashlib.sha256(RECORD_30P.read_bytes()).hexdigest()
+    assert source.batched == [f"{sha}.p1-10", f"{sha}.p11-20", f"{sha}.p21-30"]
+    assert [p.page_num for p in bundle.pages] == list(range(1, 31))
