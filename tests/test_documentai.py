@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from arbiter.contracts import DocumentBundle, Page
 from arbiter.ingest import IngestFailure, ingest_pdf
-from arbiter.ingest.documentai.client import ReplaySource
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.layout_blocks import text_type
 from arbiter.ingest.documentai.mapping import PageFacts, UnplacedTextError, document_of, map_document
 from arbiter.ingest.documentai.settings import DocumentAISettings
 from arbiter.ingest.documentai.shape import MAX_DEPTH, DocumentAIFormatError
+from arbiter.ingest.documentai.sources import ReplaySource
 from tests.conftest import FIXTURES
 
 EXAMPLES = FIXTURES / "documentai" / "examples"

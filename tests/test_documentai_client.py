@@ -31,11 +31,12 @@ from arbiter.contracts.profile import load_profile
 from arbiter.errors import ConfigError
 from arbiter.ingest import IngestFailure, IngestResult, ingest_pdf
 from arbiter.ingest.cache import BundleCache
-from arbiter.ingest.documentai.client import DocumentAIClient, LiveSource, ReplaySource, service_client
+from arbiter.ingest.documentai.client import DocumentAIClient, service_client
 from arbiter.ingest.documentai.factory import open_documentai
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.mapping import document_of
 from arbiter.ingest.documentai.settings import DocumentAISettings
+from arbiter.ingest.documentai.sources import LiveSource, ReplaySource
 from arbiter.net import switch as network
 from arbiter.record.mirrors import FileStore
 from arbiter.run.batch import new_run_id

@@ -22,11 +22,11 @@ from rapidfuzz import fuzz
 from arbiter.contracts import DocumentBundle
 from arbiter.contracts.bundle import OcrStatus
 from arbiter.ingest import ingest_pdf
-from arbiter.ingest.documentai.client import LiveSource, ReplaySource
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.mapping import PageFacts, UnplacedTextError, map_document
 from arbiter.ingest.documentai.settings import DocumentAISettings
 from arbiter.ingest.documentai.shape import DocumentAIFormatError
+from arbiter.ingest.documentai.sources import LiveSource, ReplaySource
 from arbiter.net import switch
 from verifiers.textmatch import PageIndex
 

@@ -18,14 +18,12 @@ while the network switch (arbiter.net.switch) is off, as it is for the whole tes
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, Literal, Protocol
+from collections.abc import Callable
+from typing import Any, Literal
 
 import google.auth
 import requests
@@ -35,12 +33,12 @@ from google.api_core.client_options import ClientOptions
 from google.api_core.timeout import ConstantTimeout
 from google.auth.exceptions import DefaultCredentialsError, GoogleAuthError
 from google.cloud import documentai
+from google.longrunning import operations_pb2
 from google.protobuf import json_format
 
-from arbiter import atomic
 from arbiter.errors import ServiceError
-from arbiter.ingest.documentai.mapping import document_of
-from arbiter.ingest.documentai.proto import CanonicalDocument, canonical_of_message, error_path, merge_shards
+from arbiter.ingest.documentai.proto import error_path
+from arbiter.ingest.documentai.request import process_request
 from arbiter.ingest.documentai.settings import DocumentAISettings
 from arbiter.net import google as google_errors
 from arbiter.net.limiter import RateLimiter
@@ -123,24 +121,45 @@ class DocumentAIClient:
 
     def request(self, content: bytes) -> documentai.ProcessRequest:
         """The ProcessRequest for one PDF (public so tests can read its shape)."""
-        request = documentai.ProcessRequest(
-            name=self.settings.processor,
-            raw_document=documentai.RawDocument(content=content, mime_type="application/pdf"),
-            skip_human_review=True,
-        )
-        if self.settings.processor_type == "layout":
-            request.process_options = documentai.ProcessOptions(
-                layout_config=documentai.ProcessOptions.LayoutConfig(return_bounding_boxes=True)
-            )
-        return request
+        return process_request(self.settings, content)
 
     def process(self, content: bytes, *, label: str = "") -> documentai.ProcessResponse:
         """The ProcessResponse for one PDF; DocumentAIError when there is none after the retries."""
-        require_network("Google Document AI", _offline)
         request = self.request(content)
+        response: documentai.ProcessResponse = self._call(
+            lambda service, **kw: service.process_document(request=request, **kw), label
+        )
+        return response
+
+    def start_batch(self, request: documentai.BatchProcessRequest, *, label: str = "") -> str:
+        """Starts `:batchProcess` and answers the long-running operation's name."""
+        operation = self._call(
+            lambda service, **kw: service.batch_process_documents(request=request, **kw), label
+        )
+        name = operation.operation.name
+        if not name:
+            raise DocumentAIError(
+                "extractor_failed", "Google Document AI started a batch operation with no name."
+            )
+        return str(name)
+
+    def operation(self, name: str, *, label: str = "") -> operations_pb2.Operation:
+        """The long-running operation's current state (GET v1/{name} on the processor's endpoint)."""
+        operation: operations_pb2.Operation = self._call(
+            lambda service, **kw: service.get_operation(request={"name": name}, **kw), label
+        )
+        return operation
+
+    def cancel(self, name: str, *, label: str = "") -> None:
+        """Asks the service to cancel the operation (POST v1/{name}:cancel)."""
+        self._call(lambda service, **kw: service.cancel_operation(request={"name": name}, **kw), label)
+
+    def _call(self, method: Callable[..., Any], label: str) -> Any:
+        """One call through Google's client with the run's retry policy and each attempt's own timeout."""
+        require_network("Google Document AI", _offline)
         try:
-            return self.service().process_document(
-                request=request,
+            return method(
+                self.service(),
                 retry=PolicyRetry(self, label),
                 # each attempt's own timeout, not one deadline shared by all attempts (the library's default)
                 timeout=ConstantTimeout(self.settings.timeout_s),  # type: ignore[no-untyped-call]
@@ -156,13 +175,18 @@ class DocumentAIClient:
         with self._lock:
             if self._service is None:
                 try:
-                    credentials = self.credentials if self.credentials is not None else load_credentials()
-                    self._service = self._make_service(self.settings, credentials)
+                    self._service = self._make_service(self.settings, self.credentials_now())
                 except DocumentAIError:
                     raise
                 except (GoogleAuthError, ValueError) as exc:
                     raise self.failure_of(exc) from None
             return self._service
+
+    def credentials_now(self) -> Any:
+        """The credentials given, else Application Default Credentials, looked up once on first use."""
+        if self.credentials is None:
+            self.credentials = load_credentials()
+        return self.credentials
 
     def close(self) -> None:
         with self._lock:
@@ -295,79 +319,3 @@ def _unparsable(message: str) -> str:
             f"Google Document AI returned a response Arbiter cannot read ({where} does not fit a Document)."
         )
     return "Google Document AI answered with an unexpected response shape (not a ProcessResponse)."
-
-
-def response_json(response: documentai.ProcessResponse) -> dict[str, Any]:
-    """A ProcessResponse as the REST API writes it (lowerCamelCase JSON), for recordings."""
-    return dict(json_format.MessageToDict(documentai.ProcessResponse.pb(response)))
-
-
-class DocumentSource(Protocol):
-    """Where Documents come from: the live processor, or recordings. `key` names the PDF (and page range)."""
-
-    def document(self, content: bytes, key: str) -> Mapping[str, Any]: ...
-
-    def close(self) -> None: ...
-
-
-class LiveSource:
-    """The processor itself; with `record_dir`, each response is also written there as `<key>.json`."""
-
-    def __init__(self, client: DocumentAIClient, record_dir: Path | None = None) -> None:
-        self.client = client
-        self.record_dir = record_dir
-
-    def document(self, content: bytes, key: str) -> CanonicalDocument:
-        response = self.client.process(content, label=key[:12])
-        if self.record_dir is not None:
-            atomic.write_json(self.record_dir / f"{key}.json", response_json(response))
-        return canonical_of_message(documentai.Document.pb(response.document))
-
-    def close(self) -> None:
-        self.client.close()
-
-
-class ReplaySource:
-    """Recorded responses only (`<key>.json`, as LiveSource records them, or a folder `<key>/` holding a batch
-    operation's output shards for that PDF): never the network, and a missing recording is an error, never
-    a silent fallback to another extractor."""
-
-    def __init__(self, replay_dir: Path) -> None:
-        self.replay_dir = Path(replay_dir)
-
-    def has_whole(self, sha: str) -> bool:
-        """Whether the whole PDF's response is recorded (a file, or a folder of a batch output's shards), so
-        a PDF longer than one request replays from it rather than from parts."""
-        return (self.replay_dir / f"{sha}.json").is_file() or (self.replay_dir / sha).is_dir()
-
-    def document(self, content: bytes, key: str) -> Mapping[str, Any]:
-        path = self.replay_dir / f"{key}.json"
-        folder = self.replay_dir / key
-        if path.is_file():
-            return document_of(self._load(path))
-        if folder.is_dir():
-            shards = sorted(folder.glob("*.json"))
-            if not shards:
-                raise DocumentAIError(
-                    "extractor_failed",
-                    f"The Document AI replay folder {folder.name[:12]}… for this PDF holds no .json shards.",
-                )
-            return merge_shards([self._load(shard) for shard in shards])
-        raise DocumentAIError(
-            "extractor_failed",
-            f"No recorded Document AI response for this PDF ({key[:12]}…) in {self.replay_dir}. Record "
-            f"one by running with a live processor and ARBITER_DOCUMENTAI_RECORD_DIR={self.replay_dir}.",
-        )
-
-    @staticmethod
-    def _load(path: Path) -> Any:
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:
-            raise DocumentAIError(
-                "extractor_failed",
-                f"The recorded Document AI response {path.name} cannot be read ({type(exc).__name__}).",
-            ) from None
-
-    def close(self) -> None:
-        return None

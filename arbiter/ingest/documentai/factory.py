@@ -6,16 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from arbiter.errors import ConfigError
-from arbiter.ingest.documentai.client import (
-    DocumentAIClient,
-    DocumentAIError,
-    DocumentSource,
-    LiveSource,
-    ReplaySource,
-    load_credentials,
-)
+from arbiter.ingest.documentai.batch import BatchRunner
+from arbiter.ingest.documentai.client import DocumentAIClient, DocumentAIError, load_credentials
+from arbiter.ingest.documentai.gcs import Storage
 from arbiter.ingest.documentai.ingestor import DocumentAIIngestor
 from arbiter.ingest.documentai.settings import DocumentAISettings
+from arbiter.ingest.documentai.sources import DocumentSource, LiveSource, ReplaySource
 from arbiter.net import switch
 
 
@@ -46,5 +42,12 @@ def open_documentai(
                 credentials = load_credentials()
             except DocumentAIError as exc:
                 raise ConfigError(exc.message) from None
-        source = LiveSource(DocumentAIClient(settings, credentials=credentials), settings.record_dir)
+        client = DocumentAIClient(settings, credentials=credentials)
+        batch = None
+        if settings.batch_enabled:
+            storage = Storage(
+                settings.bucket, settings.prefix, client.credentials_now, timeout_s=settings.timeout_s
+            )
+            batch = BatchRunner(client, storage, settings)
+        source = LiveSource(client, settings.record_dir, batch)
     return DocumentAIIngestor(settings, source)

@@ -2,12 +2,15 @@
 
 The PDF is opened locally first (pypdfium2, under the process-wide lock): a file that is empty, not a
 PDF, damaged, locked or too long fails here as it would locally, at no cost. The same pass reads each
-page's size (boxes are given in PDF points) and whether it has a text layer. A PDF that fits one request
-is sent as it is; a longer one, or one that needed a password, is sent as copies of up to
-`pages_per_request` pages (decrypted, since the service cannot open a locked file). Responses are keyed
-`<sha256>` (whole file) or `<sha256>.p<first>-<last>` (part) for recording and replay; a replay that holds
-the whole file's response (one file, or a folder of a batch operation's output shards) answers for the
-whole file however long it is.
+page's size (boxes are given in PDF points) and whether it has a text layer. A PDF within the online
+limits (settings.py: 40 MB, 30 pages in imageless mode) is sent as it is in one request. A longer or
+larger one goes through batch processing when a Cloud Storage folder is configured (1 GB and 500 pages
+per document; longer PDFs in 500-page parts), else as online parts of up to `pages_per_request` pages;
+a PDF that needed a password is always sent as decrypted copies, since the service cannot open a locked
+file. Responses are keyed `<sha256>` (whole file) or `<sha256>.p<first>-<last>` (part) for recording and
+replay; a replay that holds the whole file's response (one file, or a folder of a batch operation's
+output shards) answers for the whole file however long it is, and one that holds parts covering the
+file answers from them, whatever pages-per-request setting recorded them.
 """
 
 from __future__ import annotations
@@ -25,10 +28,11 @@ import pypdfium2.raw as pdfium_c
 from arbiter.contracts.bundle import DocumentBundle, Extractor, Page
 from arbiter.diagnostics import describe
 from arbiter.ingest import PDFIUM_LOCK, IngestFailure, IngestResult
-from arbiter.ingest.documentai.client import DocumentAIError, DocumentSource
+from arbiter.ingest.documentai.client import DocumentAIError
 from arbiter.ingest.documentai.mapping import PageFacts, UnplacedTextError, map_document
-from arbiter.ingest.documentai.settings import DocumentAISettings
+from arbiter.ingest.documentai.settings import BATCH_MAX_BYTES, BATCH_PAGES, DocumentAISettings
 from arbiter.ingest.documentai.shape import DocumentAIFormatError
+from arbiter.ingest.documentai.sources import DocumentSource
 from arbiter.ingest.reader import UnusableFile
 from arbiter.ingest.textlayer import image_share, ocr_reason
 
@@ -39,12 +43,14 @@ EXTRACTOR_NAME = "documentai"
 
 @dataclass(frozen=True)
 class Part:
-    """One request's worth of the PDF: pages [first, last] (1-based), its bytes and its recording key."""
+    """One request's worth of the PDF: pages [first, last] (1-based), its bytes, its recording key and
+    whether it goes through batch processing."""
 
     first: int
     last: int
     content: bytes
     key: str
+    batch: bool = False
 
 
 class DocumentAIIngestor:
@@ -130,7 +136,10 @@ class DocumentAIIngestor:
         self.close()
 
     def _pages(self, part: Part, facts: list[PageFacts]) -> list[Page]:
-        document = self.source.document(part.content, part.key)
+        if part.batch:
+            document = self.source.batch_document(part.content, part.key)
+        else:
+            document = self.source.document(part.content, part.key)
         pages = map_document(document, facts)
         if part.first == 1:
             return pages
@@ -150,34 +159,68 @@ class DocumentAIIngestor:
                         f"The PDF has {total:,} pages, more than the {self.max_pages:,}-page limit.",
                     )
                 facts = [_facts(pdf, index) for index in range(total)]
-                per = self.settings.pages_per_request
-                has_whole = getattr(self.source, "has_whole", None)
-                recorded = callable(has_whole) and bool(has_whole(sha))  # replay: nothing is sent
-                if (total <= per and not unlocked) or recorded:
-                    parts = [Part(1, total, data, sha)]
-                else:
-                    parts = [
-                        Part(
-                            first,
-                            last,
-                            _copy(pdf, first, last),
-                            sha if (first, last) == (1, total) else f"{sha}.p{first}-{last}",
-                        )
-                        for first, last in (
-                            (start, min(start + per - 1, total)) for start in range(1, total + 1, per)
-                        )
-                    ]
+                parts, recorded = self._parts(pdf, data, sha, total, unlocked)
             finally:
                 pdf.close()
-        for part in parts:
-            if len(part.content) > self.settings.max_request_bytes and not recorded:
-                span = f"pages {part.first}-{part.last}" if len(parts) > 1 else "the PDF"
-                raise UnusableFile(
-                    "too_large",
-                    f"Document AI accepts at most {self.settings.max_request_bytes / 2**20:g} MB per request; "
-                    f"{span} take {len(part.content) / 2**20:.1f} MB (lower ARBITER_DOCUMENTAI_PAGES_PER_REQUEST).",
-                )
+        if not recorded:
+            for part in parts:
+                self._check_size(part, len(parts))
         return facts, parts
+
+    def _parts(
+        self, pdf: pypdfium2.PdfDocument, data: bytes, sha: str, total: int, unlocked: bool
+    ) -> tuple[list[Part], bool]:
+        """The parts to send and whether they are recorded (replay: nothing is sent); the caller holds
+        PDFIUM_LOCK."""
+        has_whole = getattr(self.source, "has_whole", None)
+        if callable(has_whole) and has_whole(sha):
+            return [Part(1, total, data, sha)], True
+        recorded_parts = getattr(self.source, "recorded_parts", None)
+        ranges = recorded_parts(sha, total) if callable(recorded_parts) else None
+        if ranges:
+            return [
+                Part(first, last, _copy(pdf, first, last), f"{sha}.p{first}-{last}") for first, last in ranges
+            ], True
+        settings = self.settings
+        online = total <= settings.per_request and len(data) <= settings.max_request_bytes
+        batch = settings.batch_enabled and (settings.batch == "always" or not online)
+        per = BATCH_PAGES if batch else settings.per_request
+        if total <= per and not unlocked:
+            return [Part(1, total, data, sha, batch)], False
+        spans = [(start, min(start + per - 1, total)) for start in range(1, total + 1, per)]
+        parts = [
+            Part(
+                first,
+                last,
+                _copy(pdf, first, last),
+                sha if (first, last) == (1, total) else f"{sha}.p{first}-{last}",
+                batch,
+            )
+            for first, last in spans
+        ]
+        return parts, False
+
+    def _check_size(self, part: Part, count: int) -> None:
+        """UnusableFile (too_large) for a part over its request's size limit, naming what to change."""
+        limit = BATCH_MAX_BYTES if part.batch else self.settings.max_request_bytes
+        if len(part.content) <= limit:
+            return
+        span = f"pages {part.first}-{part.last}" if count > 1 else "the PDF"
+        size = f"{span} take {len(part.content) / 1e6:.1f} MB"
+        if part.batch:
+            hint = "split the PDF"
+        elif self.settings.batch_enabled:
+            hint = "lower ARBITER_DOCUMENTAI_PAGES_PER_REQUEST"
+        else:
+            hint = (
+                "set ARBITER_DOCUMENTAI_GCS_URI=gs://BUCKET/PREFIX to send it through batch processing "
+                f"(up to {BATCH_MAX_BYTES / 1e9:g} GB), or lower ARBITER_DOCUMENTAI_PAGES_PER_REQUEST"
+            )
+        kind = "a batch" if part.batch else "an online"
+        raise UnusableFile(
+            "too_large",
+            f"Document AI accepts at most {limit / 1e6:g} MB per file in {kind} request; {size} ({hint}).",
+        )
 
 
 def _read(path: Path, max_bytes: int) -> bytes:

@@ -1,7 +1,11 @@
 """Document AI settings from the environment (ARBITER_DOCUMENTAI_*) and command-line overrides.
 
-A live run needs a processor's resource name; a replay run (recorded responses) needs only the folder.
-A bad value is a one-line ConfigError.
+A live run needs a processor's resource name; a replay run (recorded responses) needs only the folder;
+batch processing needs a Cloud Storage folder (`gs://BUCKET/PREFIX`). A bad value is a one-line ConfigError.
+
+The limits are the service's documented system limits (cloud.google.com/document-ai/limits), the same for
+the layout parser and Enterprise Document OCR: an online request takes a file of at most 40 MB and 15
+pages, or 30 pages in imageless mode; a batch request takes a file of at most 1 GB and 500 pages.
 """
 
 from __future__ import annotations
@@ -17,6 +21,13 @@ from arbiter.errors import ConfigError
 from arbiter.ingest.documentai.mapping import MAPPING_VERSION
 
 ProcessorType = Literal["layout", "ocr"]
+BatchMode = Literal["auto", "off", "always"]
+
+ONLINE_PAGES = 15  # pages per online request
+IMAGELESS_PAGES = 30  # pages per online request in imageless mode
+BATCH_PAGES = 500  # pages per document in a batch request
+ONLINE_MAX_BYTES = 40_000_000  # "40 MB" per online request's file, read as the smaller (decimal) megabytes
+BATCH_MAX_BYTES = 1_000_000_000  # "1 GB" per file of a batch request, likewise
 
 # POST https://{location}-documentai.googleapis.com/v1/{name}:process (REST reference, processors.process).
 _PROCESSOR = re.compile(
@@ -24,6 +35,10 @@ _PROCESSOR = re.compile(
     r"(?:/processorVersions/(?P<version>[^/\s]+))?"
 )
 _LOCATION = re.compile(r"[a-z][a-z0-9-]*")
+# gs://BUCKET[/PREFIX]: bucket names as Cloud Storage allows them (3-63 characters without dots; dotted
+# names up to 222); the prefix has no empty, "." or ".." parts, so objects stay inside it.
+_GCS = re.compile(r"gs://(?P<bucket>[a-z0-9][a-z0-9._-]{1,220}[a-z0-9])(?:/(?P<prefix>[^\s]*?))?/?")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 _ENV: dict[str, str] = {
     "processor": "ARBITER_DOCUMENTAI_PROCESSOR",
@@ -33,6 +48,10 @@ _ENV: dict[str, str] = {
     "processor_type": "ARBITER_DOCUMENTAI_PROCESSOR_TYPE",
     "pages_per_request": "ARBITER_DOCUMENTAI_PAGES_PER_REQUEST",
     "rpm": "ARBITER_DOCUMENTAI_RPM",
+    "imageless_mode": "ARBITER_DOCUMENTAI_IMAGELESS",
+    "gcs_uri": "ARBITER_DOCUMENTAI_GCS_URI",
+    "batch": "ARBITER_DOCUMENTAI_BATCH",
+    "batch_timeout_s": "ARBITER_DOCUMENTAI_BATCH_TIMEOUT_S",
 }
 
 
@@ -40,8 +59,10 @@ _ENV: dict[str, str] = {
 class DocumentAISettings:
     """Which processor, where, and the bounds of each request.
 
-    Online processing takes at most 15 pages and 20 MB per request for the layout parser (its public
-    limits), so longer PDFs are sent in parts of `pages_per_request` pages.
+    A PDF within the online limits goes in one `:process` request (imageless mode, on by default, since
+    nothing Arbiter keeps uses the page images it drops: 30 pages instead of 15). A longer or larger one
+    goes through batch processing when `gcs_uri` names a Cloud Storage folder (`batch` auto), else in
+    online parts of `pages_per_request` pages; `batch` always sends every PDF through batch processing.
     """
 
     processor: str | None = None  # projects/P/locations/L/processors/ID[/processorVersions/V]
@@ -49,10 +70,14 @@ class DocumentAISettings:
     replay_dir: Path | None = None  # answer from recorded responses only: never the network
     record_dir: Path | None = None  # write every live response there, named as replay looks them up
     processor_type: ProcessorType = "layout"  # layout: ask for block bounding boxes; ocr: plain request
-    pages_per_request: int = 15
-    max_request_bytes: int = 20 * 1024 * 1024
+    pages_per_request: int | None = None  # default: the online limit (30 in imageless mode, else 15)
+    max_request_bytes: int = ONLINE_MAX_BYTES
     timeout_s: float = 120.0
     rpm: int = 0  # requests per minute across the run; 0 is unlimited
+    imageless_mode: bool = True  # no page images in the answer: 30 pages per online request
+    gcs_uri: str | None = None  # gs://BUCKET/PREFIX: where batch processing stages PDFs and answers
+    batch: BatchMode = "auto"  # auto: PDFs past the online limits, when gcs_uri is set; off; always
+    batch_timeout_s: float = 1800.0  # how long one batch operation may take before it is cancelled
 
     def __post_init__(self) -> None:
         for name in ("replay_dir", "record_dir"):
@@ -88,16 +113,81 @@ class DocumentAISettings:
                 "--documentai-processor) to projects/PROJECT/locations/LOCATION/processors/ID, or replay "
                 "recorded responses with ARBITER_DOCUMENTAI_REPLAY_DIR (or --documentai-replay)."
             )
+        if isinstance(self.imageless_mode, str):
+            object.__setattr__(self, "imageless_mode", _flag(self.imageless_mode, _ENV["imageless_mode"]))
+        if self.pages_per_request is None:
+            object.__setattr__(self, "pages_per_request", self.online_pages)
         for name, minimum in (("pages_per_request", 1), ("max_request_bytes", 1), ("rpm", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise ConfigError(f"The Document AI {name.replace('_', ' ')} must be at least {minimum}.")
-        if (
-            isinstance(self.timeout_s, bool)
-            or not isinstance(self.timeout_s, int | float)
-            or self.timeout_s <= 0
-        ):
-            raise ConfigError("The Document AI timeout must be a positive number of seconds.")
+        if self.per_request > self.online_pages:
+            mode = "in imageless mode" if self.imageless_mode else "without imageless mode"
+            raise ConfigError(
+                f"Document AI takes at most {self.online_pages} pages per online request {mode}; "
+                f"ARBITER_DOCUMENTAI_PAGES_PER_REQUEST={self.pages_per_request} is more."
+            )
+        if self.max_request_bytes > ONLINE_MAX_BYTES:
+            raise ConfigError(f"Document AI takes at most {ONLINE_MAX_BYTES / 1e6:g} MB per online request.")
+        for name, what in (("timeout_s", "timeout"), ("batch_timeout_s", "batch timeout")):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                value = _seconds(value, _ENV.get(name, name))
+                object.__setattr__(self, name, value)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ConfigError(f"The Document AI {what} must be a positive number of seconds.")
+        self._check_batch()
+
+    def _check_batch(self) -> None:
+        if self.batch not in ("auto", "off", "always"):
+            raise ConfigError(f"Unknown ARBITER_DOCUMENTAI_BATCH {self.batch!r}; use auto, off or always.")
+        if self.gcs_uri is not None:
+            uri = self.gcs_uri.strip()
+            match = _GCS.fullmatch(uri)
+            parts = (match["prefix"] or "").split("/") if match and match["prefix"] else []
+            if match is None or any(part in ("", ".", "..") for part in parts):
+                raise ConfigError(
+                    f"ARBITER_DOCUMENTAI_GCS_URI {self.gcs_uri!r} is not a Cloud Storage folder; give "
+                    "gs://BUCKET or gs://BUCKET/PREFIX."
+                )
+            object.__setattr__(
+                self, "gcs_uri", f"gs://{match['bucket']}" + (f"/{'/'.join(parts)}" if parts else "")
+            )
+        if self.batch == "always" and self.gcs_uri is None and self.replay_dir is None:
+            raise ConfigError(
+                "ARBITER_DOCUMENTAI_BATCH=always needs a Cloud Storage folder for batch processing: set "
+                "ARBITER_DOCUMENTAI_GCS_URI=gs://BUCKET/PREFIX (a bucket in the processor's project)."
+            )
+
+    @property
+    def online_pages(self) -> int:
+        """The documented page limit of one online request: 30 in imageless mode, else 15."""
+        return IMAGELESS_PAGES if self.imageless_mode else ONLINE_PAGES
+
+    @property
+    def per_request(self) -> int:
+        """Pages per online request: `pages_per_request`, by default the online limit."""
+        return self.pages_per_request or self.online_pages
+
+    @property
+    def batch_enabled(self) -> bool:
+        """Whether PDFs past the online limits (or all, with `batch` always) go through batch processing."""
+        return self.gcs_uri is not None and self.batch != "off"
+
+    @property
+    def bucket(self) -> str:
+        """The bucket of `gcs_uri` (ValueError without one)."""
+        if self.gcs_uri is None:
+            raise ValueError("no Cloud Storage folder is configured")
+        return self.gcs_uri.removeprefix("gs://").split("/", 1)[0]
+
+    @property
+    def prefix(self) -> str:
+        """The object-name prefix of `gcs_uri`, without slashes at either end ("" for a whole bucket)."""
+        if self.gcs_uri is None:
+            raise ValueError("no Cloud Storage folder is configured")
+        rest = self.gcs_uri.removeprefix("gs://").split("/", 1)
+        return rest[1] if len(rest) > 1 else ""
 
     @property
     def host(self) -> str:
@@ -142,3 +232,19 @@ def _int(raw: str, variable: str) -> int:
         return int(raw.replace("_", ""))
     except ValueError:
         raise ConfigError(f"{variable} must be a whole number, not {raw!r}.") from None
+
+
+def _seconds(raw: str, variable: str) -> float:
+    try:
+        return float(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{variable} must be a number of seconds, not {raw!r}.") from None
+
+
+def _flag(raw: str, variable: str) -> bool:
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ConfigError(f"{variable} must be true or false, not {raw!r}.")
