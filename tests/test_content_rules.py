@@ -136,6 +136,27 @@ def prior_auth(num: int) -> Page:
     )
 
 
+def genetic_requisition(num: int) -> Page:
+    """A genetic testing requisition in its own wording: the genes it orders, a consent, no results."""
+    return page(
+        num,
+        ("HEREDITARY CANCER GENETIC TESTING REQUISITION", "heading"),
+        ("Cindergate Genomics Laboratory  |  Client services (555) 908-4400", "paragraph"),
+        ("Patient: Alice Pemberton-Ross    DOB: 11/19/1979    Sex: [X] F [ ] M", "paragraph"),
+        ("TEST SELECTION", "heading"),
+        (
+            "[X] Breast/Gynecologic Cancer Panel (21 genes): ATM, BARD1, BRCA1, BRCA2, BRIP1, CDH1, CHEK2,\n"
+            "EPCAM, MLH1, MSH2, MSH6, NBN, NF1, PALB2, PMS2, PTEN, RAD51C, RAD51D, STK11, TP53\n"
+            "Sequencing and deletion/duplication analysis; germline variants classified per ACMG\n"
+            "[ ] Lynch syndrome panel: MLH1, MSH2, MSH6, PMS2, EPCAM    [ ] Single-site variant testing\n"
+            "[ ] Pharmacogenomic panel: CYP2C19, CYP2D6, CYP2C9, VKORC1, SLCO1B1, TPMT, NUDT15, DPYD",
+            "paragraph",
+        ),
+        ("Specimen: [X] Blood (EDTA)  [ ] Saliva    Collected: 03/02/2026", "paragraph"),
+        ("Patient consent for genetic testing signed: [X] Yes", "paragraph"),
+    )
+
+
 def lab_naming_its_order(num: int) -> Page:
     """A lab report that prints its requisition number and the tests ordered above its results."""
     return page(
@@ -325,6 +346,20 @@ CASES: list[tuple[str, list[Page], list[dict[str, Any]], Any, set[str]]] = [
         [
             seg(1, 1, "ADMINISTRATIVE", {"ADMINISTRATIVE": [(1, "Prior Authorization Request")]}),
             seg(2, 2, "ADMINISTRATIVE", {"ADMINISTRATIVE": [(2, "Test Requisition")]}),
+        ],
+        None,
+        set(),
+    ),
+    (
+        "genetic_requisition_as_administrative",
+        [genetic_requisition(1)],
+        [
+            seg(
+                1,
+                1,
+                "ADMINISTRATIVE",
+                {"ADMINISTRATIVE": [(1, "HEREDITARY CANCER GENETIC TESTING REQUISITION")]},
+            )
         ],
         None,
         set(),
@@ -539,3 +574,25 @@ def test_lexicons_read_a_requisition_called_lab() -> None:
     )
     result = run(V2Consistency(), data, make_bundle(requisition(1)), LEXICONS)
     assert "V2.CONTENT_CONTRADICTS_TYPE" in {i.code for i in result.issues}
+
+
+@pytest.mark.parametrize(
+    ("line", "orders"),
+    [
+        ("hereditary cancer genetic testing requisition", True),
+        ("advanced imaging pre-certification request", True),
+        ("consent for clinical exome sequencing (trio)", True),
+        ("test requisition", True),
+        ("requisition #: 0012345", False),  # a report's field, not a title
+        ("requisition 0012345", False),
+        ("laboratory report", False),
+        ("requested by dr smith", False),  # a word inside another word is not the word
+    ],
+)
+def test_order_title_lines(line: str, orders: bool) -> None:
+    """A title-region line with no digit or colon that names an order, request or consent makes an order page."""
+    from arbiter.contracts.profile import load_profile
+    from verifiers.content import _order_title
+
+    words = load_profile().content.order_words
+    assert _order_title(line, words) is orders

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arbiter.contracts import BlockType, LineBox, Page, Paragraph
 from arbiter.contracts.profile import ReaderSettings, load_profile
 from arbiter.errors import ConfigError
 from arbiter.reader import train
@@ -27,6 +28,7 @@ from arbiter.reader.corpus import (
 )
 from arbiter.reader.features import FULL, WORDS, feature_counts, token_features
 from arbiter.reader.model import FORMAT, PACKAGED, PageReader, ReaderError, load_reader, reader_for
+from arbiter.reader.starts import page_fill, pair_features
 from arbiter.verify.runner import run_verifiers
 from tests.v34_helpers import PROFILE, classification, make_bundle, make_page, segment, subject
 from verifiers.base import VerifyContext
@@ -297,3 +299,61 @@ def test_the_start_reader_gives_the_same_answer_under_any_hash_seed() -> None:
         for seed in ("1", "2", "3", "4")
     }
     assert len(outputs) == 1, outputs
+
+
+def _boxed_page(lines: list[tuple[str, float]], footer: str | None = None) -> Page:
+    """A page of 792 points whose lines sit at the given bottoms (points from the page's foot)."""
+    text, boxes, paragraphs = "", [], []
+    for line, bottom in lines:
+        start = len(text)
+        text += line + "\n"
+        boxes.append(LineBox(start=start, end=start + len(line), box=(72.0, bottom, 300.0, bottom + 10)))
+    if footer is not None:
+        start = len(text)
+        text += footer + "\n"
+        boxes.append(LineBox(start=start, end=start + len(footer), box=(72.0, 20.0, 300.0, 30.0)))
+        paragraphs.append(Paragraph(text=footer, block_type=BlockType.FOOTER, start=start, end=len(text)))
+    return Page(page_num=1, text=text, width=612.0, height=792.0, lines=boxes, paragraphs=paragraphs)
+
+
+@pytest.mark.parametrize(
+    ("lines", "footer", "fill"),
+    [
+        ([("Discharge summary", 700.0), ("Plan: home", 396.0)], None, 0.5),  # stops halfway down
+        ([("Results", 700.0), ("Sodium 139", 79.2)], None, 0.9),  # runs to the bottom margin
+        (
+            [("Results", 700.0), ("Sodium 139", 396.0)],
+            "Confidential - Northfield Lab",
+            0.5,
+        ),  # footer left out
+        ([("Results", 700.0), ("Sodium 139", 396.0), ("Page 1 of 2", 40.0)], None, 0.5),  # a page number too
+    ],
+)
+def test_page_fill(lines: list[tuple[str, float]], footer: str | None, fill: float) -> None:
+    """How far down a page its body runs, running footers and bare page numbers left out."""
+    assert page_fill(_boxed_page(lines, footer)) == pytest.approx(fill)
+
+
+def test_page_fill_unknown_without_boxes() -> None:
+    """A page with no line boxes or no size has no fill (the feature is left out, not guessed)."""
+    assert page_fill(Page(page_num=1, text="Plan: home")) is None
+
+
+def test_start_reader_reads_fill() -> None:
+    """The page before stopping halfway is a feature of the pair; a page running to the bottom is another."""
+    half = dict(pair_features("Plan: home", "Consultation Note", None, None, 0.4))
+    full = dict(pair_features("Plan: home", "Consultation Note", None, None, 0.9))
+    assert "fill:0" in half
+    assert "fill:3" in full
+    assert not any(f.startswith("fill:") for f in dict(pair_features("a", "b", None, None)))
+
+
+def test_corpus_pairs_join_documents_of_a_source() -> None:
+    """The start reader also learns from one source's documents joined end to start, each a start."""
+    from arbiter.reader.corpus import default_root, load_corpus
+    from arbiter.reader.pages import corpus_pairs
+
+    docs = [d for d in load_corpus(default_root()) if d.source == "note-primock57"][:4]
+    joins = [p for p in corpus_pairs(docs) if "+" in p.item]
+    assert len(joins) == 3
+    assert all(p.starts and p.before_fill is not None for p in joins)

@@ -19,7 +19,7 @@ from arbiter.contracts import DocumentBundle, Page
 from arbiter.contracts.profile import Profile
 from arbiter.ingest.pagination import PageMark, page_marks
 from arbiter.reader.model import PageReader, reader_for
-from arbiter.reader.starts import start_reader_for
+from arbiter.reader.starts import page_fill, start_reader_for
 from verifiers.content_about import about_context
 from verifiers.content_lines import is_field, page_lines
 from verifiers.content_match import _compiled, _heading_index, _headings_in, _results_header
@@ -186,11 +186,13 @@ def _read(bundle: DocumentBundle, profile: Profile) -> ContentReading:
                 )
         if settings.starts is not None and settings.starts_sha256 is not None:
             starts = start_reader_for(settings.starts, settings.starts_sha256)
+            by_number = {page.page_num: page for page in bundle.pages}
             for page in bundle.pages:
                 earlier, later = reading.pages.get(page.page_num - 1), reading.pages[page.page_num]
                 if earlier is None or not (earlier.readable and later.readable):
                     continue
-                later.start, later.start_why = starts.probability(earlier.text, later.text, None, None)
+                fill = page_fill(by_number[page.page_num - 1])
+                later.start, later.start_why = starts.probability(earlier.text, later.text, None, None, fill)
     return reading
 
 
@@ -317,8 +319,17 @@ def _title(reading: PageReading, body: list[tuple[str, bool]], profile: Profile)
             title = next((t for t in content.document_titles if _has_phrase(norm, t)), None)
             if title is not None:
                 reading.title, reading.title_seen = title, _clip(text)
-        if not reading.orders and any(_has_phrase(norm, t) for t in content.order_titles):
+        if not reading.orders and (
+            any(_has_phrase(norm, t) for t in content.order_titles) or _order_title(norm, content.order_words)
+        ):
             reading.orders = True
+
+
+def _order_title(norm: str, words: list[str]) -> bool:
+    """A title line (no digit, no colon) that names an order, a request or a consent."""
+    if ":" in norm or any(ch.isdigit() for ch in norm):
+        return False
+    return any(_has_phrase(norm, w) for w in words)
 
 
 def _has_phrase(norm: str, phrase: str) -> bool:

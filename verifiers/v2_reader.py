@@ -47,6 +47,12 @@ def _why(reading: ContentReading, page: PageReading, toward: str, against: str) 
     return f"page {page.page}: " + ", ".join(seen) if seen else f"page {page.page}"
 
 
+def _orders(reading: ContentReading, first: int) -> bool:
+    """The segment opens on a page titled as an order, a request or a consent."""
+    page = reading.pages.get(first)
+    return page is not None and page.orders
+
+
 def segment_read_as_other(
     issues: IssueList,
     reading: ContentReading,
@@ -67,6 +73,8 @@ def segment_read_as_other(
     best = max(types, key=lambda t: (probs[t], -types.index(t)))
     if best == claimed or probs.get(claimed, 0.0) > settings.support:
         return False
+    if _orders(reading, first) and claimed == profile.content.about_type:
+        return False  # an order, request or consent names the tests it is about: it is not their report
     strongest = max(pages, key=lambda p: (p.probs or {}).get(best, 0.0))
     issues.add(
         "V2.CONTENT_CONTRADICTS_TYPE",
@@ -98,11 +106,13 @@ def page_read_as_other(
     shares = type_shares(segment.types, types)
     total_share = sum(shares.values()) or 1.0
     fair = 0.5 / (last - first + 1)
+    ordered = _orders(reading, first) and segment.dominant_type == profile.content.about_type
     for page in _judged(reading, profile, first, last):
         probs = page.probs or {}
         best = max(types, key=lambda t: (probs.get(t, 0.0), -types.index(t)))
         if (
-            best == segment.dominant_type
+            ordered
+            or best == segment.dominant_type
             or probs[best] < settings.page_clear
             or probs.get(segment.dominant_type, 0.0) > settings.page_support
             or shares[best] / total_share >= fair

@@ -138,6 +138,12 @@ class Content(Strict):
         description="Titles (lowercase) of pages that order, authorize or refer: every heading phrase of "
         "another type on such a page counts for about_type.",
     )
+    order_words: list[str] = Field(
+        default_factory=list,
+        description="Words (lowercase) that make a title line (no digits, no colon) in a page's title region "
+        'an order, request or consent of any wording ("GENETIC TESTING REQUISITION"); a line such as '
+        '"Requisition #: 4410" on a report is not a title.',
+    )
     document_titles: list[str] = Field(default_factory=list)
     continuation_markers: list[str] = Field(default_factory=list)
     transmission_words: list[str] = Field(default_factory=list)
@@ -158,7 +164,7 @@ class Content(Strict):
                     raise ValueError(
                         f"heading {phrase!r} of {doc_type} must be lowercase with a positive weight"
                     )
-        for name in ("about_markers", "order_titles"):
+        for name in ("about_markers", "order_titles", "order_words"):
             for phrase in getattr(self, name):
                 if phrase != phrase.lower() or not phrase.strip():
                     raise ValueError(f"{name} entry {phrase!r} must be lowercase and not blank")

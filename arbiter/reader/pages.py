@@ -6,9 +6,11 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from arbiter.contracts import Page
 from arbiter.reader.corpus import CorpusDoc, Item, items
 
 
@@ -24,12 +26,12 @@ class TrainPage:
     starts: bool  # the first page of a document
 
 
-def ingest_items(corpus_items: Sequence[Item]) -> dict[str, list[str]]:
-    """Each rendered item's page texts as ingestion reads them from its PDF (what the checks will see)."""
+def ingest_bundles(corpus_items: Sequence[Item]) -> dict[str, list[Page]]:
+    """Each rendered item's pages as ingestion reads them from its PDF (what the checks will see)."""
     from arbiter.contracts import DocumentBundle
     from arbiter.ingest import ingest_pdf
 
-    out: dict[str, list[str]] = {}
+    out: dict[str, list[Page]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for item in corpus_items:
             path = Path(tmp) / f"{item.id}.pdf"
@@ -37,8 +39,13 @@ def ingest_items(corpus_items: Sequence[Item]) -> dict[str, list[str]]:
             bundle = ingest_pdf(path, doc_id=item.id)
             if not isinstance(bundle, DocumentBundle):
                 raise RuntimeError(f"corpus item {item.id} did not ingest: {bundle.message}")
-            out[item.id] = [p.text for p in sorted(bundle.pages, key=lambda p: p.page_num)]
+            out[item.id] = sorted(bundle.pages, key=lambda p: p.page_num)
     return out
+
+
+def ingest_items(corpus_items: Sequence[Item]) -> dict[str, list[str]]:
+    """Each rendered item's page texts as ingestion reads them from its PDF."""
+    return {key: [p.text for p in pages] for key, pages in ingest_bundles(corpus_items).items()}
 
 
 def corpus_pages(docs: Sequence[CorpusDoc]) -> list[TrainPage]:
@@ -88,26 +95,51 @@ def fixture_pages() -> list[TrainPage]:
     return pages
 
 
+JOINS_PER_SOURCE = 25  # documents of one source joined end to start, at most this many pairs per source
+
+
 def corpus_pairs(docs: Sequence[CorpusDoc]) -> list[Any]:
     """Every pair of consecutive pages of the corpus's items (documents alone and in packets), rendered and
-    ingested, labelled by whether the later page starts a document."""
-    from arbiter.reader.starts import Pair
+    ingested, labelled by whether the later page starts a document; and, since the packets alone hold few
+    starts, more starts made by joining one source's documents end to start (the last page of one, the first
+    page of the next, as each was rendered alone), up to JOINS_PER_SOURCE a source."""
+    from arbiter.reader.starts import Pair, page_fill
 
     rendered = items(list(docs))
-    texts = ingest_items(rendered)
+    ingested = ingest_bundles(rendered)
     pairs: list[Pair] = []
     for item in rendered:
-        page_texts = texts[item.id]
+        pages = ingested[item.id]
         starts = {part.first for part in item.parts}
-        for number in range(2, len(page_texts) + 1):
+        for number in range(2, len(pages) + 1):
+            before, after = pages[number - 2], pages[number - 1]
             pairs.append(
                 Pair(
                     item.source,
                     item.id,
                     number,
-                    page_texts[number - 2],
-                    page_texts[number - 1],
+                    before.text,
+                    after.text,
                     number in starts,
+                    before_fill=page_fill(before),
+                )
+            )
+    singles: dict[str, list[Item]] = {}
+    for item in rendered:
+        if not item.is_packet and ingested[item.id]:
+            singles.setdefault(item.source, []).append(item)
+    for source, alone in singles.items():
+        for first, second in list(pairwise(alone))[:JOINS_PER_SOURCE]:
+            before, after = ingested[first.id][-1], ingested[second.id][0]
+            pairs.append(
+                Pair(
+                    source,
+                    f"{first.id}+{second.id}",
+                    1,
+                    before.text,
+                    after.text,
+                    True,
+                    before_fill=page_fill(before),
                 )
             )
     return pairs

@@ -6,7 +6,10 @@ Named features of the pair, each readable:
 - ``end:`` the words of the earlier page's last lines (a signature, "electronically signed", "sincerely");
 - ``sim:`` how many words the two pages share (binned Jaccard), ``head:same`` when both open on the same line;
 - ``num:`` the printed numbering: the later page numbered 1, a number that continues, the earlier one last;
-- ``type:`` whether the page reader reads both pages as the same type, and how far apart (binned).
+- ``type:`` whether the page reader reads both pages as the same type, and how far apart (binned);
+- ``fill:`` how far down the earlier page its body runs (binned): a page whose text stops halfway is where
+  a document ended more often than one that runs to the bottom margin (headers, footers and page numbers
+  left out).
 
 A logistic model over them (fitted by ``fit_starts`` on the corpus packets; plain JSON like the page
 reader: format ``arbiter-start-reader/1``). It never sees the primary's answer.
@@ -22,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from arbiter.contracts import BlockType, Page
 from arbiter.ingest.pagination import page_marks
 from arbiter.reader.model import (
     ReaderError,
@@ -53,8 +57,37 @@ def _bin(value: float, edges: tuple[float, ...]) -> int:
     return next((i for i, edge in enumerate(edges) if value < edge), len(edges))
 
 
+_NUMBER_LINE = re.compile(r"^\s*(?:page[:\s]*)?\d+\s*(?:of|/)\s*\d+\s*$|^\s*page[:\s]*\d+\s*$", re.IGNORECASE)
+_RUNNING = (BlockType.HEADER, BlockType.FOOTER)
+FILL_EDGES = (0.5, 0.7, 0.85)
+
+
+def page_fill(page: Page) -> float | None:
+    """How far down the page its body text runs (0 top, 1 bottom edge), or None when the page has no line
+    boxes or no size. Running headers and footers and a bare page number do not count."""
+    if not page.height or not page.lines:
+        return None
+    running = [(p.start, p.end) for p in page.paragraphs if p.block_type in _RUNNING]
+    lowest: float | None = None
+    for line in page.lines:
+        if any(start <= line.start < end for start, end in running):
+            continue
+        text = page.text[line.start : line.end]
+        if not text.strip() or _NUMBER_LINE.match(text):
+            continue
+        bottom = line.box[1]
+        lowest = bottom if lowest is None else min(lowest, bottom)
+    if lowest is None:
+        return None
+    return max(0.0, min(1.0, (page.height - lowest) / page.height))
+
+
 def pair_features(
-    before: str, after: str, before_probs: dict[str, float] | None, after_probs: dict[str, float] | None
+    before: str,
+    after: str,
+    before_probs: dict[str, float] | None,
+    after_probs: dict[str, float] | None,
+    before_fill: float | None = None,
 ) -> Iterator[tuple[str, str]]:
     """The named features of a pair of consecutive pages, with what each one saw."""
     (above, a), (below, b) = _page(before), _page(after)
@@ -89,6 +122,11 @@ def pair_features(
         yield f"type:apart{_bin(distance, (0.1, 0.3, 0.6, 0.9))}", f"reader types {distance:.0%} apart"
     if not below:
         yield "empty:after", "the page has no text"
+    if before_fill is not None:
+        yield (
+            f"fill:{_bin(before_fill, FILL_EDGES)}",
+            f"the page before ends {before_fill:.0%} of the way down",
+        )
 
 
 @dataclass(frozen=True)
@@ -103,6 +141,7 @@ class Pair:
     starts: bool
     before_probs: dict[str, float] | None = None
     after_probs: dict[str, float] | None = None
+    before_fill: float | None = None
 
 
 class StartReader:
@@ -136,10 +175,11 @@ class StartReader:
         after: str,
         before_probs: dict[str, float] | None,
         after_probs: dict[str, float] | None,
+        before_fill: float | None = None,
     ) -> tuple[float, list[str]]:
         """P(the later page starts a document) and what moved it most, strongest first."""
         seen: dict[str, str] = {}
-        for feat, what in pair_features(before, after, before_probs, after_probs):
+        for feat, what in pair_features(before, after, before_probs, after_probs, before_fill):
             seen.setdefault(feat, what)
         z = self.bias + sum(self.weights.get(f, 0.0) for f in seen)
         z /= self.temperature
@@ -168,7 +208,9 @@ def fit_starts(pairs: Sequence[Pair], *, c: float = 1.0, min_sources: int = 2) -
     from sklearn.linear_model import LogisticRegression
 
     rows = [
-        dict.fromkeys(f for f, _ in pair_features(p.before, p.after, p.before_probs, p.after_probs))
+        dict.fromkeys(
+            f for f, _ in pair_features(p.before, p.after, p.before_probs, p.after_probs, p.before_fill)
+        )
         for p in pairs
     ]
     sources: dict[str, set[str]] = defaultdict(set)
