@@ -147,7 +147,7 @@ def test_unknown_price_is_reported_unknown_never_zero(tmp_path: Path) -> None:
 
 def test_summary_line_says_cost_unknown() -> None:
     """The run summary prints 'cost unknown' for an unpriced model, never $0.0000."""
-    from arbiter.cli.run import cost_text
+    from arbiter.cli.summary import cost_text
 
     assert cost_text(None) == "cost unknown (no price for this model)"
     assert cost_text(0.01234) == "about $0.0123"

@@ -113,7 +113,7 @@ class LLMSettings:
             raise ConfigError(f"Unknown LLM backend {self.backend!r}; choose one of {', '.join(BACKENDS)}.")
         if self.mode not in MODES:
             raise ConfigError(f"Unknown LLM mode {self.mode!r}; choose online or batch.")
-        if not self.model.strip():
+        if not self.model.strip() and self.backend != "openai":  # openai: the preflight asks for one
             raise ConfigError("The LLM model name is empty.")
         _at_least("timeout", self.timeout_s, 0.001)
         _at_least("requests per minute", self.rpm, 0)
@@ -192,6 +192,9 @@ class LLMSettings:
             # on-premises servers count thinking inside max_tokens against a small context window: no
             # thinking allowance unless one is set (ARBITER_LLM_THINKING_BUDGET)
             values.setdefault("thinking_budget", 0)
+            # Arbiter's default is a Gemini model, which no on-premises server serves: the server's own model
+            # name must be given (an empty one is what preflight.missing_configuration asks for)
+            values.setdefault("model", "")
         if backend == "replay" or values.get("mode") == "batch":
             # Nothing is sent online: a requests-per-minute limit would only slow the run down.
             values.setdefault("rpm", 0)

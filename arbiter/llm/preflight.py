@@ -61,7 +61,8 @@ class CheckResult:
     price: str = ""
 
     def line(self) -> str:
-        where = f"{self.backend} {self.model}" + (f" (API {self.api_version})" if self.api_version else "")
+        model = self.model or "(no model named)"
+        where = f"{self.backend} {model}" + (f" (API {self.api_version})" if self.api_version else "")
         if self.ok:
             return f"LLM check passed: {where}: {self.message} Price: {self.price}."
         return f"LLM check failed: {where}: {self.message} {self.fix}".strip()
@@ -101,6 +102,11 @@ def missing_configuration(settings: LLMSettings) -> str | None:
         return (
             "--llm openai needs the server's address: set ARBITER_OPENAI_BASE_URL (e.g. "
             "http://localhost:8000/v1), and ARBITER_OPENAI_API_KEY if the server wants a key."
+        )
+    if settings.backend == "openai" and not settings.model.strip():
+        return (
+            "--llm openai needs the name the server gives its model: set ARBITER_LLM_MODEL or pass "
+            "--llm-model (Arbiter's default, a Gemini model, is not served there)."
         )
     return None
 
