@@ -167,8 +167,22 @@ class PreflightFailed(ConfigError):
 
 
 def require_ready(settings: LLMSettings, backend: LLMBackend | None = None) -> CheckResult | None:
-    """The preflight of `arbiter run`: None when nothing is live or it is switched off, else the passed check;
-    raises PreflightFailed otherwise."""
+    """The preflight of `arbiter run` and `arbiter verify`: None when nothing is live or it is switched off,
+    else the passed check; raises PreflightFailed otherwise. A replay folder that does not exist stops it too
+    (every request would miss), with how to record one."""
+    if settings.backend == "replay" and backend is None and not settings.replay_dir.is_dir():
+        from arbiter.llm.replay import ReplayBackend
+
+        raise PreflightFailed(
+            CheckResult(
+                ok=False,
+                backend=settings.backend,
+                model=settings.model,
+                api_version=None,
+                message=ReplayBackend(settings.replay_dir).folder_missing(),
+                kind="config",
+            )
+        )
     if settings.backend not in LIVE_BACKENDS:
         return None
     if not settings.preflight:

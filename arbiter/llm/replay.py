@@ -80,15 +80,17 @@ class ReplayBackend:
             return []
         return [f"{misses} request(s) had no recorded answer in {self.replay_dir}. {self.how_to_record()}"]
 
+    def folder_missing(self) -> str:
+        return (
+            f"The replay folder {self.replay_dir.resolve()} does not exist. Set ARBITER_REPLAY_DIR to a"
+            " folder of recorded responses (unset, the sample answers that come with Arbiter are"
+            " used), or record one with ARBITER_LLM_RECORD_DIR=DIR on a live run."
+        )
+
     def complete(self, request: LLMRequest) -> RawCompletion:
         if not self.replay_dir.is_dir():
             self._missed()
-            raise LLMError(
-                "replay_miss",
-                f"The replay folder {self.replay_dir.resolve()} does not exist. Set ARBITER_REPLAY_DIR to a"
-                " folder of recorded responses (unset, the sample answers that come with Arbiter are"
-                " used), or record one with ARBITER_LLM_RECORD_DIR=DIR on a live run.",
-            )
+            raise LLMError("replay_miss", self.folder_missing())
         path = replay_path(self.replay_dir, request)
         if not path.is_file():
             self._missed()
