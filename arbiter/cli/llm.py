@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from arbiter.cli.options import DEFAULT_MODEL
 from arbiter.cli.support import ArbiterGroup, print_error
 from arbiter.errors import UserError
+from arbiter.llm.config import DEFAULT_MODEL
 
 llm_app = typer.Typer(
     help="Check the language-model backend.",
