@@ -44,6 +44,7 @@ screenshots: $(STAMP) system-deps
 clean:
 	rm -rf output/bundles output/agent_outputs output/sme_packets output/ground_truth output/runs output/index output/cache
 
-# Start over: everything under output/, the database and its accounts included.
+# Start over: everything under output/, the database and its accounts included; output/README.md is tracked
+# and stays.
 reset:
-	rm -rf output
+	if [ -d output ]; then find output -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +; fi

@@ -40,8 +40,8 @@ ArbiterError
  └── RenderError                review/render: a page image could not be drawn
 
 Private signals (`_WorkerLost`, `_SchemaRefused`, `_NotPlainJSON`...) sit under the node of their stage. The
-CLI's `_Terminated` (SIGTERM) is a KeyboardInterrupt on purpose, outside the tree: `except Exception`
-must not catch it.
+CLI's `_Terminated` (SIGTERM) and run/batch's `RunInterrupted` (the interrupted run, with the summary of what it
+did) are KeyboardInterrupts on purpose, outside the tree: `except Exception` must not catch them.
 """
 
 

@@ -58,6 +58,7 @@ def test_run_writes_packets_and_ground_truth_into_the_database(tmp_path: Path) -
 def test_users_add_and_list(tmp_path: Path) -> None:
     """`arbiter users add NAME --role admin --password ...` creates an account that `users list` shows."""
     out = tmp_path / "out"
+    assert runner.invoke(app, ["db", "migrate", "--out", str(out)]).exit_code == 0  # users add makes none
     added = runner.invoke(
         app, ["users", "add", "dana", "--role", "admin", "--password", "s3cret-pass", "--out", str(out)]
     )
@@ -135,6 +136,7 @@ def test_review_launches_the_app_with_the_runs_database(
 def test_users_unlock_lifts_a_lockout(tmp_path: Path) -> None:
     """A locked account shows LOCKED in `users list`; `users unlock NAME --by ADMIN` lifts it (audited)."""
     out = tmp_path / "out"
+    assert runner.invoke(app, ["db", "migrate", "--out", str(out)]).exit_code == 0  # users add makes none
     for name, role in (("ana", "admin"), ("ben", "reviewer")):
         added = runner.invoke(
             app, ["users", "add", name, "--role", role, "--password", "pw-123456", "--out", str(out)]

@@ -456,6 +456,7 @@ def test_a_missing_or_unreadable_recording_is_a_clear_failure(tmp_path: Path) ->
     assert "No recorded Document AI response" in missing.message
     assert "ARBITER_DOCUMENTAI_RECORD_DIR" in missing.message
     sha = hashlib.sha256(PDF.read_bytes()).hexdigest()
+    assert f"there is no {sha}" in missing.message  # the recording it looked for, by its whole name
     (tmp_path / f"{sha}.json").write_text("{not json", encoding="utf-8")
     assert "cannot be read (JSONDecodeError)" in failure(docai.ingest(PDF)).message
 

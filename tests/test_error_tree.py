@@ -43,9 +43,11 @@ def test_every_exception_class_derives_from_arbiter_error() -> None:
 
 
 def test_only_deliberate_signals_are_not_exceptions() -> None:
-    """The one BaseException outside Exception is the CLI's SIGTERM signal, a KeyboardInterrupt on purpose."""
+    """The BaseExceptions outside Exception are the CLI's SIGTERM signal and the interrupted run (with its
+    summary), KeyboardInterrupts on purpose."""
     signals = sorted(name for name, cls in exception_classes().items() if not issubclass(cls, Exception))
-    assert signals == ["arbiter.cli.run._Terminated"]
+    assert signals == ["arbiter.cli.run._Terminated", "arbiter.run.batch.RunInterrupted"]
+    assert all(issubclass(exception_classes()[name], KeyboardInterrupt) for name in signals)
 
 
 def test_the_docstring_draws_every_public_exception_class() -> None:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import arbiter.cli.demo as demo_command
 from arbiter.cli.main import app
+from arbiter.cli.support import command_name
 from arbiter.contracts.bundle import OcrStatus
 from arbiter.ingest.ocr import probe
 from arbiter.llm.port import LLMError, LLMRequest
@@ -121,7 +122,8 @@ def test_demo_says_it_adds_to_an_existing_database(tmp_path: Path, monkeypatch: 
     assert "adds to it" in again.output
     assert "make reset" in again.output
     assert seen["out_dir"] == str(out)  # `arbiter run`'s --out is a folder or a URL, passed on as text
-    assert f"arbiter users add NAME --role admin --out {out}, then arbiter review --docs" in again.output
+    arbiter = command_name()  # as this process runs: the hint's spelling is tested in test_first_hour_round2
+    assert f"{arbiter} users add NAME --role admin --out {out}, then {arbiter} review --docs" in again.output
 
 
 def test_readme_shows_the_classification_format() -> None:
@@ -142,8 +144,9 @@ def test_readme_shows_the_classification_format() -> None:
 
 
 def test_readme_says_how_to_start_over() -> None:
-    """`make reset` exists, deletes output/ (the database too), and the README says when to use it."""
-    assert re.search(r"^reset:\n\trm -rf output$", MAKEFILE, re.MULTILINE)
+    """`make reset` exists (it empties output/, the database too: test_first_hour_round2), and the README
+    says when to use it."""
+    assert re.search(r"^reset:\n", MAKEFILE, re.MULTILINE)
     assert "### Starting over" in README
     assert "`make reset`" in README
     assert "make clean" in README

@@ -150,12 +150,22 @@ def test_unknown_price_is_reported_unknown_never_zero(tmp_path: Path) -> None:
     assert "ARBITER_PRICE_INPUT_PER_M" in caught.value.message
 
 
-def test_summary_line_says_cost_unknown() -> None:
-    """The run summary prints 'cost unknown' for an unpriced model, never $0.0000."""
-    from arbiter.cli.run import cost_text
+@pytest.mark.parametrize(
+    ("cost", "backend", "said"),
+    [
+        (None, "gemini", "cost unknown (no price for this model)"),
+        (0.01234, "gemini", "about $0.0123"),
+        (0.0, "openai", "about $0.0000"),
+        (0.32811, "replay", "would cost about $0.3281 live; nothing spent (replay)"),
+        (None, "replay", "cost unknown (no price for this model)"),
+    ],
+)
+def test_summary_line_says_what_was_spent(cost: float | None, backend: str, said: str) -> None:
+    """The run summary prints 'cost unknown' for an unpriced model (never $0.0000), and for replayed answers
+    what they would cost live and that nothing was spent."""
+    from arbiter.cli.summary import cost_text
 
-    assert cost_text(None) == "cost unknown (no price for this model)"
-    assert cost_text(0.01234) == "about $0.0123"
+    assert cost_text(cost, backend) == said
 
 
 # --- API version, thinking, timeouts: through the SDK's default HTTP client ----------------------------------
@@ -427,6 +437,11 @@ CHECK_CASES: list[tuple[dict[str, str], httpx2.Response | dict[str, Any] | None,
     ),
     ({"ARBITER_LLM": "openai"}, None, ("ARBITER_OPENAI_BASE_URL",)),
     (
+        {"ARBITER_LLM": "openai", "ARBITER_OPENAI_BASE_URL": "http://llm.local/v1"},
+        None,
+        ("openai (no model named)", "ARBITER_LLM_MODEL", "--llm-model"),
+    ),
+    (
         GEMINI_ENV,
         rejected(400, "INVALID_ARGUMENT", "API_KEY_INVALID"),
         ("refused the credentials", "API key"),
@@ -446,6 +461,7 @@ CHECK_IDS = [
     "no-key",
     "vertex-no-project",
     "openai-no-url",
+    "openai-no-model",
     "key-invalid",
     "key-forbidden",
     "model-unknown",
@@ -474,6 +490,7 @@ def test_llm_check_fails_clearly(
     assert "LLM check failed" in flat
     for word in words:
         assert word in flat
+    assert "gemini" not in flat or env.get("ARBITER_LLM") != "openai"  # openai never names a Gemini model
     if google is not None:
         assert len(google.requests) >= 1
 

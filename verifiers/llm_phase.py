@@ -57,8 +57,17 @@ _REASONS = {
 _UNUSABLE = "the language model gave no usable answer."
 
 
-def failure_reason(kind: str | None) -> str:
-    """Why a call failed, in plain English (a sentence ending), for an LLMError kind."""
+# Kinds whose LLMError message is about the setup, never the document (no text of it, no answer of the
+# model), and says what to do: it is passed on to the SME and the CLI whole (a replay miss says how to record).
+_SAY_WHAT_TO_DO = frozenset({"replay_miss", "config"})
+
+
+def failure_reason(kind: str | None, message: str = "") -> str:
+    """Why a call failed, in plain English (a sentence ending), for an LLMError kind; for a setup mistake
+    (a replay miss, a backend not configured) the error's own message instead, which says what to do."""
+    said = message.strip()
+    if kind in _SAY_WHAT_TO_DO and said:
+        return said[:1].lower() + said[1:] if said[1:2].islower() else said
     return _REASONS.get(kind or "", _UNUSABLE)
 
 
@@ -244,7 +253,7 @@ def run_llm_phase(
                 [f"The token budget ran out before the {spec.what} check could run; a person must review."],
             )
         log.warning("%s LLM phase for %s failed: %s", spec.verifier, doc_id, exc.kind)
-        return _errored(spec, issues, failure_reason(exc.kind))
+        return _errored(spec, issues, failure_reason(exc.kind, exc.message))
     except Exception as exc:  # a broken client must not lose the rule findings; the phase fails closed
         log.warning("%s LLM phase for %s crashed: %s", spec.verifier, doc_id, describe(exc))
         return _errored(spec, issues, failure_reason(None))

@@ -147,7 +147,7 @@ class GeminiClassifier:
             reason = (
                 "the token budget ran out before it could classify."
                 if exc.kind == "budget_exhausted"
-                else failure_reason(exc.kind)
+                else failure_reason(exc.kind, exc.message)
             )
             raise ClassificationError(
                 f"The Gemini classifier could not classify this document: {reason}"

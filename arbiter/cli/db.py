@@ -24,7 +24,8 @@ db_app = typer.Typer(
 
 @db_app.command("migrate", cls=ArbiterCommand)
 def db_migrate(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
-    """Bring the schema up to this version of Arbiter (connect as the role that owns the tables)."""
+    """Bring the schema up to this version of Arbiter (connect as the role that owns the tables); an empty
+    database, or none yet at OUT/arbiter.db, is created and said to be."""
     from arbiter.run.compose import database_url
     from arbiter.store import Store
 
@@ -35,7 +36,10 @@ def db_migrate(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
         after = store.current_revision()
     finally:
         store.dispose()
-    out.print(f"schema at {after}" + (f" (was {before or 'empty'})" if before != after else " (already)"))
+    if before is None:
+        out.print(f"Created the Arbiter database at {store.where()}: schema at {after}.", soft_wrap=True)
+        return
+    out.print(f"schema at {after}" + (f" (was {before})" if before != after else " (already)"))
 
 
 @db_app.command("grant-app-role", cls=ArbiterCommand)

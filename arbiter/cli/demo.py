@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from arbiter.cli.run import run
+from arbiter.cli.support import command_name
 
 console = Console(stderr=True)
 out = Console()
@@ -44,7 +45,7 @@ def demo(
     if existing.is_file():
         console.print(
             f"{existing} already exists: this demo adds to it (new ground-truth versions, more packets). "
-            f"To start over, delete {out_dir} (`make reset` deletes output/) or pass another --out.",
+            f"To start over, delete {out_dir} (`make reset` empties output/) or pass another --out.",
             soft_wrap=True,
         )
     # The inputs are written from the package's generator, so the demo needs no checkout.
@@ -70,8 +71,9 @@ def demo(
         f"Packets for the SME queue: {out_dir / 'sme_packets'}; ground truth: {out_dir / 'ground_truth'}"
     )
     out_opt = "" if out_dir == Path("output") else f" --out {out_dir}"
+    arbiter = command_name()  # `.venv/bin/arbiter` after `make demo` in a checkout: the hint runs as printed
     out.print(
-        f"Review them in the browser: arbiter users add NAME --role admin{out_opt}, then "
-        f"arbiter review --docs {inputs.folder}{out_opt}",
+        f"Review them in the browser: {arbiter} users add NAME --role admin{out_opt}, then "
+        f"{arbiter} review --docs {inputs.folder}{out_opt}",
         soft_wrap=True,
     )

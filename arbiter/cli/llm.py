@@ -9,11 +9,10 @@ from datetime import date
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from arbiter.cli.support import ArbiterGroup
+from arbiter.cli.support import ArbiterGroup, print_error
 from arbiter.errors import UserError
+from arbiter.llm.config import DEFAULT_MODEL
 
 llm_app = typer.Typer(
     help="Check the language-model backend; list the model catalogue.",
@@ -23,7 +22,6 @@ llm_app = typer.Typer(
     rich_markup_mode=None,
     cls=ArbiterGroup,
 )
-_console = Console(stderr=True)
 
 
 @llm_app.command("check")
@@ -35,7 +33,8 @@ def check(
     llm_model: Annotated[
         str | None,
         typer.Option(
-            metavar="NAME", help="Model name (default: $ARBITER_LLM_MODEL, else Arbiter's default)."
+            metavar="NAME",
+            help=f"Model name (default: $ARBITER_LLM_MODEL, else {DEFAULT_MODEL}; none for openai).",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -51,11 +50,11 @@ def check(
     try:
         settings = LLMSettings.from_env(backend=llm, model=llm_model)
     except UserError as exc:
-        _console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        print_error(str(exc))
         raise typer.Exit(2) from None
     if settings.backend not in LIVE_BACKENDS:
-        _console.print(
-            f"[bold red]error:[/] nothing to check: the LLM backend is {settings.backend!r}; "
+        print_error(
+            f"nothing to check: the LLM backend is {settings.backend!r}; "
             "pass --llm gemini or --llm openai (or set ARBITER_LLM)."
         )
         raise typer.Exit(2)
@@ -67,7 +66,7 @@ def check(
     elif result.ok:
         typer.echo(result.line())
     else:
-        _console.print(f"[bold red]error:[/] {escape(result.line())}")
+        print_error(result.line())  # one line, however wide: a script greps it
     raise typer.Exit(0 if result.ok else 2)
 
 

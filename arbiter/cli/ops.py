@@ -17,6 +17,8 @@ from rich.table import Table
 from arbiter.cli.options import ProfileOpt
 from arbiter.cli.review import DbOpt, OutOpt, _store
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail
+from arbiter.contracts.bundle import FAILURE_KINDS
+from arbiter.record.packets import UNREADABLE_PREFIX
 from arbiter.review.queue_view import reason_label, waited
 
 console = Console(stderr=True)
@@ -40,7 +42,7 @@ def ops_list(
         typer.Option(
             "--kind",
             metavar="KIND",
-            help="Only this failure: encrypted, empty, not_pdf, broken, timeout, too_large, unreadable.",
+            help=f"Only this failure: {', '.join(FAILURE_KINDS)}.",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
@@ -51,9 +53,12 @@ def ops_list(
     db: DbOpt = None,
 ) -> None:
     """List the documents waiting in the operations lane, most urgent and oldest first, with why."""
+    if kind is not None and kind not in FAILURE_KINDS:
+        raise fail(f"Unknown --kind {kind!r}; choose one of {', '.join(FAILURE_KINDS)}.")
     store = _store(db, out_dir)
     try:
-        items = [i for i in store.operations.page(limit=10**9) if kind is None or i.reason == f"pdf_{kind}"]
+        reason = None if kind is None else UNREADABLE_PREFIX + kind
+        items = [i for i in store.operations.page(limit=10**9) if reason is None or i.reason == reason]
         if ids:
             for item in items:
                 typer.echo(item.doc_id)
@@ -135,7 +140,7 @@ def ops_retry(
 
     password = _password(password_file, password_prompt)
     engine = build_engine(profile=profile, classifier=classifier, classifications=classifications)
-    store = _store(db, out_dir)
+    store = _store(db, out_dir, writes=True)
     failed = 0
     try:
         for ref in docs:
@@ -166,7 +171,7 @@ def ops_dismiss(
     """Close documents of the lane as not medical records (audited; no ground truth is written)."""
     if reason not in DISMISS_REASONS:
         raise fail(f"--reason must be one of: {', '.join(DISMISS_REASONS)}.")
-    store = _store(db, out_dir)
+    store = _store(db, out_dir, writes=True)
     try:
         for ref in docs:
             item = store.operations.find(ref)

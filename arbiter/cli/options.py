@@ -25,7 +25,10 @@ LlmOpt = Annotated[
 ]
 LlmModelOpt = Annotated[
     str | None,
-    typer.Option(metavar="NAME", help=f"Model name (default: $ARBITER_LLM_MODEL or {DEFAULT_MODEL})."),
+    typer.Option(
+        metavar="NAME",
+        help=f"Model name (default: $ARBITER_LLM_MODEL, else {DEFAULT_MODEL}; none for openai).",
+    ),
 ]
 ExtractorOpt = Annotated[
     str | None,

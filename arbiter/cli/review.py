@@ -11,7 +11,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail, require_database
+from arbiter.cli.support import (
+    NO_DATABASE,
+    NO_DATABASE_TO_WRITE,
+    ArbiterCommand,
+    ArbiterGroup,
+    fail,
+    require_database,
+)
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
 from arbiter.store import Store
 from arbiter.store.errors import PermissionDenied, UnknownUser
@@ -35,18 +42,16 @@ DbOpt = Annotated[
 ]
 
 
-def _store(db: str | None, out_dir: Path, *, create: bool = False) -> Store:
-    """The store at --db / $DATABASE_URL / OUT/arbiter.db, migrated; a command that only reads (create
-    False) refuses a database that does not exist instead of making an empty one."""
+def _store(db: str | None, out_dir: Path, *, writes: bool = False) -> Store:
+    """The store at --db / $DATABASE_URL / OUT/arbiter.db, migrated. No command here makes a database (that
+    is `arbiter run` or `arbiter db migrate`): one that does not exist is refused in one line, worded for a
+    command that `writes` to it or one that only reads, instead of an empty one appearing at a typo."""
     # The composition root is imported when a command runs: it loads the PDF and model libraries, which
     # `arbiter --help` and the user commands never need.
     from arbiter.run.compose import database_url, open_store
 
     url = database_url(db, out_dir)
-    if create:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    else:
-        require_database(url)
+    require_database(url, NO_DATABASE_TO_WRITE if writes else NO_DATABASE)
     return open_store(url)
 
 
@@ -75,7 +80,7 @@ def users_add(
             raise fail("The two passwords differ.")
     if not no_password and not password:
         raise fail("An empty password is not allowed (use --no-password for proxy sign-in accounts).")
-    store = _store(db, out_dir, create=True)
+    store = _store(db, out_dir, writes=True)
     try:
         store.users.add(name, role, None if no_password else password, actor="cli")
     except ValueError as exc:
@@ -108,7 +113,7 @@ def users_unlock(
     db: DbOpt = None,
 ) -> None:
     """Lift an account's sign-in lockout and throttle (as the named admin; audited)."""
-    store = _store(db, out_dir)
+    store = _store(db, out_dir, writes=True)
     try:
         store.users.unlock(name, actor=by)
     except (PermissionDenied, UnknownUser) as exc:
@@ -251,7 +256,24 @@ def export(
             target = to or default_dir(out_dir, when, now)
             manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
             out.print(describe(manifest, target), soft_wrap=True)
+            if when is not None and not manifest["records"]:
+                out.print(_nothing_in_force(store, when), soft_wrap=True)
     except ExportError as exc:
         raise fail(str(exc)) from None
     finally:
         store.dispose()
+
+
+def _nothing_in_force(store: Store, when: datetime) -> str:
+    """Why an export as of `when` holds no document: no ground truth yet, or none written by then."""
+    from arbiter.export.writer import iso
+    from arbiter.store.exports import first_version_at
+
+    with store.read() as conn:
+        first = first_version_at(conn)
+    if first is None:
+        return "The database holds no ground truth yet: accepted documents and SME reviews write it."
+    return (
+        f"No ground truth was in force at {iso(when)}: the first version was written at {iso(first)}. "
+        "Pass a later --as-of (or none, for the newest versions)."
+    )

@@ -11,7 +11,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from arbiter.cli.options import (
     DocAILocationOpt,
@@ -24,12 +23,11 @@ from arbiter.cli.options import (
     ProfileOpt,
     documentai_overrides,
 )
+from arbiter.cli.summary import print_summary
 from arbiter.cli.support import fail
 from arbiter.errors import InputError, UserError
-from arbiter.record.packets import unreadable
 
 console = Console(stderr=True)
-out = Console()
 
 
 def run(
@@ -196,14 +194,22 @@ def run(
     except UserError as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt as exc:
+        from arbiter.run.batch import RunInterrupted  # loaded with the run itself (execute), never at --help
+
+        code = 143 if isinstance(exc, _Terminated) or _TERM.is_set() else 130
+        if previous_term is not None:  # a second TERM while the summary prints ends the process as usual
+            signal.signal(signal.SIGTERM, previous_term)
+            previous_term = None
+        if isinstance(exc, RunInterrupted):  # the batch had started: what it did before the stop
+            print_summary(exc.summary)
         console.print(
             "[yellow]Interrupted.[/] Finished documents are saved; run the same command again to resume."
         )
-        raise typer.Exit(143 if isinstance(exc, _Terminated) or _TERM.is_set() else 130) from None
+        raise typer.Exit(code) from None
     finally:
         if previous_term is not None:
             signal.signal(signal.SIGTERM, previous_term)
-    _print_summary(summary)
+    print_summary(summary)
 
 
 class _Terminated(KeyboardInterrupt):
@@ -248,66 +254,3 @@ def _progress_factory(total: int) -> Any:
             bar.stop()
 
     return advance
-
-
-def _print_summary(summary: dict[str, Any]) -> None:
-    table = Table(title=f"Run {summary['run_id']}", show_lines=False)
-    table.add_column("outcome")
-    table.add_column("documents", justify="right")
-    table.add_row("[green]accepted first time[/]", str(summary["accepted_first_time"]))
-    table.add_row("[green]accepted after fixes[/]", str(summary["accepted_after_fixes"]))
-    table.add_row("[yellow]escalated to an SME[/]", str(summary["escalated"]))
-    for reason, count in summary["escalated_by_reason"].items():
-        table.add_row(f"  [dim]{reason}[/]", str(count))
-    table.add_row("[red]could not be verified (escalated)[/]", str(summary["errors"]))
-    for reason, count in summary["errors_by_reason"].items():
-        table.add_row(f"  [dim]{reason}[/]", str(count))
-    if summary.get("pending_llm_batch"):
-        table.add_row("[blue]waiting for the LLM batch job[/]", str(summary["pending_llm_batch"]))
-    table.add_row("total", str(summary["documents"]))
-    out.print(table)
-    earned = summary.get("accepted_by_semantic_checks") or {}
-    if any(earned.values()):
-        out.print(
-            f"Accepted on rules only: {earned.get('rules_only', 0)}; "
-            f"rules and a model: {earned.get('rules_and_model', 0)}."
-        )
-    blind = summary.get("blind_samples") or {}
-    if any(blind.values()):
-        out.print(
-            f"Queued for blind review as well: {blind.get('AUDIT', 0)} audit(s) of accepted documents, "
-            f"{blind.get('SECOND_REVIEW', 0)} second review(s) of escalations."
-        )
-    unreadable_files = sum(n for reason, n in summary["errors_by_reason"].items() if unreadable(reason))
-    if unreadable_files:
-        out.print(
-            f"{unreadable_files} unreadable file(s) wait in the operations lane, not the SME queue: "
-            f"arbiter ops list --out {summary['output_dir']}",
-            soft_wrap=True,
-        )
-    llm = summary.get("llm") or {}
-    if llm.get("backend", "none") != "none":
-        out.print(
-            f"LLM {llm['backend']} {llm.get('model', '')}: {llm.get('calls', 0)} call(s), "
-            f"{llm.get('cache_hits', 0)} from cache, {llm.get('input_tokens', 0)}+{llm.get('output_tokens', 0)} "
-            f"tokens, {cost_text(llm.get('cost_usd'))}"
-        )
-    job = summary.get("llm_batch_job")
-    if job:
-        out.print(
-            f"Submitted batch job {job['name']} with {job['requests']} request(s). When it has finished, run: "
-            f"arbiter run --resume-batch {job['id']} --out {summary['output_dir']}"
-        )
-    skipped = summary["skipped_unchanged"]
-    extra = (
-        f"; {skipped} unchanged since an earlier run were skipped (use --force to redo)" if skipped else ""
-    )
-    out.print(
-        f"{summary['processed']} processed in {summary['duration_s']} s{extra}. "
-        f"Summary: {Path(summary['output_dir']) / 'runs' / summary['run_id'] / 'summary.json'}"
-    )
-
-
-def cost_text(cost: float | None) -> str:
-    """The run's estimated LLM cost; unknown (never $0) when the model has no known price."""
-    return f"about ${cost:.4f}" if cost is not None else "cost unknown (no price for this model)"

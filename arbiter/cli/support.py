@@ -3,6 +3,9 @@ help that reads at 80 columns, and the check that a command that only reads find
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,47 @@ from arbiter.errors import ConfigError
 
 console = Console(stderr=True)
 
-NO_DATABASE = "No Arbiter database at {where}; run `arbiter run` first or pass --db."
+NO_DATABASE = "No Arbiter database at {where}; run `{arbiter} run` first or pass --db."
+# A command that writes to an existing database (an account, an unlock, the operations lane) refuses a missing
+# one as the reading commands do: a mistyped --out must not leave a new, nearly empty database behind.
+NO_DATABASE_TO_WRITE = (
+    "No Arbiter database at {where}; run `{arbiter} run` first (or `{arbiter} db migrate` for an empty one), "
+    "or pass --db."
+)
+MODULE_COMMAND = "-m arbiter.cli.main"
+
+
+def command_name(argv0: str | None = None, *, executable: str | None = None, cwd: Path | None = None) -> str:
+    """How to type `arbiter` where the user is, for the commands a hint or a message suggests: `arbiter` when
+    that name on PATH is this very program; else the script as run (`.venv/bin/arbiter` in a checkout after
+    `make demo`, relative to the working folder when inside it); else `PYTHON -m arbiter.cli.main`."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    executable = executable or sys.executable
+    here = Path.cwd() if cwd is None else cwd
+    script: Path | None = None
+    if argv0 and Path(argv0).name == "arbiter":
+        script = here / argv0  # an absolute argv0 stays itself
+    else:  # `python -m arbiter.cli.main`, or a test runner: the script installed beside this Python, if any
+        beside = Path(executable).parent / "arbiter"
+        script = beside if beside.is_file() else None
+    on_path = shutil.which("arbiter")
+    if script is None:
+        return "arbiter" if on_path else f"{shlex.quote(executable)} {MODULE_COMMAND}"
+    if on_path and _same_file(Path(on_path), script):
+        return "arbiter"
+    try:
+        shown = str(script.resolve().relative_to(here.resolve()))
+        shown = shown if "/" in shown else f"./{shown}"
+    except ValueError:  # outside the working folder: the full path
+        shown = str(script.resolve())
+    return shlex.quote(shown)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or a.samefile(b)
+    except OSError:
+        return False
 
 
 def print_error(message: str) -> None:
@@ -111,10 +154,10 @@ class ArbiterCommand(TyperCommand):
                     formatter.write_dl(rows)
 
 
-def require_database(url: str) -> None:
-    """ConfigError unless `url` names an existing Arbiter database (commands that only read must never
-    create an empty one). A SQLite file is checked without opening it; a server is asked for the
-    schema's migration revision (an unreachable server fails here, in one line)."""
+def require_database(url: str, message: str = NO_DATABASE) -> None:
+    """ConfigError (`message`) unless `url` names an existing Arbiter database (commands that only read, or
+    write to one, must never create an empty one). A SQLite file is checked without opening it; a server is
+    asked for the schema's migration revision (an unreachable server fails here, in one line)."""
     import sqlalchemy as sa
 
     from arbiter.store.db import resolve_url
@@ -125,7 +168,7 @@ def require_database(url: str) -> None:
         if database in ("", ":memory:") or database.startswith("file:"):
             return
         if not Path(database).is_file():
-            raise ConfigError(NO_DATABASE.format(where=database))
+            raise ConfigError(message.format(where=database, arbiter=command_name()))
         return
     from arbiter.store.db import Database
 
@@ -135,7 +178,7 @@ def require_database(url: str) -> None:
     finally:
         db.dispose()
     if revision is None:
-        raise ConfigError(NO_DATABASE.format(where=hide_password(url)))
+        raise ConfigError(message.format(where=hide_password(url), arbiter=command_name()))
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -49,7 +49,8 @@ def verify(
     documentai_location: DocAILocationOpt = None,
     documentai_replay: DocAIReplayOpt = None,
 ) -> None:
-    """Verify one document's classification and print the decision; nothing is written to disk."""
+    """Verify one document's classification and print the decision; nothing is written to disk. With --llm
+    gemini or openai it first makes the same check call as `arbiter run`."""
     from arbiter.llm.config import LLMSettings
     from arbiter.run.compose import build_engine, open_extraction
     from arbiter.run.worker import verify_one
@@ -57,7 +58,11 @@ def verify(
     try:
         settings = LLMSettings.from_env(backend=llm, model=llm_model)
         # No disk cache: one document's answers are not worth files under ./output (a run caches them).
-        engine = build_engine(settings, profile=profile, disk_cache=False, with_classifier=False)
+        # check_llm: the same preflight as `arbiter run`, so a missing key or URL stops here in one line
+        # naming the variable, instead of a decision whose every semantic check ERRORED.
+        engine = build_engine(
+            settings, profile=profile, disk_cache=False, with_classifier=False, check_llm=True
+        )
         if engine.llm is not None and settings.record_dir is not None:
             console.print(
                 f"Fresh model answers are also recorded in {settings.record_dir} (ARBITER_LLM_RECORD_DIR)."

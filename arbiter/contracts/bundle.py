@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# Why a PDF could not be read into a bundle (ingest/reader.py's IngestFailure.kind). A document that failed
+# with one waits in the operations lane as `pdf_<kind>` (`arbiter ops list --kind KIND` takes FAILURE_KINDS).
+FailureKind = Literal[
+    "encrypted", "broken", "empty", "not_pdf", "timeout", "too_large", "unreadable", "extractor_failed"
+]
+FAILURE_KINDS: tuple[str, ...] = get_args(FailureKind)
 
 
 class BlockType(StrEnum):

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from arbiter.contracts.bundle import FailureKind
 from arbiter.ingest.isolated import IngestTarget, IsolatedIngestor, WorkerStartError
 from arbiter.ingest.lock import PDFIUM_LOCK
 from arbiter.ingest.ocr import OcrConfig
 from arbiter.ingest.reader import (
     EXTRACTOR_NAME,
     IN_MEMORY_MAX_BYTES,
-    FailureKind,
     IngestFailure,
     IngestResult,
     extractor_version,

@@ -23,12 +23,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from arbiter.contracts.bundle import DocumentBundle
+from arbiter.contracts.bundle import DocumentBundle, FailureKind
 from arbiter.diagnostics import describe
 from arbiter.errors import ExtractionError
 from arbiter.ingest import ocr_pass
 from arbiter.ingest.ocr import OcrConfig, set_budget_hook
-from arbiter.ingest.reader import FailureKind, IngestFailure, IngestResult, file_sha256, ingest_pdf
+from arbiter.ingest.reader import IngestFailure, IngestResult, file_sha256, ingest_pdf
 
 log = logging.getLogger(__name__)
 

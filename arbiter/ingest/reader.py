@@ -13,13 +13,13 @@ import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pypdfium2
 import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, ConfigDict
 
-from arbiter.contracts.bundle import DocumentBundle, Extractor, OcrStatus
+from arbiter.contracts.bundle import DocumentBundle, Extractor, FailureKind, OcrStatus
 from arbiter.diagnostics import describe
 from arbiter.errors import ExtractionError
 from arbiter.ingest.layout import build_page, repeated_margin_lines
@@ -48,10 +48,6 @@ def extractor_version(config: OcrConfig | None = None) -> str:
 # Files up to this size are read once, hashed and parsed from memory: pdfium then makes no system call
 # for each object it reads, and the hash is of exactly the bytes parsed. Larger files are parsed from disk.
 IN_MEMORY_MAX_BYTES = 64 * 1024 * 1024
-
-FailureKind = Literal[
-    "encrypted", "broken", "empty", "not_pdf", "timeout", "too_large", "unreadable", "extractor_failed"
-]
 
 
 class IngestFailure(BaseModel):

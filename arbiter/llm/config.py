@@ -101,7 +101,7 @@ class LLMSettings:
             raise ConfigError(f"Unknown LLM backend {self.backend!r}; choose one of {', '.join(BACKENDS)}.")
         if self.mode not in MODES:
             raise ConfigError(f"Unknown LLM mode {self.mode!r}; choose online or batch.")
-        if not self.model.strip():
+        if not self.model.strip() and self.backend != "openai":  # openai: the preflight asks for one
             raise ConfigError("The LLM model name is empty.")
         object.__setattr__(self, "model", self.catalogue().resolve(self.model))
         if self.openai_server is None and "//api.openai.com" in (self.openai_base_url or ""):
@@ -225,6 +225,9 @@ class LLMSettings:
             # window of unknown size: no thinking allowance unless one is set (ARBITER_LLM_THINKING_BUDGET).
             # A catalogued reasoning model keeps the allowance (its answer would end with `length` without).
             values.setdefault("thinking_budget", 0)
+            # Arbiter's default is a Gemini model, which no on-premises server serves: the server's own model
+            # name must be given (an empty one is what preflight.missing_configuration asks for)
+            values.setdefault("model", "")
         if backend == "replay" or values.get("mode") == "batch":
             # Nothing is sent online: a requests-per-minute limit would only slow the run down.
             values.setdefault("rpm", 0)

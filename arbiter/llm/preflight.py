@@ -63,7 +63,8 @@ class CheckResult:
     warning: str = ""  # the model is deprecated: where to move (one line)
 
     def line(self) -> str:
-        where = f"{self.backend} {self.model}" + (f" (API {self.api_version})" if self.api_version else "")
+        model = self.model or "(no model named)"
+        where = f"{self.backend} {model}" + (f" (API {self.api_version})" if self.api_version else "")
         if self.ok:
             return f"LLM check passed: {where}: {self.message} Price: {self.price}."
         return f"LLM check failed: {where}: {self.message} {self.fix}".strip()
@@ -125,6 +126,11 @@ def missing_configuration(settings: LLMSettings) -> str | None:
         return (
             "--llm openai needs the server's address: set ARBITER_OPENAI_BASE_URL (e.g. "
             "http://localhost:8000/v1), and ARBITER_OPENAI_API_KEY if the server wants a key."
+        )
+    if settings.backend == "openai" and not settings.model.strip():
+        return (
+            "--llm openai needs the name the server gives its model: set ARBITER_LLM_MODEL or pass "
+            "--llm-model (Arbiter's default, a Gemini model, is not served there)."
         )
     return None
 
@@ -199,8 +205,22 @@ class PreflightFailed(ConfigError):
 
 
 def require_ready(settings: LLMSettings, backend: LLMBackend | None = None) -> CheckResult | None:
-    """The preflight of `arbiter run`: None when nothing is live or it is switched off, else the passed check;
-    raises PreflightFailed otherwise."""
+    """The preflight of `arbiter run` and `arbiter verify`: None when nothing is live or it is switched off,
+    else the passed check; raises PreflightFailed otherwise. A replay folder that does not exist stops it too
+    (every request would miss), with how to record one."""
+    if settings.backend == "replay" and backend is None and not settings.replay_dir.is_dir():
+        from arbiter.llm.replay import ReplayBackend
+
+        raise PreflightFailed(
+            CheckResult(
+                ok=False,
+                backend=settings.backend,
+                model=settings.model,
+                api_version=None,
+                message=ReplayBackend(settings.replay_dir).folder_missing(),
+                kind="config",
+            )
+        )
     if settings.backend not in LIVE_BACKENDS:
         return None
     if not settings.preflight:

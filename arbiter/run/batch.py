@@ -121,6 +121,16 @@ class Tally:
 ProgressFn = Callable[[DocResult], None]
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl+C, SIGTERM (or a SystemExit no document caught) ended the run: a KeyboardInterrupt still, so
+    `except Exception` never swallows it, carrying the summary of what was done (already written to
+    summary.json) for the CLI to print before it exits 130 or 143."""
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        super().__init__("the run was interrupted")
+        self.summary = summary
+
+
 class RunStore(Protocol):
     """What a batch needs of its store: where run summaries go, and what the newest recorded run decided
     for a document it skips (from the database, the one source of truth; never from a mirror file)."""
@@ -197,10 +207,8 @@ class BatchRunner:
                 f"{lock_lost} It stopped after {tally.processed + tally.skipped} of {tally.total} documents; "
                 f"its summary is {run_dir / 'summary.json'}."
             ) from None
-        if isinstance(interrupted, KeyboardInterrupt):
-            raise interrupted
         if interrupted is not None:
-            raise KeyboardInterrupt from interrupted
+            raise RunInterrupted(summary) from interrupted
         return summary
 
     def _results(self, docs: list[InputDoc]) -> Iterator[DocResult]:

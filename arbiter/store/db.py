@@ -4,7 +4,9 @@ DATABASE_URL; Alembic configured in code so migrations run from an installed pac
 Transient faults — a connection lost, a server restarting or refusing connections, SQLite busy or locked, a
 serialization failure — are retried with backoff on a fresh connection (the pool is emptied; PostgreSQL
 connections are pinged before use) for up to ARBITER_DB_RETRY_S seconds (default 60); after that the
-operation raises DatabaseUnavailable with a plain message. Store operations are idempotent (batch writes
+operation raises DatabaseUnavailable with a plain message. A server that refuses the very first connection
+(nothing listens at that address) is a configuration mistake, not a fault to wait out: DatabaseUnavailable
+says so at once. Store operations are idempotent (batch writes
 per document and run, reviews per idempotency key, a claim returns the reviewer's own claim first), so
 running one again after a commit whose answer was lost writes nothing twice."""
 
@@ -149,6 +151,11 @@ def is_transient(exc: BaseException) -> bool:
     return any(word in text for word in TRANSIENT_WORDS)
 
 
+def is_refused(exc: BaseException) -> bool:
+    """Whether the server refused the connection outright (nothing listens at that host and port)."""
+    return isinstance(exc, sa.exc.DBAPIError) and "connection refused" in str(exc.orig).lower()
+
+
 def fault_text(exc: BaseException) -> str:
     """The database's own first line (no SQL, no parameters: they may hold document data)."""
     orig = getattr(exc, "orig", exc)
@@ -173,6 +180,12 @@ class Database:
         self.retry_s = retry_seconds() if retry_s is None else retry_s
         # A lock wait never outlasts the retry budget (the review app uses a short one).
         self.engine = engine or make_engine(self.url, busy_timeout_ms=max(100, int(self.retry_s * 500)))
+        # Set at the first connection made: until then, a refused connection is a wrong --db, not a restart.
+        self.reached = False
+        event.listen(self.engine, "connect", self._on_connect)
+
+    def _on_connect(self, _dbapi_conn: Any, _record: Any) -> None:
+        self.reached = True
 
     def where(self) -> str:
         """The database, for messages (password hidden)."""
@@ -193,6 +206,8 @@ class Database:
                 except sa.exc.DBAPIError as exc:
                     if not is_transient(exc):
                         raise
+                    if not self.reached and is_refused(exc):
+                        raise DatabaseUnavailable(self.refused_message(exc)) from None
                     if time.monotonic() + delay > deadline:
                         raise DatabaseUnavailable(self.unavailable_message(exc)) from None
                     log.warning(
@@ -216,6 +231,12 @@ class Database:
             f"The database {self.where()} did not answer for {self.retry_s:g} s ({said}).{holders} "
             f"Nothing was lost: work already saved stays saved. Start the database again (or wait for the "
             f"process holding it), then run the same command again; {ENV_RETRY} sets how long to wait."
+        )
+
+    def refused_message(self, exc: BaseException) -> str:
+        return (
+            f"Nothing answers at {self.where()} ({fault_text(exc)}): check the host and port in --db or "
+            f"DATABASE_URL, or start the database."
         )
 
     @property

@@ -48,3 +48,10 @@ def iter_in_force(
         ids = [r[0] for r in rows]
         payloads = [p if isinstance(p, bytes) else p.encode() for _, p in rows]
         yield ids, payloads
+
+
+def first_version_at(conn: Connection) -> datetime | None:
+    """When the oldest ground-truth version was written (None: there is none), for an export as of an earlier
+    time, which can only be empty."""
+    found: datetime | None = conn.execute(sa.select(sa.func.min(ground_truth.c.created_at))).scalar()
+    return found

@@ -124,8 +124,9 @@ class ReplaySource:
             return merge_shards([self._load(shard) for shard in shards])
         raise DocumentAIError(
             "extractor_failed",
-            f"No recorded Document AI response for this PDF ({key[:12]}…) in {self.replay_dir}. Record "
-            f"one by running with a live processor and ARBITER_DOCUMENTAI_RECORD_DIR={self.replay_dir}.",
+            f"No recorded Document AI response for this PDF in {self.replay_dir}: there is no {key}.json "
+            f"(recordings are named by the PDF's SHA-256, and pages for a part). Record one by running with "
+            f"a live processor and ARBITER_DOCUMENTAI_RECORD_DIR={self.replay_dir}.",
         )
 
     def batch_document(self, content: bytes, key: str) -> Mapping[str, Any]:
