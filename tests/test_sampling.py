@@ -214,10 +214,16 @@ def test_pipeline_samples_by_the_profile_shares(
 
 
 def test_default_profile_samples_five_and_ten_percent() -> None:
-    """The bundled profile audits 5% of accepts and double-reviews 10% of escalations."""
-    assert load_profile().sampling == Sampling(
-        audit_share=0.05, second_review_share=0.10, salt="arbiter-sample-1"
+    """The bundled profile audits about 5% of accepts, weighted by risk with a 1% floor, and double-reviews
+    10% of escalations."""
+    sampling = load_profile().sampling
+    assert (sampling.audit_share, sampling.second_review_share, sampling.salt) == (
+        0.05,
+        0.10,
+        "arbiter-sample-1",
     )
+    assert (sampling.design, sampling.audit_floor) == ("risk", 0.01)
+    assert Sampling().design == "uniform"
     with pytest.raises(ValueError, match="less than or equal to 1"):
         Sampling(audit_share=1.5)
 

@@ -37,6 +37,7 @@ def _summary(report: object) -> None:
     from arbiter.metrics.text import (
         false_accept_sentence,
         false_accept_split,
+        guarantee_sentence,
         headline_detail,
         headline_figures,
         rate_text,
@@ -49,6 +50,10 @@ def _summary(report: object) -> None:
         headline = f"too few audits to estimate ({headline_detail(report.audit)})"
     out.print(f"[bold]Arbiter false-accept rate:[/] {headline}")
     out.print(false_accept_sentence(report.audit))
+    for g in report.guarantees:  # overall first, then per kind of accept and per document type
+        out.print(
+            ("[bold]Guarantee:[/] " if g.scope == "all" else "  ") + guarantee_sentence(g), soft_wrap=True
+        )
     table = Table(title="Ground-truth metrics")
     table.add_column("figure", no_wrap=True)  # a figure's name stays whole; value and detail wrap
     table.add_column("value")
@@ -104,7 +109,9 @@ def metrics(
     store = _store(db, out_dir)
     try:
         profile = load_profile()
-        report = compute_metrics(store, when, profile.taxonomy.document_types, policy=profile.metrics)
+        report = compute_metrics(
+            store, when, profile.taxonomy.document_types, policy=profile.metrics, sampling=profile.sampling
+        )
     finally:
         store.dispose()
     if html is not None:

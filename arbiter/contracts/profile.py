@@ -20,6 +20,9 @@ from arbiter.contracts.content_profile import Content as Content
 from arbiter.contracts.content_profile import ReaderSettings as ReaderSettings
 from arbiter.contracts.content_profile import ValuePattern as ValuePattern
 from arbiter.contracts.limits import Limits
+from arbiter.contracts.sampling_profile import MetricsPolicy as MetricsPolicy
+from arbiter.contracts.sampling_profile import RiskWeights as RiskWeights
+from arbiter.contracts.sampling_profile import Sampling as Sampling
 from arbiter.errors import ConfigError
 
 CountName = Literal[
@@ -110,32 +113,6 @@ class Tolerances(Strict):
 
 class Retry(Strict):
     max_retries: int = Field(ge=0, le=10)
-
-
-class Sampling(Strict):
-    """Blind review samples (docs/design.md §9.1). Membership is a hash of (salt, kind, doc_id, pdf sha256) against the
-    share: reproducible, independent of run order, and unrelated to whether the answer was right."""
-
-    audit_share: float = Field(
-        default=0.05, ge=0, le=1, description="Share of auto-accepted documents sent to a blind audit."
-    )
-    second_review_share: float = Field(
-        default=0.10, ge=0, le=1, description="Share of escalations given a blind second review."
-    )
-    salt: str = Field(default="arbiter-sample-1", min_length=1)
-
-
-class MetricsPolicy(Strict):
-    """When a rate from blind audits is a figure (docs/design.md §9.3): below `min_audits_for_rate` reviewed
-    audits the false-accept rate is "too few to estimate", shown as its Wilson upper bound and the clean audits
-    still needed to bring that bound under `target_false_accept_rate`."""
-
-    min_audits_for_rate: int = Field(
-        default=30, ge=1, description="Reviewed blind audits needed before the false-accept rate is shown."
-    )
-    target_false_accept_rate: float = Field(
-        default=0.05, gt=0, lt=1, description="The false-accept rate the arbiter should stay under."
-    )
 
 
 class Bound(Strict):

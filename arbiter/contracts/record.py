@@ -24,3 +24,5 @@ class DocumentRecord:
     ground_truth: GroundTruthRecord | None
     error: str | None = None
     samples: tuple[SMEPacket, ...] = ()  # blind audit / second-review packets (database only, no mirror)
+    risk: float | None = None  # an accept's audit risk score (record/risk.py); None for an escalation
+    audit_probability: float | None = None  # the accept's inclusion probability in the audit sample

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy.engine import Connection, Engine
 
-from arbiter.contracts.profile import MetricsPolicy
-from arbiter.metrics import gt_reader, loader
+from arbiter.contracts.profile import MetricsPolicy, Sampling
+from arbiter.metrics import gt_reader, guarantee, loader
 from arbiter.metrics.compute import GroundTruthScores, build_report
 from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.rows import DocRun
@@ -59,8 +59,10 @@ def _read(engine: Engine, fn: Callable[[Connection, datetime | None], T], as_of:
         return fn(conn, as_of)
 
 
-def _others(conn: Connection, as_of: datetime | None) -> tuple[list[DocRun], loader.ReviewSide]:
-    return loader.documents(conn, as_of), loader.review_side(conn, as_of)
+def _others(
+    conn: Connection, as_of: datetime | None
+) -> tuple[list[DocRun], loader.ReviewSide, guarantee.AuditFrame]:
+    return loader.documents(conn, as_of), loader.review_side(conn, as_of), guarantee.read(conn, as_of)
 
 
 def _read_ahead(pool: Executor, engine: Engine, as_of: datetime | None) -> Generator[str, None, None]:
@@ -108,8 +110,10 @@ def compute_metrics(
     *,
     parallel: bool = True,
     policy: MetricsPolicy | None = None,
+    sampling: Sampling | None = None,
 ) -> MetricsReport:
-    """The full report of the store, as of a time (None: everything there is)."""
+    """The full report of the store, as of a time (None: everything there is). `sampling`: the profile's, whose
+    audit_share stands for the inclusion probability of accepts recorded before probabilities were."""
     started = time.perf_counter()
     engine = store.engine
     scores = GroundTruthScores()
@@ -123,7 +127,7 @@ def compute_metrics(
         ):
             others = pool.submit(_read, engine, _others, as_of)
             gt_reader.score_chunks(chunks, scores, long_docs)
-            documents, side = others.result()
+            documents, side, frame = others.result()
         with reading(engine) as conn:
             scores.add_all(gt_reader.full_rows(conn, long_docs))
     else:
@@ -131,6 +135,7 @@ def compute_metrics(
             gt_reader.score_all(conn, scores, as_of)
             documents = loader.documents(conn, as_of)
             side = loader.review_side(conn, as_of)
+            frame = guarantee.read(conn, as_of)
     report = build_report(
         scores,
         documents,
@@ -142,5 +147,6 @@ def compute_metrics(
         label_order=label_order,
         policy=policy,
     )
+    report.guarantees = guarantee.guarantees(frame, policy, (sampling or Sampling()).audit_share)
     report.seconds = time.perf_counter() - started
     return report

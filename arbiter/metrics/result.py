@@ -174,6 +174,27 @@ class Totals(Strict):
     reviews_by_kind: dict[str, int] = Field(default_factory=dict)
 
 
+class Guarantee(Strict):
+    """The risk-weighted false-accept rate of a group of accepts (metrics/guarantee.py): the Horvitz–Thompson
+    estimate, its two-sided interval and the one-sided upper `bound` at `confidence` ("≤ bound with that
+    confidence"), and the further audits that would bring the bound under the target (None: none can, at the
+    estimated rate, or nothing to extrapolate from). Figures are None with no reviewed audit."""
+
+    scope: Literal["all", "kind", "type"]
+    label: str
+    accepts: int
+    audits: int = Field(description="Audit packets of these accepts (reviewed or waiting).")
+    reviewed: int
+    false_accepts: int
+    confidence: float
+    target: float
+    rate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    bound: float | None = None
+    further_audits: int | None = None
+
+
 class MetricsReport(Strict):
     generated_at: datetime
     as_of: datetime | None
@@ -187,6 +208,10 @@ class MetricsReport(Strict):
     agreement: Agreement
     reviewers: list[ReviewerStats]
     runs: list[RunTrend]
+    guarantees: list[Guarantee] = Field(
+        default_factory=list,
+        description="The risk-weighted false-accept guarantee: overall, per kind, per type.",
+    )
     seconds: float = Field(0.0, description="Time the computation took.")
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -6,7 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from arbiter.metrics.charts import pct
-from arbiter.metrics.result import Agreement, Audit, Kappa, MeanEstimate, MetricsReport, ModelScores, Rate
+from arbiter.metrics.result import (
+    Agreement,
+    Audit,
+    Guarantee,
+    Kappa,
+    MeanEstimate,
+    MetricsReport,
+    ModelScores,
+    Rate,
+)
 
 UNKNOWN_FALSE_ACCEPT = "No blind audits reviewed yet — rate unknown."
 TOO_FEW_AUDITS = "Too few audits"
@@ -248,3 +257,65 @@ def _duration(seconds: float | None) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.1f} min"
+
+
+GUARANTEE_SCOPES = {"all": "all accepts", "kind": "accepted by", "type": "document type"}
+
+
+def guarantee_label(g: Guarantee) -> str:
+    """'all accepts', 'accepted by rules only', 'document type LAB_REPORT'."""
+    if g.scope == "all":
+        return GUARANTEE_SCOPES["all"]
+    name = SEMANTIC_LABELS.get(g.label, g.label) if g.scope == "kind" else g.label
+    return f"{GUARANTEE_SCOPES[g.scope]} {name}"
+
+
+def further_audits_sentence(g: Guarantee) -> str:
+    """What more audits would do for the bound, against the profile's target."""
+    target = pct(g.target)
+    if g.bound is None:
+        return f"Review audits of these accepts to bound it (target {target})."
+    if g.further_audits == 0:
+        return f"Under the {target} target."
+    if g.further_audits is None:
+        return (
+            f"No number of further audits would bring it under {target}: the estimate itself is not under it."
+        )
+    return f"{plural(g.further_audits, 'further audit')} would bring it under the {target} target."
+
+
+def guarantee_sentence(g: Guarantee) -> str:
+    """'False-accept rate ≤ 3.1 % with 95 % confidence (all accepts; …)', or why there is none yet."""
+    where = guarantee_label(g)
+    if g.bound is None or g.rate is None:
+        waiting = f", {plural(g.audits, 'audit')} waiting" if g.audits else ""
+        return (
+            f"{where}: no reviewed audit yet, so no guarantee ({plural(g.accepts, 'accept')}{waiting}). "
+            + further_audits_sentence(g)
+        )
+    return (
+        f"False-accept rate ≤ {pct(g.bound)} with {100 * g.confidence:.0f} % confidence ({where}; "
+        f"risk-weighted estimate {pct(g.rate)}, from {plural(g.reviewed, 'reviewed audit')} of "
+        f"{plural(g.accepts, 'accept')}, {g.false_accepts:,} wrong). {further_audits_sentence(g)}"
+    )
+
+
+def guarantee_rows(report: MetricsReport) -> list[dict[str, Any]]:
+    """One row per group: the bound, the estimate and interval, the counts and the further audits."""
+    return [
+        {
+            "Accepts": guarantee_label(g),
+            "False accept ≤": pct(g.bound) if g.bound is not None else "unknown",
+            "Estimate": pct(g.rate) if g.rate is not None else "unknown",
+            "95 % interval": f"{pct(g.low)}–{pct(g.high)}"
+            if g.low is not None and g.high is not None
+            else "",
+            "Reviewed audits": g.reviewed,
+            "Of accepts": g.accepts,
+            "Wrong": g.false_accepts,
+            "Further audits": "none needed"
+            if g.further_audits == 0
+            else ("" if g.further_audits is None else f"{g.further_audits:,}"),
+        }
+        for g in report.guarantees
+    ]

@@ -148,12 +148,19 @@ def build_packet(
     )
 
 
+def draw_point(kind: PacketKind, doc_id: str, pdf_sha256: str, salt: str) -> float:
+    """The document's sample number u in [0, 1) for `kind`: a hash of (salt, kind, doc_id, sha256), so
+    reproducible, independent of run order and of whether the answer was right."""
+    digest = hashlib.sha256(f"{salt}|{kind.value}|{doc_id}|{pdf_sha256}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
 def sampled(kind: PacketKind, doc_id: str, pdf_sha256: str, share: float, salt: str) -> bool:
-    """Whether this document falls in the blind sample of `kind` (hash below the share: reproducible)."""
+    """Whether this document falls in the blind sample of `kind` with inclusion probability `share`
+    (its draw point below the share: reproducible)."""
     if share <= 0:
         return False
-    digest = hashlib.sha256(f"{salt}|{kind.value}|{doc_id}|{pdf_sha256}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < share
+    return draw_point(kind, doc_id, pdf_sha256, salt) < share
 
 
 BLIND_REASON = "review_sample"

@@ -23,7 +23,6 @@ from arbiter.contracts import (
     DocumentRecord,
     Extractor,
     FinalDecision,
-    PacketKind,
     ProductionClassification,
     SMEPacket,
     VerificationOutcome,
@@ -36,7 +35,8 @@ from arbiter.ingest.isolated import Handed
 from arbiter.llm.client import LLMClient
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.mirrors import ResultStore
-from arbiter.record.packets import build_blind_packet, build_packet, sampled
+from arbiter.record.packets import build_packet
+from arbiter.record.samples import blind_samples
 from arbiter.run.worker import (  # noqa: F401  (re-exported)
     Prepared,
     WorkerFault,
@@ -281,7 +281,18 @@ class Pipeline:
                 pdf_sha256=pdf_sha,
                 run_id=self.run_id,
             )
-        samples = self._samples(outcome, packet, pdf, pdf_sha, bundle.total_pages, primary)
+        samples, draw = blind_samples(
+            outcome,
+            packet,
+            self.profile.sampling,
+            pdf_path=str(pdf),
+            pdf_sha256=pdf_sha,
+            bundle_path=self.store.bundle_path(doc_id),
+            total_pages=bundle.total_pages,
+            primary=primary,
+            production=production,
+            run_id=self.run_id,
+        )
         self.store.save(
             DocumentRecord(
                 doc_id=doc_id,
@@ -294,42 +305,11 @@ class Pipeline:
                 packet=packet,
                 ground_truth=gt,
                 samples=samples,
+                risk=draw.risk if draw else None,
+                audit_probability=draw.probability if draw else None,
             )
         )
         return DocResult.decided(outcome, pdf, _ms(started), samples)
-
-    def _samples(
-        self,
-        outcome: VerificationOutcome,
-        packet: SMEPacket | None,
-        pdf: Path,
-        pdf_sha: str,
-        total_pages: int,
-        primary: dict[str, Any] | None,
-    ) -> tuple[SMEPacket, ...]:
-        """The blind packets this document is sampled into: an audit of an auto-accept, or a second
-        review of an escalation that has a classification to judge (docs/design.md §9.1)."""
-        cfg = self.profile.sampling
-        if packet is None:
-            kind, share, pair_of = PacketKind.AUDIT, cfg.audit_share, None
-        elif outcome.final_classification is not None:
-            kind, share, pair_of = PacketKind.SECOND_REVIEW, cfg.second_review_share, packet.packet_id
-        else:
-            return ()
-        if not sampled(kind, outcome.doc_id, pdf_sha, share, cfg.salt):
-            return ()
-        blind = build_blind_packet(
-            kind,
-            outcome,
-            pdf_path=str(pdf),
-            pdf_sha256=pdf_sha,
-            bundle_path=self.store.bundle_path(outcome.doc_id),
-            total_pages=total_pages,
-            primary=primary,
-            run_id=self.run_id,
-            pair_of=pair_of,
-        )
-        return (blind,)
 
     def _failed(
         self,

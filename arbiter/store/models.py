@@ -77,6 +77,10 @@ class DocumentRow(SQLModel, table=True):
     escalation_reason: str | None = Field(default=None, max_length=128)
     doc_type: str | None = Field(default=None, max_length=128)
     error: str | None = Field(default=None, max_length=128)
+    risk: float | None = Field(default=None, description="An accept's audit risk score (migration 0009).")
+    audit_p: float | None = Field(
+        default=None, description="An accept's inclusion probability in the audit sample (migration 0009)."
+    )
     created_at: datetime = _ts()
 
 

@@ -162,6 +162,8 @@ class Records(Repository):
                     "escalation_reason": outcome.escalation_reason,
                     "doc_type": _doc_type(outcome.final_classification),
                     "error": record.error,
+                    "risk": record.risk,
+                    "audit_p": record.audit_probability,
                     "created_at": now,
                 },
             )

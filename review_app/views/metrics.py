@@ -20,6 +20,8 @@ from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.text import (
     false_accept_sentence,
     false_accept_split_sentence,
+    guarantee_rows,
+    guarantee_sentence,
     headline_detail,
     headline_figures,
     headline_value,
@@ -46,7 +48,11 @@ def chart(svg: str) -> None:
 def _report(db_url: str | None, as_of: datetime | None) -> tuple[MetricsReport, datetime]:
     profile = load_profile()
     report = compute_metrics(
-        state.the_store(), as_of, profile.taxonomy.document_types, policy=profile.metrics
+        state.the_store(),
+        as_of,
+        profile.taxonomy.document_types,
+        policy=profile.metrics,
+        sampling=profile.sampling,
     )
     return report, datetime.now(UTC)
 
@@ -91,6 +97,14 @@ else:
     st.caption(headline_detail(report.audit))
     st.write(false_accept_sentence(report.audit))
     st.write(false_accept_split_sentence(report.audit))
+st.subheader("Guarantee")
+for g in report.guarantees[:1]:
+    st.write(guarantee_sentence(g))
+st.dataframe(guarantee_rows(report), hide_index=True, key="metrics_guarantees")
+st.caption(
+    "Audits are drawn with a recorded probability, higher where the risk is; each counts 1 / that probability "
+    "(Horvitz–Thompson), so the estimate is unbiased, and the bound is a one-sided gamma bound."
+)
 for column, (name, value, detail) in zip(st.columns(3) * 2, headline_figures(report), strict=True):
     column.metric(name, value, help=detail)
     column.caption(detail)
