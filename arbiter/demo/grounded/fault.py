@@ -216,7 +216,7 @@ def low_score_citation(spec: Spec, item: Item) -> Item | None:
 
 # Meaning-preserving slips: expected to be fixed and accepted.
 def quote_spacing(spec: Spec, item: Item) -> Item | None:
-    if not spec.answerable:
+    if not spec.answerable or not item["answer"]["quotes"]:
         return None
     quote = item["answer"]["quotes"][0]
     quote["text"] = quote["text"].replace(" ", "  ", 2).replace(" ", "\n", 1)
@@ -224,7 +224,7 @@ def quote_spacing(spec: Spec, item: Item) -> Item | None:
 
 
 def offsets_wrong(spec: Spec, item: Item) -> Item | None:
-    if not spec.answerable:
+    if not spec.answerable or not item["answer"]["quotes"]:
         return None
     quote = item["answer"]["quotes"][0]
     quote["start"] += 7
@@ -233,7 +233,7 @@ def offsets_wrong(spec: Spec, item: Item) -> Item | None:
 
 
 def confidence_wrong(spec: Spec, item: Item) -> Item | None:
-    if not spec.answerable:
+    if not spec.answerable or not item["answer"]["quotes"]:
         return None
     item["answer"]["confidence"] = "high"
     return item
