@@ -30,7 +30,7 @@ class Strict(BaseModel):
 
 
 class Confidence(StrEnum):
-    """Seed 000's levels, from the count of verified quotes: high 5+, medium 2–4, low 1."""
+    """Levels from the count of verified quotes: high 5+, medium 2–4, low 1."""
 
     HIGH = "high"
     MEDIUM = "medium"

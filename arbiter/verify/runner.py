@@ -138,7 +138,11 @@ def _run_on(
 
 
 def _run_one(
-    verifier: Verifier, subject: Subject, bundle: DocumentBundle, profile: PolicyProfile, context: VerifyContext
+    verifier: Verifier,
+    subject: Subject,
+    bundle: DocumentBundle,
+    profile: PolicyProfile,
+    context: VerifyContext,
 ) -> VerifierResult:
     started = perf_counter()
     try:

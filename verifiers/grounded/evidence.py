@@ -97,7 +97,7 @@ def verified_count(item: GroundedItem, checks: list[QuoteCheck]) -> int:
 
 
 def expected_confidence(count: int, profile: GroundedProfile) -> Confidence | None:
-    """Seed 000's level for a count of verified quotes: high 5+, medium 2–4, low 1, none for 0."""
+    """The level for a count of verified quotes: high 5+, medium 2–4, low 1, none for 0."""
     bands = profile.thresholds
     if count >= bands.high_min_quotes:
         return Confidence.HIGH

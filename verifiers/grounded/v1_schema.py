@@ -1,6 +1,6 @@
 """Grounded-answer V1, schema and completeness: the item fits the schema; every statement cites a quote that
 exists; every quote cites a chunk that exists; quotes are 10–40 words; the confidence level is the one the
-count of verified quotes gives (seed 000); an abstention lists the evidence it lacks.
+count of verified quotes gives (high 5+, medium 2–4, low 1); an abstention lists the evidence it lacks.
 """
 
 from __future__ import annotations

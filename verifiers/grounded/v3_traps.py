@@ -1,4 +1,4 @@
-"""Grounded-answer V3, traps (seeds 000 and 001): hedged or speculative wording in a statement of a
+"""Grounded-answer V3, traps: hedged or speculative wording in a statement of a
 requirement; compliance claims; a modal changed between quote and statement (must/shall → may, a
 prohibition dropped, a permission made an obligation); a number, date or amount a statement holds and its
 quotes do not; instructions addressed to a model inside a retrieved chunk; a quote from a chunk scored
