@@ -16,7 +16,8 @@ from typing import Any
 
 from arbiter.demo.grounded.chunks import CHUNKS
 from arbiter.demo.grounded.fault import FAULTS, FIXABLE, WRONG
-from arbiter.demo.grounded.questions import SPECS, Spec
+from arbiter.demo.grounded.questions import SPECS
+from arbiter.demo.grounded.spec import Spec
 
 PRODUCER = {"name": "demo-composer", "version": "1"}
 _REGULATION = sorted(c for c in CHUNKS if c.startswith("C"))

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from arbiter.demo.grounded.chunks import CHUNKS
-from arbiter.demo.grounded.questions import Spec
+from arbiter.demo.grounded.spec import Spec
 
 Item = dict[str, Any]
 Fault = Callable[[Spec, Item], Item | None]
