@@ -69,6 +69,7 @@ def summarise(rows: dict[str, Any]) -> dict[str, Any]:
                 "wrong_accepted_documents": [
                     f"{a['doc']}: {a['wrong']}" for a in answers if not a["right"] and a[f"{mode}_accepted"]
                 ],
+                "wrong_documents": [f"{a['doc']}: {a['wrong']}" for a in answers if not a["right"]][:80],
                 "right_by_type": baseline_by_type(answers, rows),
                 # Independence: of the pages the baseline typed wrong, the share the check's reader reads
                 # the same wrong way (low is good: a check that shares the primary's mistakes misses them).

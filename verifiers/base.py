@@ -7,20 +7,19 @@ times it and turns an exception into ERRORED plus a `<V>.VERIFIER_ERROR` BLOCKER
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from arbiter.contracts import (
     ClassificationOutput,
-    DocumentBundle,
     Highlight,
     Issue,
     Location,
     VerifierResult,
     VerifierStatus,
 )
-from arbiter.contracts.profile import Profile
-from verifiers.codes import spec
+from verifiers.codes import CodeSpec, spec
 
 
 @dataclass(frozen=True)
@@ -57,21 +56,26 @@ class VerifyContext:
 
 
 class Verifier(Protocol):
+    """Each kind's verifiers take that kind's subject, context bundle and profile (arbiter/kinds): the
+    medical ones a DocumentBundle and a Profile, the grounded-answer ones the retrieved chunks as a bundle
+    and a GroundedProfile."""
+
     name: str  # "V1".."V4"
     version: str
     output_file: str  # file name under output/agent_outputs/{doc_id}/
 
     def verify(
-        self, subject: Subject, bundle: DocumentBundle, profile: Profile, context: VerifyContext
+        self, subject: Subject, bundle: Any, profile: Any, context: VerifyContext
     ) -> VerifierResult: ...
 
 
 class IssueList:
     """Collects a verifier's issues, numbering them V1-0001, V1-0002, ... with the catalogue's severity."""
 
-    def __init__(self, verifier: str) -> None:
+    def __init__(self, verifier: str, catalogue: Mapping[str, CodeSpec] | None = None) -> None:
         self.verifier = verifier
         self.items: list[Issue] = []
+        self.catalogue = catalogue  # None: the medical catalogue (verifiers/codes.py)
 
     def add(
         self,
@@ -85,7 +89,7 @@ class IssueList:
         fix: list[dict[str, Any]] | None = None,
         highlight: Highlight | None = None,
     ) -> Issue:
-        entry = spec(code)
+        entry = spec(code) if self.catalogue is None else self.catalogue[code]
         if not code.startswith(self.verifier + "."):
             raise ValueError(f"{code} does not belong to {self.verifier}")
         fixable = entry.auto_fixable and bool(fix)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
 from arbiter.cli.run import run
-from arbiter.cli.support import command_name
+from arbiter.cli.support import command_name, fail
 
 console = Console(stderr=True)
 out = Console()
@@ -35,11 +35,25 @@ def demo(
             metavar="NAME", help="none, or replay: the LLM phases answered by the bundled sample responses."
         ),
     ] = "none",
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            metavar="NAME",
+            help="medical-classification (the PDFs, the default) | grounded-answer (45 questions over 45 CFR 164).",
+        ),
+    ] = None,
 ) -> None:
     """Verify the bundled synthetic fixtures offline: the Quickstart's main job (a quarter of the documents
     are also sampled for blind review). A second demo into the same --out adds to its database (new
     ground-truth versions, more packets); `make reset` or another --out starts over."""
+    from arbiter.cli.items import items_kind
     from arbiter.demo.corpus import write_demo_inputs
+
+    spec = items_kind(kind)
+    if spec is not None:
+        _items_demo(spec, out_dir, workers, force, llm)
+        return
 
     existing = out_dir / "arbiter.db"
     if existing.is_file():
@@ -75,5 +89,37 @@ def demo(
     out.print(
         f"Review them in the browser: {arbiter} users add NAME --role admin{out_opt}, then "
         f"{arbiter} review --docs {inputs.folder}{out_opt}",
+        soft_wrap=True,
+    )
+
+
+def _items_demo(spec: Any, out_dir: Path, workers: int | None, force: bool, llm: str) -> None:
+    """The grounded-answer demo: the committed generator's items (a third answered wrongly on purpose)
+    verified offline, and how the decisions compare with what was planted."""
+    import json
+
+    from arbiter.cli.run import _print_summary
+    from arbiter.demo.grounded.build import demo_items, write_jsonl, write_truth
+    from arbiter.run.item_batch import DECISION_FILE, run_items
+
+    if llm != "none":
+        raise fail(f"--kind {spec.name} runs offline only (no language-model phase yet); leave out --llm.")
+    planted = demo_items()
+    folder = out_dir / "demo-grounded"
+    items = write_jsonl(planted, folder / "items.jsonl")
+    write_truth(planted, folder / "truth.json")
+    console.print(f"The demo's items (45 CFR Part 164 text, a synthetic policy): {items}", soft_wrap=True)
+    summary = run_items(spec, [items], out_dir, workers=workers or 1, force=force)
+    _print_summary(summary)
+    hits = {"wrong": [0, 0], "right": [0, 0]}
+    for p in planted:
+        decided = json.loads((out_dir / "agent_outputs" / p.item["item_id"] / DECISION_FILE).read_text())
+        row = hits["wrong" if p.expected == "ESCALATE_TO_SME" else "right"]
+        row[0] += decided["final_decision"] == p.expected
+        row[1] += 1
+    out.print(
+        f"Planted wrong answers escalated: {hits['wrong'][0]} of {hits['wrong'][1]}; correct answers (some "
+        f"after meaning-preserving fixes) accepted: {hits['right'][0]} of {hits['right'][1]}. What was planted "
+        f"in each: {folder / 'truth.json'}; each item's checks: {out_dir / 'agent_outputs'}/ITEM_ID/",
         soft_wrap=True,
     )

@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from arbiter.cli.items import KindOpt_HELP as KIND_HELP
+from arbiter.cli.items import items_kind, refuse_pdf_options, run_items_command
 from arbiter.cli.options import (
     DocAILocationOpt,
     DocAIProcessorOpt,
@@ -33,8 +35,13 @@ console = Console(stderr=True)
 def run(
     inputs: Annotated[
         list[Path] | None,
-        typer.Argument(metavar="INPUT", help="PDF files, or directories searched recursively."),
+        typer.Argument(
+            metavar="INPUT",
+            help="PDF files, or directories searched recursively (--kind grounded-answer: JSONL files, or "
+            "folders of JSON items).",
+        ),
     ] = None,
+    kind: Annotated[str | None, typer.Option("--kind", metavar="NAME", help=KIND_HELP)] = None,
     classifications: Annotated[
         Path | None,
         typer.Option(
@@ -158,7 +165,39 @@ def run(
         overrides["use_cache"] = False
     previous_term = _stop_on_term()
     try:
-        if resume_batch:
+        spec = items_kind(kind)
+        if spec is not None:
+            if not inputs:
+                raise InputError(
+                    f"Give the items to verify (JSONL files or folders of JSON items) for --kind {spec.name}."
+                )
+            refuse_pdf_options(
+                spec,
+                {
+                    "--classifications": classifications,
+                    "--classifier": classifier,
+                    "--production": production,
+                    "--password": password,
+                    "--engine": engine,
+                    "--llm": llm,
+                    "--llm-mode": llm_mode,
+                    "--resume-batch": resume_batch,
+                    "--db": db,
+                    "--extractor": extractor,
+                    "--documentai-processor": documentai_processor,
+                    "--documentai-replay": documentai_replay,
+                },
+            )
+            summary = run_items_command(
+                spec,
+                list(inputs),
+                out_dir,
+                profile=profile,
+                workers=workers or 1,
+                force=force,
+                progress=None if quiet else _progress_factory,
+            )
+        elif resume_batch:
             options, collected = resume(resume_batch, out_dir)
             console.print(f"Batch job {collected.job_name}: {collected.state}. {collected.message}")
             if collected.status == "pending":
@@ -190,7 +229,8 @@ def run(
                 engine=engine,
                 ray_address=ray_address,
             )
-        summary = execute(options, password=password, progress=None if quiet else _progress_factory)
+        if spec is None:
+            summary = execute(options, password=password, progress=None if quiet else _progress_factory)
     except UserError as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt as exc:

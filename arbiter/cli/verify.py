@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from arbiter.cli.items import KindOpt_HELP as KIND_HELP
+from arbiter.cli.items import items_kind, verify_item_command
 from arbiter.cli.options import (
     DocAILocationOpt,
     DocAIProcessorOpt,
@@ -30,15 +32,24 @@ out = Console()
 
 
 def verify(
-    pdf: Annotated[Path, typer.Option("--pdf", metavar="FILE", help="The PDF.")],
+    pdf: Annotated[Path | None, typer.Option("--pdf", metavar="FILE", help="The PDF.")] = None,
     classification: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--classification",
             metavar="FILE",
             help="The classification JSON to verify (format: `arbiter schema classification`).",
         ),
-    ],
+    ] = None,
+    kind: Annotated[str | None, typer.Option("--kind", metavar="NAME", help=KIND_HELP)] = None,
+    item: Annotated[
+        Path | None,
+        typer.Option(
+            "--item",
+            metavar="FILE",
+            help="--kind grounded-answer: one item, a JSON file or a one-line JSONL (`arbiter schema grounded-answer`).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the VerificationOutcome as JSON.")] = False,
     profile: ProfileOpt = None,
     password: PasswordOpt = None,
@@ -49,8 +60,26 @@ def verify(
     documentai_location: DocAILocationOpt = None,
     documentai_replay: DocAIReplayOpt = None,
 ) -> None:
-    """Verify one document's classification and print the decision; nothing is written to disk. With --llm
+    """Verify one document's classification (--pdf and --classification), or one item of another kind
+    (--kind grounded-answer --item FILE), and print the decision; nothing is written to disk. With --llm
     gemini or openai it first makes the same check call as `arbiter run`."""
+    try:
+        spec = items_kind(kind)
+        if spec is not None:
+            if item is None or pdf is not None or classification is not None:
+                raise InputError(
+                    f"--kind {spec.name} checks one --item FILE (and takes no --pdf or --classification)."
+                )
+            outcome = verify_item_command(spec, item, profile, as_json)
+            if not as_json:
+                _print_outcome(outcome)
+            return
+        if pdf is None or classification is None or item is not None:
+            raise InputError(
+                "Give --pdf FILE and --classification FILE (--item is for --kind grounded-answer)."
+            )
+    except UserError as exc:
+        raise fail(str(exc)) from None
     from arbiter.llm.config import LLMSettings
     from arbiter.run.compose import build_engine, open_extraction
     from arbiter.run.worker import verify_one

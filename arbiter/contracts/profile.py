@@ -11,7 +11,7 @@ import tomllib
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -306,6 +306,17 @@ class Profile(Strict):
         """sha256 of the profile's canonical JSON: part of the key that decides whether a re-run can skip.
         The sampling shares and the reviewers' guidance are left out: they decide nothing."""
         return hashlib.sha256(self.model_dump_json(exclude={"sampling", "guidance"}).encode()).hexdigest()
+
+
+class PolicyProfile(Protocol):
+    """What the arbiter, the retry governor and the runner need of any kind's profile (arbiter/kinds): the
+    policy rules and the retry limit. The medical Profile and the grounded-answer profile both have them."""
+
+    @property
+    def arbiter(self) -> ArbiterPolicy: ...
+
+    @property
+    def retry(self) -> Retry: ...
 
 
 def load_profile(path: Path | str | None = None, *, open_reader: bool = True) -> Profile:

@@ -123,12 +123,15 @@ def load_subject(raw: str | bytes) -> Subject:
     return Subject(text, data, model=model)
 
 
-def schema_problems(data: Any) -> tuple[SchemaProblem, ...]:
-    """Every schema problem of parsed classification data, sorted by path."""
+def schema_problems(
+    data: Any, validator: jsonschema.Draft202012Validator | None = None
+) -> tuple[SchemaProblem, ...]:
+    """Every schema problem of parsed data, sorted by path: against the classification's schema, or
+    `validator`'s (another kind's item, arbiter/kinds)."""
     try:
         non_finite = {problem.path: problem for problem in _non_finite(data)}
         found: list[SchemaProblem] = []
-        for error in classification_validator().iter_errors(data):
+        for error in (validator or classification_validator()).iter_errors(data):
             for problem in _describe(error):
                 # NaN is not "out of range": report it once, as a value that is not a number.
                 if problem.path in non_finite and problem.validator in {"minimum", "maximum"}:

@@ -28,7 +28,7 @@ from arbiter.contracts import (
     VerifierResult,
     semantic_checks_of,
 )
-from arbiter.contracts.profile import Profile
+from arbiter.contracts.profile import PolicyProfile
 from arbiter.decide.autofix import (
     Conflict,
     PatchFailed,
@@ -70,7 +70,7 @@ class _Run:
 def verify_with_retries(
     raw: str | bytes,
     bundle: DocumentBundle,
-    profile: Profile,
+    profile: PolicyProfile,
     *,
     verifiers: Sequence[Verifier] | None = None,
     context: VerifyContext | None = None,
@@ -115,7 +115,7 @@ def verify_with_retries(
 def _loop(
     raw: str | bytes,
     bundle: DocumentBundle,
-    profile: Profile,
+    profile: PolicyProfile,
     checks: list[Verifier],
     context: VerifyContext,
     pool: Executor | None,
@@ -184,7 +184,7 @@ def _loop(
 
 
 def _outcome(
-    bundle: DocumentBundle, profile: Profile, run: _Run, stop: _Stop, started: float
+    bundle: DocumentBundle, profile: PolicyProfile, run: _Run, stop: _Stop, started: float
 ) -> VerificationOutcome:
     last = run.attempts[-1] if run.attempts else None
     results = [r for attempt in run.attempts for r in attempt.verifier_results]

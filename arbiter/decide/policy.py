@@ -17,7 +17,7 @@ from arbiter.contracts import (
     VerifierResult,
     VerifierStatus,
 )
-from arbiter.contracts.profile import Profile
+from arbiter.contracts.profile import PolicyProfile
 from arbiter.contracts.verification import MODEL_JUDGED, has_semantic_phase
 
 GUARD_RULE = "fail_closed_guard"
@@ -91,7 +91,7 @@ def count_issues(
     )
 
 
-def decide(results: Sequence[VerifierResult], profile: Profile) -> ArbiterDecision:
+def decide(results: Sequence[VerifierResult], profile: PolicyProfile) -> ArbiterDecision:
     """The first rule whose every bound holds decides; the fail-closed guard may override it to escalate."""
     policy = profile.arbiter
     counts = count_issues(

@@ -21,7 +21,7 @@ from arbiter import __version__, atomic
 from arbiter.contracts import SemanticChecks
 from arbiter.errors import InputError
 from arbiter.outputs import Location
-from arbiter.run.document import PENDING, DocResult, Pipeline
+from arbiter.run.document import PENDING, DocResult
 from arbiter.run.lock import RunLocked, check_run_locks
 from arbiter.store.errors import DatabaseUnavailable
 
@@ -141,8 +141,27 @@ class RunStore(Protocol):
     def decided(self, doc_id: str) -> dict[str, Any] | None: ...
 
 
+class RunPipeline(Protocol):
+    """What a batch needs of its pipeline: the PDF pipeline (run/document.py) or an items pipeline of another
+    kind (run/item_batch.py)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def profile(self) -> Any: ...
+
+    @property
+    def classifier(self) -> Any: ...
+
+    @property
+    def llm(self) -> Any: ...
+
+    def process(self, pdf: Path, doc_id: str, *, force: bool = False) -> DocResult: ...
+
+
 class BatchRunner:
-    def __init__(self, pipeline: Pipeline, store: RunStore, *, workers: int, force: bool = False) -> None:
+    def __init__(self, pipeline: RunPipeline, store: RunStore, *, workers: int, force: bool = False) -> None:
         self.pipeline = pipeline
         self.store = store
         self.workers = max(1, workers)
@@ -270,7 +289,7 @@ class BatchRunner:
         client = self.pipeline.llm
         if client is None:
             return {"backend": "none", "calls": 0, "cost_usd": 0.0}
-        totals = client.totals()
+        totals: dict[str, Any] = client.totals()
         if totals.get("cost_usd") is not None:  # None: the model's price is unknown, never reported as $0
             totals["cost_usd"] = round(float(totals["cost_usd"]), 6)
         totals["calls_per_document"] = round(tally.llm_calls / tally.processed, 3) if tally.processed else 0.0

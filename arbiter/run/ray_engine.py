@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from arbiter.errors import ConfigError, UserError
 from arbiter.llm.client import Usage
@@ -194,7 +194,7 @@ class RayBatchRunner(BatchRunner):
     def _lost(self, doc: InputDoc, what: str) -> DocResult:
         """A document no try could finish: recorded as an internal error (a re-run redoes it)."""
         self.lost += 1
-        failed: DocResult = self.pipeline._failed(
+        failed: DocResult = cast(Pipeline, self.pipeline)._failed(
             doc.path.resolve(),
             doc.doc_id,
             "",

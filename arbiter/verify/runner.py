@@ -19,7 +19,7 @@ from time import perf_counter
 from typing import Any
 
 from arbiter.contracts import DocumentBundle, Issue, Location, Severity, VerifierResult, VerifierStatus
-from arbiter.contracts.profile import Profile
+from arbiter.contracts.profile import PolicyProfile
 from arbiter.diagnostics import where
 from verifiers.base import Subject, Verifier, VerifyContext
 from verifiers.llm_phase import PhaseDeferred
@@ -80,7 +80,7 @@ class _Done:
 def run_verifiers(
     subject: Subject,
     bundle: DocumentBundle,
-    profile: Profile,
+    profile: PolicyProfile,
     verifiers: Sequence[Verifier],
     context: VerifyContext,
     *,
@@ -101,7 +101,7 @@ def _run_on(
     executor: Executor,
     subject: Subject,
     bundle: DocumentBundle,
-    profile: Profile,
+    profile: PolicyProfile,
     verifiers: Sequence[Verifier],
     context: VerifyContext,
 ) -> list[VerifierResult]:
@@ -138,7 +138,11 @@ def _run_on(
 
 
 def _run_one(
-    verifier: Verifier, subject: Subject, bundle: DocumentBundle, profile: Profile, context: VerifyContext
+    verifier: Verifier,
+    subject: Subject,
+    bundle: DocumentBundle,
+    profile: PolicyProfile,
+    context: VerifyContext,
 ) -> VerifierResult:
     started = perf_counter()
     try:
