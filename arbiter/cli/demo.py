@@ -98,7 +98,7 @@ def _items_demo(spec: Any, out_dir: Path, workers: int | None, force: bool, llm:
     verified offline, and how the decisions compare with what was planted."""
     import json
 
-    from arbiter.cli.run import _print_summary
+    from arbiter.cli.summary import print_summary as _print_summary
     from arbiter.demo.grounded.build import demo_items, write_jsonl, write_truth
     from arbiter.run.item_batch import DECISION_FILE, run_items
 

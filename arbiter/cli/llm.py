@@ -9,10 +9,14 @@ from datetime import date
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.markup import escape
 
 from arbiter.cli.support import ArbiterGroup, print_error
 from arbiter.errors import UserError
 from arbiter.llm.config import DEFAULT_MODEL
+
+_console = Console(stderr=True)
 
 llm_app = typer.Typer(
     help="Check the language-model backend; list the model catalogue.",
