@@ -247,6 +247,12 @@ def read_page(page: Page, profile: Profile) -> PageReading:
         weight = content.form_field_weight * min(reading.fields, content.form_field_cap)
         reading.cues.append(Cue(content.form_type, "form", seen, weight))
     _title(reading, body, profile)
+    if not reading.orders:  # an order's title may sit in the page's header block
+        reading.orders = any(
+            _order_title(normalize_plain(text), content.order_words)
+            for text in running[: profile.traps.title_region_paragraphs + 1]
+            if len(text) <= profile.traps.title_max_chars
+        )
     if reading.orders and content.about_type:
         # An order's test names are what it asks for, not results: they count for the order's type.
         reading.cues = [
