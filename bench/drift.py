@@ -60,9 +60,7 @@ def run(runs: int = 200, documents: int = 500, seed: int = 33) -> dict[str, Any]
     started = time.perf_counter()
     delays = [delay(simulate(seed + i, documents, shifted=True)) for i in range(runs)]
     detected = sorted(d for d in delays if d is not None)
-    false_runs = sum(
-        bool(simulate(seed + runs + i, documents, shifted=False).alarms()) for i in range(runs)
-    )
+    false_runs = sum(bool(simulate(seed + runs + i, documents, shifted=False).alarms()) for i in range(runs))
 
     def quantile(q: float) -> int | None:
         return detected[min(len(detected) - 1, int(q * len(detected)))] if detected else None

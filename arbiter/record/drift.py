@@ -107,7 +107,9 @@ class DriftMonitor:
         if own is not None and own.n >= self.policy.min_history:
             return (own.events + 0.5) / (own.n + 1.0)
         pooled = self._pooled[key[1]]
-        prior = self.policy.prior_escalation_rate if key[1] == ESCALATION else self.policy.prior_high_risk_share
+        prior = (
+            self.policy.prior_escalation_rate if key[1] == ESCALATION else self.policy.prior_high_risk_share
+        )
         weight = self.policy.prior_weight
         return (pooled.events + prior * weight) / (pooled.n + weight)
 
