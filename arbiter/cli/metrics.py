@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from arbiter.cli.review import DbOpt, OutOpt, _store
@@ -42,6 +43,7 @@ def _summary(report: object) -> None:
         headline_figures,
         rate_text,
     )
+    from arbiter.record.drift import alarm_line
 
     assert isinstance(report, MetricsReport)
     fa = report.audit.false_accept
@@ -54,6 +56,10 @@ def _summary(report: object) -> None:
         out.print(
             ("[bold]Guarantee:[/] " if g.scope == "all" else "  ") + guarantee_sentence(g), soft_wrap=True
         )
+    for alarm in report.drift:
+        out.print(escape(alarm_line(alarm.model_dump())), style="bold red", soft_wrap=True)
+    if not report.drift:
+        out.print("Drift: no alarm on any producer's escalation rate or risk mix.")
     table = Table(title="Ground-truth metrics")
     table.add_column("figure", no_wrap=True)  # a figure's name stays whole; value and detail wrap
     table.add_column("value")
@@ -110,7 +116,12 @@ def metrics(
     try:
         profile = load_profile()
         report = compute_metrics(
-            store, when, profile.taxonomy.document_types, policy=profile.metrics, sampling=profile.sampling
+            store,
+            when,
+            profile.taxonomy.document_types,
+            policy=profile.metrics,
+            sampling=profile.sampling,
+            drift_policy=profile.drift,
         )
     finally:
         store.dispose()

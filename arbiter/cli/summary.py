@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from arbiter.cli.support import command_name
+from arbiter.record.drift import alarm_line
 from arbiter.record.packets import unreadable
 
 out = Console()
@@ -47,6 +49,8 @@ def print_summary(summary: dict[str, Any]) -> None:
             f"Queued for blind review as well: {blind.get('AUDIT', 0)} audit(s) of accepted documents, "
             f"{blind.get('SECOND_REVIEW', 0)} second review(s) of escalations."
         )
+    for alarm in (summary.get("drift") or {}).get("alarms") or []:
+        out.print(escape(alarm_line(alarm)), style="bold red", soft_wrap=True)
     unreadable_files = sum(n for reason, n in summary["errors_by_reason"].items() if unreadable(reason))
     if unreadable_files:
         out.print(

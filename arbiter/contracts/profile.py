@@ -20,6 +20,7 @@ from arbiter.contracts.content_profile import Content as Content
 from arbiter.contracts.content_profile import ReaderSettings as ReaderSettings
 from arbiter.contracts.content_profile import ValuePattern as ValuePattern
 from arbiter.contracts.limits import Limits
+from arbiter.contracts.sampling_profile import DriftPolicy as DriftPolicy
 from arbiter.contracts.sampling_profile import MetricsPolicy as MetricsPolicy
 from arbiter.contracts.sampling_profile import RiskWeights as RiskWeights
 from arbiter.contracts.sampling_profile import Sampling as Sampling
@@ -271,6 +272,7 @@ class Profile(Strict):
     arbiter: ArbiterPolicy
     sampling: Sampling = Field(default_factory=Sampling)
     metrics: MetricsPolicy = Field(default_factory=MetricsPolicy)
+    drift: DriftPolicy = Field(default_factory=DriftPolicy)
     baseline: Baseline | None = None
     content: Content = Field(default_factory=Content)
     guidance: dict[str, str] = Field(default_factory=dict)  # per type: how a clinician tells it (review app)
@@ -304,8 +306,10 @@ class Profile(Strict):
     @cached_property
     def digest(self) -> str:
         """sha256 of the profile's canonical JSON: part of the key that decides whether a re-run can skip.
-        The sampling shares and the reviewers' guidance are left out: they decide nothing."""
-        return hashlib.sha256(self.model_dump_json(exclude={"sampling", "guidance"}).encode()).hexdigest()
+        The sampling shares, the drift alarms and the reviewers' guidance are left out: they decide nothing."""
+        return hashlib.sha256(
+            self.model_dump_json(exclude={"sampling", "drift", "guidance"}).encode()
+        ).hexdigest()
 
 
 class PolicyProfile(Protocol):

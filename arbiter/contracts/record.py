@@ -26,3 +26,4 @@ class DocumentRecord:
     samples: tuple[SMEPacket, ...] = ()  # blind audit / second-review packets (database only, no mirror)
     risk: float | None = None  # an accept's audit risk score (record/risk.py); None for an escalation
     audit_probability: float | None = None  # the accept's inclusion probability in the audit sample
+    producer: str | None = None  # who classified it (record/drift.py's stratum), for drift alarms across runs

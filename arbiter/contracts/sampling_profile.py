@@ -76,3 +76,35 @@ class MetricsPolicy(Strict):
     guarantee_confidence: float = Field(
         default=0.95, ge=0.5, lt=1, description="The confidence of the guarantee's one-sided upper bound."
     )
+
+
+class DriftPolicy(Strict):
+    """Drift alarms (docs/design.md §9.5): one-sided Bernoulli CUSUMs per producer on the escalation rate and
+    on the share of high-risk accepts, against the producer's own earlier rate (or, for a new producer, the
+    pooled rate); while an alarm stands, the producer's audit probability is multiplied by `audit_boost`."""
+
+    enabled: bool = Field(default=True, description="Follow the producers' escalation rate and risk mix.")
+    threshold: float = Field(
+        default=8.0, gt=0, description="The CUSUM score that raises an alarm (higher: fewer, later alarms)."
+    )
+    shift_odds: float = Field(
+        default=4.0, gt=1, description="The rise the CUSUM is tuned to detect, as an odds ratio on the rate."
+    )
+    high_risk: float = Field(
+        default=0.1, gt=0, lt=1, description="An accept at or above this risk score counts as high-risk."
+    )
+    prior_escalation_rate: float = Field(
+        default=0.1, gt=0, lt=1, description="The escalation rate assumed before any document is seen."
+    )
+    prior_high_risk_share: float = Field(
+        default=0.1, gt=0, lt=1, description="The share of high-risk accepts assumed before any is seen."
+    )
+    prior_weight: int = Field(
+        default=50, ge=1, description="Pseudo-documents the priors weigh against the pooled counts."
+    )
+    min_history: int = Field(
+        default=100, ge=1, description="A producer's documents in earlier runs before it is its own baseline."
+    )
+    audit_boost: float = Field(
+        default=3.0, ge=1, description="Factor on the audit probability of a producer under a standing alarm."
+    )

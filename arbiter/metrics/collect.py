@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy.engine import Connection, Engine
 
-from arbiter.contracts.profile import MetricsPolicy, Sampling
-from arbiter.metrics import gt_reader, guarantee, loader
+from arbiter.contracts.profile import DriftPolicy, MetricsPolicy, Sampling
+from arbiter.metrics import drift, gt_reader, guarantee, loader
 from arbiter.metrics.compute import GroundTruthScores, build_report
 from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.rows import DocRun
@@ -111,6 +111,7 @@ def compute_metrics(
     parallel: bool = True,
     policy: MetricsPolicy | None = None,
     sampling: Sampling | None = None,
+    drift_policy: DriftPolicy | None = None,
 ) -> MetricsReport:
     """The full report of the store, as of a time (None: everything there is). `sampling`: the profile's, whose
     audit_share stands for the inclusion probability of accepts recorded before probabilities were."""
@@ -148,5 +149,7 @@ def compute_metrics(
         policy=policy,
     )
     report.guarantees = guarantee.guarantees(frame, policy, (sampling or Sampling()).audit_share)
+    with reading(engine) as conn:
+        report.drift = drift.alarms(conn, as_of, drift_policy)
     report.seconds = time.perf_counter() - started
     return report

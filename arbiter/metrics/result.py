@@ -195,6 +195,19 @@ class Guarantee(Strict):
     further_audits: int | None = None
 
 
+class DriftAlarm(Strict):
+    """A drift alarm across runs (metrics/drift.py, record/drift.py): the producer and test that moved."""
+
+    stratum: str = Field(description="The producer whose answers moved.")
+    test: str = Field(description="escalation_rate or risk_mix (the share of high-risk accepts).")
+    raised_at: int = Field(description="The n-th recorded document (of those followed) when it was raised.")
+    run_id: str | None
+    stratum_documents: int = Field(description="The producer's documents in that run when it was raised.")
+    rate: float = Field(description="The producer's rate in that run when it was raised.")
+    baseline: float = Field(description="The rate it was compared with.")
+    standing: bool = Field(description="Still standing: the producer's audits are raised until it settles.")
+
+
 class MetricsReport(Strict):
     generated_at: datetime
     as_of: datetime | None
@@ -211,6 +224,9 @@ class MetricsReport(Strict):
     guarantees: list[Guarantee] = Field(
         default_factory=list,
         description="The risk-weighted false-accept guarantee: overall, per kind, per type.",
+    )
+    drift: list[DriftAlarm] = Field(
+        default_factory=list, description="Drift alarms per producer across runs, in the order raised."
     )
     seconds: float = Field(0.0, description="Time the computation took.")
 

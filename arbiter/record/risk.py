@@ -100,10 +100,19 @@ class AuditDraw:
 
 
 def audit_draw(
-    outcome: VerificationOutcome, sampling: Sampling, *, pages: int, production_differs: bool | None
+    outcome: VerificationOutcome,
+    sampling: Sampling,
+    *,
+    pages: int,
+    production_differs: bool | None,
+    boost: float = 1.0,
 ) -> AuditDraw | None:
-    """The draw of an accepted outcome; None for an escalation (it is not an accept)."""
+    """The draw of an accepted outcome; None for an escalation (it is not an accept). `boost` (a standing
+    drift alarm) multiplies the inclusion probability, at most 1; the raised probability is the one stored."""
     if outcome.final_decision != FinalDecision.AUTO_ACCEPT:
         return None
     risk = risk_score(features_of(outcome, pages=pages, production_differs=production_differs), sampling.risk)
-    return AuditDraw(risk=risk, probability=inclusion_probability(risk, sampling))
+    probability = inclusion_probability(risk, sampling)
+    if boost > 1 and probability > 0:
+        probability = min(1.0, probability * boost)
+    return AuditDraw(risk=risk, probability=probability)

@@ -23,9 +23,11 @@ def blind_samples(
     primary: dict[str, Any] | None,
     production: ProductionClassification | None,
     run_id: str,
+    boost: float = 1.0,
 ) -> tuple[tuple[SMEPacket, ...], AuditDraw | None]:
     """The blind packets of this document and, for an accept, its audit draw (risk and inclusion
-    probability, stored with the decision whether or not it was sampled)."""
+    probability, stored with the decision whether or not it was sampled). `boost` multiplies an accept's
+    inclusion probability (at most 1) while a drift alarm stands on its producer (record/drift.py)."""
     draw = None
     if packet is None:
         draw = audit_draw(
@@ -33,6 +35,7 @@ def blind_samples(
             sampling,
             pages=total_pages,
             production_differs=production_differs(production, primary),
+            boost=boost,
         )
         kind, share, pair_of = PacketKind.AUDIT, draw.probability if draw else 0.0, None
     elif outcome.final_classification is not None:

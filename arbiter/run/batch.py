@@ -295,6 +295,11 @@ class BatchRunner:
         totals["calls_per_document"] = round(tally.llm_calls / tally.processed, 3) if tally.processed else 0.0
         return totals
 
+    def _drift_summary(self) -> dict[str, Any] | None:
+        """The run's drift alarms per producer (record/drift.py); None for a pipeline that follows none."""
+        monitor = getattr(self.pipeline, "drift", None)
+        return monitor.summary() if monitor is not None else None
+
     def _summary(
         self, run_id: str, started_at: datetime, seconds: float, tally: Tally, interrupted: bool
     ) -> dict[str, Any]:
@@ -327,6 +332,7 @@ class BatchRunner:
             "errors_by_reason": dict(tally.errors_by_reason.most_common()),
             "pending_llm_batch": tally.pending_llm_batch,
             "blind_samples": {k: tally.blind_samples[k] for k in ("AUDIT", "SECOND_REVIEW")},
+            "drift": self._drift_summary(),
             "llm": self._llm_summary(tally),
             "docs_per_second": round(tally.processed / seconds, 2) if seconds > 0 else None,
             "output_dir": str(self.store.root),

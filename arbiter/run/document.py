@@ -33,6 +33,7 @@ from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, Ing
 from arbiter.ingest.cache import BundleCache
 from arbiter.ingest.isolated import Handed
 from arbiter.llm.client import LLMClient
+from arbiter.record.drift import DriftMonitor, stratum_of
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.mirrors import ResultStore
 from arbiter.record.packets import build_packet
@@ -133,6 +134,11 @@ class Pipeline:
     llm: LLMClient | None = None  # None: the LLM phases are SKIPPED and say so
     extractor: Extractor | None = None  # what `ingest` produces; None: local ingestion (arbiter.ingest)
     password: str | None = None  # what `ingest` opens encrypted PDFs with; keys the bundle cache
+    drift: DriftMonitor | None = None  # the run's drift alarms (record/drift.py); made from the profile
+
+    def __post_init__(self) -> None:
+        if self.drift is None:
+            self.drift = DriftMonitor(self.profile.drift, self.run_id)
 
     def llm_key(self) -> str:
         if self.llm is None:
@@ -281,10 +287,13 @@ class Pipeline:
                 pdf_sha256=pdf_sha,
                 run_id=self.run_id,
             )
+        producer = stratum_of(primary)
+        assert self.drift is not None
         samples, draw = blind_samples(
             outcome,
             packet,
             self.profile.sampling,
+            boost=self.drift.boost(producer),
             pdf_path=str(pdf),
             pdf_sha256=pdf_sha,
             bundle_path=self.store.bundle_path(doc_id),
@@ -307,8 +316,10 @@ class Pipeline:
                 samples=samples,
                 risk=draw.risk if draw else None,
                 audit_probability=draw.probability if draw else None,
+                producer=producer,
             )
         )
+        self.drift.observe(producer, escalated=packet is not None, risk=draw.risk if draw else None)
         return DocResult.decided(outcome, pdf, _ms(started), samples)
 
     def _failed(

@@ -81,6 +81,11 @@ class DocumentRow(SQLModel, table=True):
     audit_p: float | None = Field(
         default=None, description="An accept's inclusion probability in the audit sample (migration 0009)."
     )
+    producer: str | None = Field(
+        default=None,
+        max_length=128,
+        description="Who classified it: the drift alarms' stratum (migration 0010).",
+    )
     created_at: datetime = _ts()
 
 

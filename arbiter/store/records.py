@@ -164,6 +164,7 @@ class Records(Repository):
                     "error": record.error,
                     "risk": record.risk,
                     "audit_p": record.audit_probability,
+                    "producer": record.producer,
                     "created_at": now,
                 },
             )

@@ -1,0 +1,187 @@
+"""Drift alarms (docs/design.md §9.5): one-sided Bernoulli CUSUMs, per stratum (the classification's producer),
+on the escalation rate and on the risk mix (the share of accepts whose risk score is at least the profile's
+`[drift] high_risk`).
+
+Each observation of a stratum compares it with a baseline rate p0: the stratum's own rate in earlier runs
+when it has at least `min_history` documents there, else the pooled rate of every stratum so far, shrunk
+towards the profile's prior by `prior_weight` pseudo-documents. The CUSUM tests p0 against the shifted rate
+p1 whose odds are `shift_odds` times p0's: S ← max(0, S + log-likelihood ratio of the outcome), an alarm when
+S reaches `threshold`. The alarm stands until S falls back to 0 (the stratum has settled); while it stands,
+the stratum's audit inclusion probability is multiplied by `audit_boost` (the raised probability is the one
+recorded, so the weighted false-accept rate stays unbiased). Only counts are kept, never a document's text.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from arbiter.contracts.sampling_profile import DriftPolicy
+
+ESCALATION, RISK_MIX = "escalation_rate", "risk_mix"
+TESTS = (ESCALATION, RISK_MIX)
+UNKNOWN = "(unknown producer)"
+
+
+def stratum_of(classification: Any) -> str:
+    """The producer named by a classification (its `producer.name`), or UNKNOWN."""
+    producer = classification.get("producer") if isinstance(classification, dict) else None
+    name = producer.get("name") if isinstance(producer, dict) else None
+    return name.strip()[:128] if isinstance(name, str) and name.strip() else UNKNOWN
+
+
+def step(p0: float, odds: float) -> tuple[float, float]:
+    """The CUSUM increments (on an event, on a non-event) of p0 against the rate with `odds` times its odds."""
+    p0 = min(1 - 1e-6, max(1e-6, p0))
+    p1 = odds * p0 / (1 - p0 + odds * p0)
+    return math.log(p1 / p0), math.log((1 - p1) / (1 - p0))
+
+
+@dataclass
+class Counts:
+    n: int = 0
+    events: int = 0
+
+    def rate(self) -> float | None:
+        return self.events / self.n if self.n else None
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """One alarm: which stratum and test moved, when (the monitor's document count), and by how much."""
+
+    stratum: str
+    test: str
+    raised_at: int  # the n-th document the monitor had seen
+    run_id: str | None
+    stratum_documents: int  # the stratum's observations under this test when it was raised
+    rate: float  # the stratum's rate under this test since it was first seen
+    baseline: float  # p0 when it was raised
+    standing: bool  # still standing at the end (the stratum has not settled)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Chart:
+    score: float = 0.0
+    seen: Counts = field(default_factory=Counts)
+    open: dict[str, Any] | None = None  # the alarm standing now, its fields so far
+
+
+class DriftMonitor:
+    """The CUSUMs of every stratum, fed one decided document at a time (thread-safe)."""
+
+    def __init__(self, policy: DriftPolicy | None = None, run_id: str | None = None) -> None:
+        self.policy = policy or DriftPolicy()
+        self.run_id = run_id
+        self.documents = 0
+        self._lock = threading.Lock()
+        self._charts: dict[tuple[str, str], _Chart] = {}
+        self._pooled = {t: Counts() for t in TESTS}
+        self._history: dict[tuple[str, str], Counts] = {}  # earlier runs, per (stratum, test)
+        self._closed: list[Alarm] = []
+
+    def seed(self, history: dict[tuple[str, str], tuple[int, int]]) -> None:
+        """Earlier runs' (observations, events) per (stratum, test): each stratum's own baseline."""
+        with self._lock:
+            for key, (n, events) in history.items():
+                self._history[key] = Counts(n, events)
+                pooled = self._pooled[key[1]]
+                pooled.n, pooled.events = pooled.n + n, pooled.events + events
+
+    def new_run(self, run_id: str | None) -> None:
+        """A run boundary (replaying history): what was seen so far becomes the strata's own history."""
+        with self._lock:
+            for key, chart in self._charts.items():
+                own = self._history.setdefault(key, Counts())
+                own.n, own.events = own.n + chart.seen.n, own.events + chart.seen.events
+                chart.seen = Counts()
+            self.run_id = run_id
+
+    def _baseline(self, key: tuple[str, str]) -> float:
+        own = self._history.get(key)
+        if own is not None and own.n >= self.policy.min_history:
+            return (own.events + 0.5) / (own.n + 1.0)
+        pooled = self._pooled[key[1]]
+        prior = (
+            self.policy.prior_escalation_rate if key[1] == ESCALATION else self.policy.prior_high_risk_share
+        )
+        weight = self.policy.prior_weight
+        return (pooled.events + prior * weight) / (pooled.n + weight)
+
+    def _update(self, stratum: str, test: str, event: bool) -> None:
+        key = (stratum, test)
+        chart = self._charts.setdefault(key, _Chart())
+        p0 = self._baseline(key)
+        up, down = step(p0, self.policy.shift_odds)
+        chart.score = max(0.0, chart.score + (up if event else down))
+        chart.seen.n += 1
+        chart.seen.events += event
+        self._pooled[test].n += 1
+        self._pooled[test].events += event
+        if chart.open is None and chart.score >= self.policy.threshold:
+            chart.open = {
+                "stratum": stratum,
+                "test": test,
+                "raised_at": self.documents,
+                "run_id": self.run_id,
+                "stratum_documents": chart.seen.n,
+                "rate": round(chart.seen.events / chart.seen.n, 4),
+                "baseline": round(p0, 4),
+            }
+        elif chart.open is not None and chart.score <= 0.0:
+            self._closed.append(Alarm(**chart.open, standing=False))
+            chart.open = None
+
+    def observe(self, stratum: str, *, escalated: bool, risk: float | None = None) -> None:
+        """One decided document of the stratum: escalated or not and, for an accept, its risk score."""
+        if not self.policy.enabled:
+            return
+        with self._lock:
+            self.documents += 1
+            self._update(stratum, ESCALATION, escalated)
+            if not escalated and risk is not None:
+                self._update(stratum, RISK_MIX, risk >= self.policy.high_risk)
+
+    def standing(self, stratum: str) -> bool:
+        """Whether an alarm stands on the stratum now."""
+        with self._lock:
+            return any(self._charts.get((stratum, t), _Chart()).open is not None for t in TESTS)
+
+    def boost(self, stratum: str) -> float:
+        """The factor on the stratum's audit inclusion probability: `audit_boost` while an alarm stands."""
+        return self.policy.audit_boost if self.policy.enabled and self.standing(stratum) else 1.0
+
+    def alarms(self) -> list[Alarm]:
+        """Every alarm raised, settled ones first, in the order raised."""
+        with self._lock:
+            open_ = [Alarm(**c.open, standing=True) for c in self._charts.values() if c.open is not None]
+            return sorted([*self._closed, *open_], key=lambda a: (a.raised_at, a.stratum, a.test))
+
+    def summary(self) -> dict[str, Any]:
+        """The run summary's `drift` entry: the alarms and the strata followed."""
+        alarms = self.alarms()
+        return {
+            "enabled": self.policy.enabled,
+            "documents": self.documents,
+            "strata": sorted({s for s, _ in self._charts}),
+            "alarms": [a.to_dict() for a in alarms],
+            "standing": sorted({a.stratum for a in alarms if a.standing}),
+        }
+
+
+def alarm_line(alarm: dict[str, Any] | Alarm) -> str:
+    """The plain alarm sentence of the run summary and `arbiter metrics`."""
+    a = alarm.to_dict() if isinstance(alarm, Alarm) else alarm
+    what = "escalation rate" if a["test"] == ESCALATION else "share of high-risk accepts"
+    state = "standing: its audits are raised" if a["standing"] else "settled since"
+    where = f" in run {a['run_id']}" if a.get("run_id") else ""
+    return (
+        f"Drift alarm: producer {a['stratum']}'s {what} rose to {a['rate']:.0%} "
+        f"(baseline {a['baseline']:.0%}) by document {a['raised_at']}{where}, "
+        f"after {a['stratum_documents']} of its documents ({state})."
+    )
