@@ -10,6 +10,8 @@ import pytest
 
 from arbiter.contracts.grounded import GroundedItem
 from arbiter.demo.grounded.build import clean_item, planted
+from arbiter.demo.grounded.chunks import CHUNKS
+from arbiter.demo.grounded.fresh import FRESH_CHUNKS, FRESH_SPECS
 from arbiter.demo.grounded.questions import SPECS
 from arbiter.kinds import GROUNDED, kind
 from arbiter.run.items import verify_item
@@ -124,3 +126,13 @@ def test_a_sentence_is_read_with_its_section_title() -> None:
     )
     grounded = GroundedItem.model_validate(item)
     assert [sentence for _, sentence in answering_sentences(grounded, PROFILE)] == [chunk["text"]]
+
+
+def test_fresh_held_out_questions_build_from_their_own_chunks() -> None:
+    """The fresh split's chunks are new (no id shared with the first corpus) and every quote is cut from them."""
+    assert not CHUNKS.keys() & FRESH_CHUNKS.keys()
+    assert len(FRESH_SPECS) == 10
+    for spec in FRESH_SPECS:
+        item = clean_item(spec)
+        texts = {c["chunk_id"]: c["text"] for c in item["chunks"]}
+        assert all(q["text"] in texts[q["chunk_id"]] for q in item["answer"]["quotes"])
