@@ -95,10 +95,7 @@ def test_no_fix_hides_a_wrong_answer(spec, fault: str, slip: str) -> None:  # ty
     outcome = outcome_of(item)
     if made.planted in {"clean"}:
         return
-    assert outcome.final_decision == "ESCALATE_TO_SME" or (spec.qid, fault) in KNOWN_MISSES
-
-
-KNOWN_MISSES = {("Q26", "modal_changed"), ("Q29", "modal_changed"), ("Q20", "abstained_with_evidence")}
+    assert outcome.final_decision == "ESCALATE_TO_SME"
 
 
 @settings(max_examples=60, deadline=None)

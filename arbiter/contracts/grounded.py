@@ -136,6 +136,10 @@ class GroundedTraps(Strict):
     strong_modals: list[str]
     weak_modals: list[str]
     negations: list[str]
+    imperative_verbs: list[str] = Field(
+        default_factory=list,
+        description='Verbs that, opening a sentence bare ("Retain the documentation ..."), state an obligation.',
+    )
 
 
 class GroundedProfile(Strict):

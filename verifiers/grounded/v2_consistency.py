@@ -15,7 +15,7 @@ from verifiers.base import IssueList, Subject, VerifyContext, result, skipped
 from verifiers.grounded.codes import CODES
 from verifiers.grounded.evidence import QuoteCheck, bundle_of, check_quotes, item_of, profile_of
 from verifiers.grounded.subject import GroundedSubject
-from verifiers.grounded.text import Reading, coverage, language, quantities, read, sentences
+from verifiers.grounded.text import Reading, coverage, language, quantities, read, sentences, shared
 
 
 @dataclass
@@ -49,15 +49,17 @@ def _language(issues: IssueList, item: GroundedItem, profile: GroundedProfile) -
 
 
 def answering_sentences(item: GroundedItem, profile: GroundedProfile) -> list[tuple[Chunk, str]]:
-    """Sentences of chunks above the threshold that hold most of the question's content words."""
+    """Sentences of chunks above the threshold that, read with their chunk's section title (what the
+    sentence is about when it does not repeat it), hold most of the question's content words."""
     question = read(item.question.text, profile).content
     floor = profile.thresholds.evidence_min_coverage
     out = []
     for chunk in item.chunks:
         if chunk.score < profile.thresholds.retrieval_threshold:
             continue
+        heading = read(chunk.section, profile).content
         for sentence in sentences(chunk.text):
-            if coverage(question, read(sentence, profile).content) >= floor:
+            if coverage(question, read(sentence, profile).content | heading) >= floor:
                 out.append((chunk, sentence))
     return out
 
@@ -79,7 +81,7 @@ def _abstention(
     if not item.answer.statements:
         return
     question = read(item.question.text, profile).content
-    relevant = [c for c in checks if c.verified and about(c, profile) & question]
+    relevant = [c for c in checks if c.verified and shared(question, about(c, profile))]
     if not relevant or not answering:
         why = (
             "none of its quotes is found in a retrieved chunk above the retrieval threshold and about the question"
@@ -99,11 +101,16 @@ def about(check: QuoteCheck, profile: GroundedProfile) -> frozenset[str]:
     return read(check.quote.text, profile).content | read(section, profile).content
 
 
-def _differs(a: str, b: str, ra: Reading, rb: Reading) -> bool:
-    """Two statements of one rule that disagree: another number of the same unit, or another force."""
-    qa, qb = quantities(a), quantities(b)
-    numbers = any(qa[unit] != qb[unit] for unit in qa.keys() & qb.keys())
-    return numbers or ra.prohibition != rb.prohibition
+def _differs(a: str, b: str, ra: Reading, rb: Reading, profile: GroundedProfile) -> bool:
+    """Two statements of one rule that disagree: another number of the same measure (one unit, measured
+    from the same event: "30 days after discovery" and "60 days after discovery", not "60 days after the end
+    of each calendar year"), or another force."""
+    theirs = quantities(b, profile.stopwords)
+    for mine in quantities(a, profile.stopwords):
+        alike = [q for q in theirs if mine.measures_as(q)]
+        if alike and all(q.value != mine.value for q in alike):
+            return True
+    return ra.prohibition != rb.prohibition
 
 
 def _conflicts(
@@ -118,7 +125,7 @@ def _conflicts(
         if not check.verified:
             continue
         mine = read(check.quote.text, profile)
-        topic = mine.content & question
+        topic = shared(mine.content, question)
         for other in item.chunks:
             if other.chunk_id in cited_chunks or other.chunk_id in reported:
                 continue
@@ -127,8 +134,12 @@ def _conflicts(
             for sentence in sentences(other.text):
                 theirs = read(sentence, profile)
                 overlap = coverage(mine.content, theirs.content) if mine.content else 0.0
-                same_topic = bool(topic) and topic <= theirs.content
-                if overlap >= floor and same_topic and _differs(check.quote.text, sentence, mine, theirs):
+                same_topic = bool(topic) and shared(topic, theirs.content) == topic
+                if (
+                    overlap >= floor
+                    and same_topic
+                    and _differs(check.quote.text, sentence, mine, theirs, profile)
+                ):
                     reported.add(other.chunk_id)
                     issues.add(
                         "V2.CONFLICT_NOT_PRESENTED",

@@ -18,7 +18,7 @@ from verifiers.base import IssueList, Subject, VerifyContext, result, skipped
 from verifiers.grounded.codes import CODES
 from verifiers.grounded.evidence import QuoteCheck, bundle_of, check_quotes, item_of, profile_of, quotes_by_id
 from verifiers.grounded.subject import GroundedSubject
-from verifiers.grounded.text import coverage, read
+from verifiers.grounded.text import coverage, read, shared
 from verifiers.grounded.v2_consistency import about
 from verifiers.grounded.v3_traps import modal_change
 
@@ -38,7 +38,10 @@ class GroundedV4:
         question = read(item.question.text, rules).content
         for check in checks:
             _locate(issues, check)
-            if check.found and len(about(check, rules) & question) < rules.thresholds.question_min_overlap:
+            if (
+                check.found
+                and len(shared(question, about(check, rules))) < rules.thresholds.question_min_overlap
+            ):
                 issues.add(
                     "V4.QUOTE_OFF_QUESTION",
                     f"Quote {check.quote.quote_id} (and its chunk's section) shares no content word with the "
@@ -108,7 +111,7 @@ def _support(
         share = coverage(said.content, held)
         gaps = []
         if share < floor:
-            missing = sorted(said.content - held)[:5]
+            missing = sorted(said.content - shared(said.content, held))[:5]
             gaps.append(
                 f"only {share:.0%} of its content words are in its quotes (missing: {', '.join(missing)})"
             )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.demo.grounded.chunks import CHUNKS
-from arbiter.demo.grounded.fault import FAULTS, FIXABLE, WRONG
+from arbiter.demo.grounded.fault import FAULTS, FIXABLE, TEXTS, WRONG
 from arbiter.demo.grounded.questions import SPECS
 from arbiter.demo.grounded.spec import Spec
 
@@ -50,7 +50,7 @@ def _score(qid: str, chunk: str, low: float, high: float) -> float:
 
 
 def chunk_json(chunk_id: str, score: float) -> dict[str, Any]:
-    source, section, page, text = CHUNKS[chunk_id]
+    source, section, page, text = TEXTS[chunk_id]
     return {
         "chunk_id": chunk_id,
         "source": source,
@@ -81,7 +81,7 @@ def clean_item(spec: Spec) -> dict[str, Any]:
     chunks += [chunk_json(c, _score(spec.qid, c, 0.25, 0.45)) for c in extra[1:]]
     quotes = []
     for n, (chunk_id, text) in enumerate(spec.quotes, 1):
-        at = CHUNKS[chunk_id][3].find(text)
+        at = TEXTS[chunk_id][3].find(text)
         if at < 0:
             raise ValueError(f"{spec.qid}: quote {n} is not in chunk {chunk_id}")
         quotes.append(
@@ -122,10 +122,10 @@ def planted(spec: Spec, fault: str) -> Planted | None:
     return Planted(changed, spec.qid, fault)
 
 
-def bench_items() -> list[Planted]:
+def bench_items(specs: tuple[Spec, ...] = SPECS) -> list[Planted]:
     """Every question's clean item, every applicable wrong answer and every fixable slip."""
     out = []
-    for spec in SPECS:
+    for spec in specs:
         for fault in ("clean", *FAULTS):
             made = planted(spec, fault)
             if made is not None:

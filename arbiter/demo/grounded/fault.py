@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from arbiter.demo.grounded.chunks import CHUNKS
+from arbiter.demo.grounded.fresh import FRESH_CHUNKS
 from arbiter.demo.grounded.spec import Spec
 
 Item = dict[str, Any]
@@ -36,6 +37,10 @@ _NUMBER_EDITS = (
 )  # fmt: skip
 
 
+# Every chunk by id: the first corpus and the fresh held-out one (fresh.py). Distractor pools stay CHUNKS.
+TEXTS = CHUNKS | FRESH_CHUNKS
+
+
 def _h(*parts: str) -> int:
     return int(hashlib.sha256("|".join(parts).encode()).hexdigest()[:8], 16)
 
@@ -49,7 +54,7 @@ def _sub(text: str, old: str, new: str) -> str | None:
 
 def _first_sentence_cut(chunk_id: str) -> str:
     """A 10-to-30-word verbatim cut of a chunk's first long sentence (for citing a chunk off the question)."""
-    text = CHUNKS[chunk_id][3]
+    text = TEXTS[chunk_id][3]
     words = text.split(" ")
     start = 2 if len(words) > 14 else 0
     return " ".join(words[start : start + min(24, len(words) - start)])
@@ -108,7 +113,7 @@ def irrelevant_citation(spec: Spec, item: Item) -> Item | None:
     taken = {c["chunk_id"] for c in item["chunks"]}
     pool = sorted(c for c in CHUNKS if c.startswith("C") and c not in taken)
     other = pool[_h(spec.qid, "irrelevant") % len(pool)]
-    source, section, page, text = CHUNKS[other]
+    source, section, page, text = TEXTS[other]
     item["chunks"].append(
         {"chunk_id": other, "source": source, "page": page, "section": section, "text": text, "score": 0.61}
     )
@@ -141,7 +146,7 @@ def answered_without_evidence(spec: Spec, item: Item) -> Item | None:
         return None
     chunk = item["chunks"][0]["chunk_id"]
     cut = _first_sentence_cut(chunk)
-    at = CHUNKS[chunk][3].find(cut)
+    at = TEXTS[chunk][3].find(cut)
     item["answer"] = {
         "language": "en",
         "statements": [{"text": spec.fabricated, "cites": ["REQ-001"]}],
