@@ -35,6 +35,7 @@ from arbiter.errors import ConfigError
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.port import BudgetExhausted
+from arbiter.record.mirrors import FileStore
 from arbiter.run.batch import discover
 from arbiter.run.compose import build_engine
 from arbiter.run.job import RunOptions, execute
@@ -227,8 +228,8 @@ def wait_for(condition: Any, what: str, limit_s: float = 120.0) -> Any:
 def test_a_node_killed_mid_run_leaves_every_document_recorded_once(
     cluster: Cluster, tmp_path: Path, pg_server_url: str, when: str
 ) -> None:
-    """A node removed while its task holds a document (not yet recorded, or recorded but not reported) has
-    the document retried on another node: every document recorded exactly once, on PostgreSQL."""
+    """A node removed while its task holds a document (not yet recorded, or recorded but its files lost) has
+    the document retried on another node: every document recorded exactly once, on PostgreSQL, its files there."""
     store = Store(pg_server_url)
     reset(store)
     store.dispose()
@@ -265,11 +266,16 @@ def test_a_node_killed_mid_run_leaves_every_document_recorded_once(
     driver = threading.Thread(target=drive)
     driver.start()
     folder = "committed" if when == "after_commit" else "started"
-    wait_for(
+    held = wait_for(
         lambda: [p for p in (gate / folder).iterdir() if p.read_text() == victim_id],
         f"a document {when.replace('_', ' ')} on the victim node",
     )
     cluster.remove_node(victim, allow_graceful=False)
+    if when == "after_commit":  # the node died after the commit, before its files (issue 32.4)
+        lost = held[0].name.split(".")[0]
+        (out / "bundles" / f"{lost}.json").unlink()
+        shutil.rmtree(out / "agent_outputs" / lost)
+        (out / "index" / f"{lost}.json").unlink()
     (gate / "open").touch()
     driver.join(timeout=300)
     assert not driver.is_alive()
@@ -291,6 +297,12 @@ def test_a_node_killed_mid_run_leaves_every_document_recorded_once(
         db.dispose()
     assert dict(rows) == {d.doc_id: 1 for d in docs}
     assert audits == 8
+    files = FileStore(out)
+    for doc in docs:  # every document's files beside its rows
+        entry = files.index_entry(doc.doc_id)
+        assert entry is not None, doc.doc_id
+        assert f"bundles/{doc.doc_id}.json" in entry["files"]
+        assert files.present(entry["files"]), doc.doc_id
     tries = Counter(p.name.split(".")[0] for p in (gate / "started").iterdir())
     assert max(tries.values()) == 2  # the victim's document ran again on another node
 

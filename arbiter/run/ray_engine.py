@@ -29,9 +29,10 @@ from arbiter.outputs import Location, is_url, location, work_dir
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, InputDoc, default_workers, new_run_id
 from arbiter.run.compose import Engine, PipelineParts, open_store, pipeline
-from arbiter.run.document import DocResult, Pipeline
+from arbiter.run.document import Pipeline
 from arbiter.run.lock import run_lock
 from arbiter.run.ray_worker import WorkerSpec, add_usage, process_document, without_keys
+from arbiter.run.result import DocResult
 from arbiter.store.errors import DatabaseUnavailable
 
 TASK_RETRIES = 3  # Ray runs a task again this many times when its worker or node dies

@@ -30,8 +30,9 @@ from arbiter.llm.config import LLMSettings
 from arbiter.outputs import location, work_dir
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.compose import PipelineParts, build_engine, open_extraction, pipeline
-from arbiter.run.document import DocResult, Pipeline
+from arbiter.run.document import Pipeline
 from arbiter.run.ray_limits import share_limits
+from arbiter.run.result import DocResult
 from arbiter.store import Store
 
 KEY_VARIABLES = {
@@ -216,7 +217,9 @@ def process_document(
     """One document through the run's pipeline on this node: its DocResult and the LLM use it cost."""
     built = built_for(spec)
     again = recorded_by_this_run(built, doc_id, pdf)
-    if again is not None:
+    # A retried task whose first attempt committed before its node died: the files that node never wrote are
+    # rebuilt here; if one cannot be, the document goes through the pipeline (which decides it again).
+    if again is not None and built.pipeline.repair(Path(pdf), doc_id):
         return again, {}
     client = built.pipeline.llm
     before = usage_snapshot(client)
