@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail, require_database
+from arbiter.errors import UserError
+from arbiter.outputs import location, work_dir
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
 from arbiter.store import Store
 from arbiter.store.errors import PermissionDenied, UnknownUser
@@ -27,7 +29,13 @@ users_app = typer.Typer(
 )
 
 OutOpt = Annotated[
-    Path, typer.Option("--out", metavar="DIR", help="Output directory (holds arbiter.db by default).")
+    str,
+    typer.Option(
+        "--out",
+        metavar="DIR_OR_URL",
+        help="Output directory (holds arbiter.db by default), or the object storage URL a run wrote to "
+        "(s3://bucket/prefix, gs://bucket/prefix; then --db names the database).",
+    ),
 ]
 DbOpt = Annotated[
     str | None,
@@ -35,7 +43,7 @@ DbOpt = Annotated[
 ]
 
 
-def _store(db: str | None, out_dir: Path, *, create: bool = False) -> Store:
+def _store(db: str | None, out_dir: str, *, create: bool = False) -> Store:
     """The store at --db / $DATABASE_URL / OUT/arbiter.db, migrated; a command that only reads (create
     False) refuses a database that does not exist instead of making an empty one."""
     # The composition root is imported when a command runs: it loads the PDF and model libraries, which
@@ -43,8 +51,8 @@ def _store(db: str | None, out_dir: Path, *, create: bool = False) -> Store:
     from arbiter.run.compose import database_url, open_store
 
     url = database_url(db, out_dir)
-    if create:
-        out_dir.mkdir(parents=True, exist_ok=True)
+    if create and url.startswith("sqlite"):  # the SQLite file's folder (never object storage: refused above)
+        work_dir(out_dir).mkdir(parents=True, exist_ok=True)
     else:
         require_database(url)
     return open_store(url)
@@ -63,7 +71,7 @@ def users_add(
     no_password: Annotated[
         bool, typer.Option("--no-password", help="An account for reverse-proxy sign-in only.")
     ] = False,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Create a reviewer or admin account (passwords are stored as argon2 hashes)."""
@@ -86,7 +94,7 @@ def users_add(
 
 
 @users_app.command("list", cls=ArbiterCommand)
-def users_list(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
+def users_list(out_dir: OutOpt = "output", db: DbOpt = None) -> None:
     """List the accounts, their roles and whether they are locked."""
     store = _store(db, out_dir)
     try:
@@ -104,7 +112,7 @@ def users_list(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
 def users_unlock(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The locked account.")],
     by: Annotated[str, typer.Option("--by", metavar="ADMIN", help="The admin who unlocks it (audited).")],
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Lift an account's sign-in lockout and throttle (as the named admin; audited)."""
@@ -126,7 +134,7 @@ def review(
             help="Folder the PDFs live in; packets pointing elsewhere are refused (default: the current folder).",
         ),
     ] = None,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
     port: Annotated[int, typer.Option(min=1, max=65535, metavar="N", help="Port to serve on.")] = 8501,
     address: Annotated[str, typer.Option(metavar="ADDR", help="Address to listen on.")] = "127.0.0.1",
@@ -216,12 +224,14 @@ def export(
         ),
     ] = None,
     to: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
-            "--to", metavar="DIR", help="Export directory (default: OUT/exports/as-of-TIME or latest-TIME)."
+            "--to",
+            metavar="DIR_OR_URL",
+            help="Export directory or object storage URL (default: OUT/exports/as-of-TIME or latest-TIME).",
         ),
     ] = None,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Write files from the database: ground truth as JSONL/CSV/Parquet with a manifest, or the JSON mirrors."""
@@ -240,15 +250,19 @@ def export(
         refuse_future(when, now)  # said before the database is opened, as every usage error is
     except ExportError as exc:
         raise fail(str(exc)) from None
+    try:
+        root = location(out_dir)
+        target = location(to) if to is not None else default_dir(root, when, now)
+    except UserError as exc:
+        raise fail(str(exc)) from None
     store = _store(db, out_dir)
     try:
         if mirrors:
-            counts = export_mirrors(store, out_dir)
+            counts = export_mirrors(store, root)
             out.print(
                 "Regenerated " + ", ".join(f"{n} {what}" for what, n in counts.items()) + f" under {out_dir}."
             )
         if formats:
-            target = to or default_dir(out_dir, when, now)
             manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
             out.print(describe(manifest, target), soft_wrap=True)
     except ExportError as exc:
