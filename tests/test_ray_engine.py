@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 import ray
 import sqlalchemy as sa
+from pgbouncer_helpers import ServerConnections, pgbouncer
+from pgbouncer_helpers import binary as pgbouncer_binary
 from ray.cluster_utils import Cluster
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from s3_helpers import s3_server
@@ -42,7 +44,7 @@ from arbiter.run.job import RunOptions, execute
 from arbiter.run.ray_engine import execute_on_ray
 from arbiter.run.ray_limits import share_limits, start_limits
 from arbiter.run.ray_worker import WorkerSpec, process_document
-from arbiter.store import Store
+from arbiter.store import Store, pooling
 from tests.conftest import FIXTURES, REPO
 from tests.llm_fakes import FakeBackend
 
@@ -452,3 +454,39 @@ def test_ray_engine_writes_to_object_storage_every_node_reaches(cluster: Cluster
     assert len(s3.find("night/ray/index")) == local["documents"]
     assert len(s3.find("night/ray/bundles")) == len(list((tmp_path / "local" / "bundles").glob("*.json")))
     assert s3.exists(f"night/ray/runs/{on_ray['run_id']}/summary.json")
+
+
+@pytest.mark.skipif(
+    pgbouncer_binary() is None, reason="PgBouncer is not installed (.ci/system-deps.sh installs it)"
+)
+def test_a_ray_run_through_pgbouncer_with_more_workers_than_server_connections(
+    cluster: Cluster, tmp_path: Path, pg_server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32.3: four workers on the two nodes, through PgBouncer in transaction pooling mode capped at two
+    server connections, under a cluster budget: every document decided, never more than two server
+    connections (the workers get the pooling mode and their share of the budget from the driver)."""
+    store = Store(pg_server_url)
+    reset(store)
+    store.dispose()
+    pdfs = tmp_path / "in"
+    pdfs.mkdir()
+    for pdf in sorted((FIXTURES / "pdfs").glob("*.pdf"))[:8]:
+        shutil.copy(pdf, pdfs / pdf.name)
+    monkeypatch.setenv(pooling.ENV_POOLING, "transaction")
+    monkeypatch.setenv(pooling.ENV_SESSION_URL, pg_server_url)
+    monkeypatch.setenv(pooling.ENV_POOL, "2")
+    monkeypatch.setenv(pooling.ENV_BUDGET, "11")  # driver 2 + lock 1, then 2 for each of the 4 workers
+    with pgbouncer(pg_server_url, server_connections=2) as url, ServerConnections(pg_server_url) as seen:
+        summary = execute(
+            RunOptions(
+                inputs=[str(pdfs)],
+                classifications=str(FIXTURES / "demo"),
+                out_dir=str(tmp_path / "out"),
+                db=url,
+                workers=4,
+                engine="ray",
+                ray_address=cluster.address,
+            )
+        )
+    assert (summary["processed"], summary["errors"]) == (8, 0)
+    assert 1 <= seen.peak <= 2

@@ -34,6 +34,7 @@ from arbiter.run.document import Pipeline
 from arbiter.run.ray_limits import share_limits
 from arbiter.run.result import DocResult
 from arbiter.store import Store
+from arbiter.store.db import make_engine, resolve_url
 
 KEY_VARIABLES = {
     "openai_api_key": ("ARBITER_OPENAI_API_KEY", "OPENAI_API_KEY"),
@@ -60,6 +61,8 @@ class WorkerSpec:
     timeout_s: float = 120.0
     password: str | None = None
     limits: Any = None  # the run's RunLimits actor handle (None: no LLM)
+    db_pool_size: int = 1  # this worker's share of the run's connection budget (store/pooling.py)
+    db_pooling: str = "session"  # the driver's ARBITER_DB_POOLING: every node reaches the same PgBouncer
     code_version: str = (
         __version__  # the driver's: every node must run the same Arbiter (skip keys include it)
     )
@@ -114,7 +117,7 @@ def _build(spec: WorkerSpec) -> _Built:
     )
     with ExitStack() as undo:  # what fails below leaves no worker, fork server or connection pool behind
         undo.callback(ingestor.close)
-        database = Store(spec.db_url)
+        database = Store(spec.db_url, engine=_engine(spec) if not spec.db_url.startswith("sqlite") else None)
         undo.callback(database.dispose)
         sink = DatabaseResultStore(database, out_dir)
         password = spec.password
@@ -130,6 +133,11 @@ def _build(spec: WorkerSpec) -> _Built:
         built = _Built(pipeline(engine, parts), sink, database, (ingestor,))
         undo.pop_all()
     return built
+
+
+def _engine(spec: WorkerSpec) -> Any:
+    """This worker's PostgreSQL engine: its share of the run's connections, the driver's pooling mode."""
+    return make_engine(resolve_url(spec.db_url), pooling=spec.db_pooling, pool_size=spec.db_pool_size)
 
 
 def _close(built: _Built) -> None:
