@@ -84,7 +84,9 @@ class DatabaseResultStore:
         return True
 
     def latest_ground_truth(self, doc_id: str) -> GroundTruthRecord | None:
-        return self.store.ground_truth.latest(doc_id)
+        """None: the pipeline's automatic version is re-based on the newest stored one inside the document's
+        own write transaction (Records.record), so reading it here first would be a transaction for nothing."""
+        return None
 
     def bundle_path(self, doc_id: str) -> str:
         return self.files.bundle_path(doc_id)
@@ -92,7 +94,12 @@ class DatabaseResultStore:
     def save(self, record: DocumentRecord) -> None:
         self._runs.pop(record.doc_id, None)
         result = self.store.records.record(record)
-        packet = self.store.queue.get(result.packet_id) if result.packet_id else None
+        packet = record.packet
+        if result.packet_id and not (
+            result.recorded and packet is not None and packet.packet_id == result.packet_id
+        ):
+            # Not the packet this transaction just queued (a re-sent document): its live claim state is read.
+            packet = self.store.queue.get(result.packet_id)
         truth = result.ground_truth
         if record.ground_truth is not None and truth is None:
             # Nothing new (same answer, or an SME's answer stands): the mirror shows the database's newest.
