@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeAlias
 
@@ -60,3 +61,13 @@ def work_dir(out: str | Path | UPath) -> Path:
         return Path(base)
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache / "arbiter" / "work" / hashlib.sha256(str(out).encode()).hexdigest()[:16]
+
+
+def url_inside(url: str, prefixes: Sequence[str]) -> bool:
+    """Whether an object storage URL lies under one of `prefixes` (the configured `--out` URLs): same scheme and
+    bucket, a key below the prefix, no `.`/`..` segment or empty segment. A URL a packet names is never trusted
+    to point elsewhere."""
+    parts = url.split("://", 1)
+    if len(parts) != 2 or "\\" in url or any(seg in (".", "..", "") for seg in parts[1].split("/")):
+        return False
+    return any(url.startswith(prefix.rstrip("/") + "/") for prefix in prefixes if is_url(prefix))

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
+from arbiter.outputs import is_url
 from arbiter.review.auth import trusted_headers_option
 from arbiter.review.settings import AppSettings
 
@@ -76,7 +77,8 @@ def launch(
     settings = AppSettings(
         db_url=db_url,
         docs_root=Path(docs_root).resolve(),
-        output_root=Path(output_root).resolve() if output_root else None,
+        output_root=Path(output_root).resolve() if output_root and not is_url(output_root) else None,
+        output_url=str(output_root) if output_root and is_url(output_root) else None,
         auth="proxy" if auth == "proxy" else "local",
         lease_minutes=lease_minutes,
     )

@@ -11,6 +11,7 @@ import streamlit as st
 
 from arbiter.contracts.profile import Profile, load_profile
 from arbiter.errors import ConfigError
+from arbiter.outputs import is_url
 from arbiter.whatif import panel
 from arbiter.whatif.report import figure_rows, flip_rows, headline, render_html, strata_rows
 
@@ -20,7 +21,11 @@ def _simulate(
     db_url: str, candidate_json: str, as_of: datetime | None, output_root: str | None
 ) -> dict[str, Any]:
     candidate = Profile.model_validate_json(candidate_json)
-    return panel.run(db_url, candidate, as_of=as_of, output_root=Path(output_root) if output_root else None)
+    # A folder is a Path; an object storage URL (the run's `--out s3://…`) stays a string (bundles are read there).
+    where: str | Path | None = output_root if output_root and is_url(output_root) else None
+    if where is None and output_root:
+        where = Path(output_root)
+    return panel.run(db_url, candidate, as_of=as_of, output_root=where)
 
 
 def _candidate(output_root: Path | None) -> Profile | None:
@@ -39,7 +44,9 @@ def _candidate(output_root: Path | None) -> Profile | None:
         return None
 
 
-def show(db_url: str, as_of: datetime | None, output_root: Path | None) -> None:
+def show(
+    db_url: str, as_of: datetime | None, output_root: Path | None, output_url: str | None = None
+) -> None:
     st.subheader("What-if: a candidate profile on the recorded history")
     st.text(
         "Decides every recorded document again under the candidate and compares it with what was decided. "
@@ -48,7 +55,8 @@ def show(db_url: str, as_of: datetime | None, output_root: Path | None) -> None:
     candidate = _candidate(output_root)
     if candidate is None or not st.button("Simulate", key="whatif_run"):
         return
-    report = _simulate(db_url, candidate.model_dump_json(), as_of, str(output_root) if output_root else None)
+    where = str(output_root) if output_root else output_url
+    report = _simulate(db_url, candidate.model_dump_json(), as_of, where)
     for line in headline(report):
         st.text(line)
     for line in report["changes"] or ["No difference from the bundled profile."]:

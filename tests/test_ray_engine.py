@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 import ray
 import sqlalchemy as sa
+from pgbouncer_helpers import ServerConnections, pgbouncer
+from pgbouncer_helpers import binary as pgbouncer_binary
 from ray.cluster_utils import Cluster
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from s3_helpers import s3_server
@@ -35,13 +37,14 @@ from arbiter.errors import ConfigError
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.port import BudgetExhausted
+from arbiter.record.mirrors import FileStore
 from arbiter.run.batch import discover
 from arbiter.run.compose import build_engine
 from arbiter.run.job import RunOptions, execute
 from arbiter.run.ray_engine import execute_on_ray
 from arbiter.run.ray_limits import share_limits, start_limits
 from arbiter.run.ray_worker import WorkerSpec, process_document
-from arbiter.store import Store
+from arbiter.store import Store, pooling
 from tests.conftest import FIXTURES, REPO
 from tests.llm_fakes import FakeBackend
 
@@ -227,8 +230,8 @@ def wait_for(condition: Any, what: str, limit_s: float = 120.0) -> Any:
 def test_a_node_killed_mid_run_leaves_every_document_recorded_once(
     cluster: Cluster, tmp_path: Path, pg_server_url: str, when: str
 ) -> None:
-    """A node removed while its task holds a document (not yet recorded, or recorded but not reported) has
-    the document retried on another node: every document recorded exactly once, on PostgreSQL."""
+    """A node removed while its task holds a document (not yet recorded, or recorded but its files lost) has
+    the document retried on another node: every document recorded exactly once, on PostgreSQL, its files there."""
     store = Store(pg_server_url)
     reset(store)
     store.dispose()
@@ -265,11 +268,16 @@ def test_a_node_killed_mid_run_leaves_every_document_recorded_once(
     driver = threading.Thread(target=drive)
     driver.start()
     folder = "committed" if when == "after_commit" else "started"
-    wait_for(
+    held = wait_for(
         lambda: [p for p in (gate / folder).iterdir() if p.read_text() == victim_id],
         f"a document {when.replace('_', ' ')} on the victim node",
     )
     cluster.remove_node(victim, allow_graceful=False)
+    if when == "after_commit":  # the node died after the commit, before its files (issue 32.4)
+        lost = held[0].name.split(".")[0]
+        (out / "bundles" / f"{lost}.json").unlink()
+        shutil.rmtree(out / "agent_outputs" / lost)
+        (out / "index" / f"{lost}.json").unlink()
     (gate / "open").touch()
     driver.join(timeout=300)
     assert not driver.is_alive()
@@ -291,6 +299,12 @@ def test_a_node_killed_mid_run_leaves_every_document_recorded_once(
         db.dispose()
     assert dict(rows) == {d.doc_id: 1 for d in docs}
     assert audits == 8
+    files = FileStore(out)
+    for doc in docs:  # every document's files beside its rows
+        entry = files.index_entry(doc.doc_id)
+        assert entry is not None, doc.doc_id
+        assert f"bundles/{doc.doc_id}.json" in entry["files"]
+        assert files.present(entry["files"]), doc.doc_id
     tries = Counter(p.name.split(".")[0] for p in (gate / "started").iterdir())
     assert max(tries.values()) == 2  # the victim's document ran again on another node
 
@@ -440,3 +454,39 @@ def test_ray_engine_writes_to_object_storage_every_node_reaches(cluster: Cluster
     assert len(s3.find("night/ray/index")) == local["documents"]
     assert len(s3.find("night/ray/bundles")) == len(list((tmp_path / "local" / "bundles").glob("*.json")))
     assert s3.exists(f"night/ray/runs/{on_ray['run_id']}/summary.json")
+
+
+@pytest.mark.skipif(
+    pgbouncer_binary() is None, reason="PgBouncer is not installed (.ci/system-deps.sh installs it)"
+)
+def test_a_ray_run_through_pgbouncer_with_more_workers_than_server_connections(
+    cluster: Cluster, tmp_path: Path, pg_server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32.3: four workers on the two nodes, through PgBouncer in transaction pooling mode capped at two
+    server connections, under a cluster budget: every document decided, never more than two server
+    connections (the workers get the pooling mode and their share of the budget from the driver)."""
+    store = Store(pg_server_url)
+    reset(store)
+    store.dispose()
+    pdfs = tmp_path / "in"
+    pdfs.mkdir()
+    for pdf in sorted((FIXTURES / "pdfs").glob("*.pdf"))[:8]:
+        shutil.copy(pdf, pdfs / pdf.name)
+    monkeypatch.setenv(pooling.ENV_POOLING, "transaction")
+    monkeypatch.setenv(pooling.ENV_SESSION_URL, pg_server_url)
+    monkeypatch.setenv(pooling.ENV_POOL, "2")
+    monkeypatch.setenv(pooling.ENV_BUDGET, "11")  # driver 2 + lock 1, then 2 for each of the 4 workers
+    with pgbouncer(pg_server_url, server_connections=2) as url, ServerConnections(pg_server_url) as seen:
+        summary = execute(
+            RunOptions(
+                inputs=[str(pdfs)],
+                classifications=str(FIXTURES / "demo"),
+                out_dir=str(tmp_path / "out"),
+                db=url,
+                workers=4,
+                engine="ray",
+                ray_address=cluster.address,
+            )
+        )
+    assert (summary["processed"], summary["errors"]) == (8, 0)
+    assert 1 <= seen.peak <= 2

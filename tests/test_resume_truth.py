@@ -75,6 +75,11 @@ def test_resume_rebuilds_the_files_of_a_document_the_database_holds(store: Store
     assert (summary["skipped_unchanged"], summary["processed"]) == (len(held), 2 - len(held))
     for doc in DOCS:
         assert all(p.is_file() for p in decision_files(out, doc)), doc
+        # The files only the first run had (the bundle, the primary's answer) are there too (issue 32.4).
+        assert (out / "bundles" / f"{doc}.json").is_file(), doc
+        assert (out / "agent_outputs" / doc / "classification.json").read_bytes() == (
+            root / "cls" / f"{doc}.json"
+        ).read_bytes()
     assert (out / "sme_packets" / "sme_packet_path-breast-02.json").is_file()
     assert (out / "ground_truth" / "gt_gen-foundation-01.json").is_file()
     assert (out / "ground_truth" / "history" / "gen-foundation-01" / "v0001.json").is_file()
@@ -159,3 +164,67 @@ def test_a_stale_index_file_after_a_crash_is_rewritten_and_changes_no_count(
     decision = json.loads((out / "agent_outputs" / held / "arbiter_decision.json").read_text())
     assert decision["final_decision"] == str(newest.outcome.final_decision)
     assert decision["escalation_reason"] != "internal_error"
+
+
+def written(out: Path) -> dict[str, object]:
+    """Every file under the output root but the run summaries, by relative path: the primary's answer as bytes,
+    the others as JSON (PostgreSQL's JSONB keeps no key order), a bundle without the time it was extracted at
+    (one rebuilt from the PDF is extracted again)."""
+    found: dict[str, object] = {}
+    for p in sorted(out.rglob("*")):
+        if p.is_file() and p.parts[len(out.parts)] not in ("runs", "arbiter.db"):
+            name = str(p.relative_to(out))
+            found[name] = p.read_bytes() if p.name == "classification.json" else json.loads(p.read_bytes())
+            if p.parent.name == "bundles":
+                found[name] = json.loads(p.read_bytes()) | {"processing_timestamp": None}
+    return found
+
+
+@pytest.mark.parametrize("lost", ["everything", "bundles", "classification"])
+def test_a_rerun_restores_the_deleted_files_of_a_done_document(
+    store: Store, tmp_path: Path, lost: str
+) -> None:
+    """Issue 32.4: a done document whose files are gone (all of them, its bundle, or its classification.json)
+    gets them back byte for byte on a plain re-run, which skips it with the same decision and no new row."""
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    sink = DatabaseResultStore(store, out)
+    docs = discover([root / "in"])
+    BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    before = written(out)
+    decided = {d: store.records.document(d) for d in DOCS}
+    if lost == "everything":
+        for name in ("bundles", "agent_outputs", "sme_packets", "ground_truth", "index"):
+            shutil.rmtree(out / name)
+    elif lost == "bundles":
+        shutil.rmtree(out / "bundles")
+    else:
+        for doc in DOCS:
+            (out / "agent_outputs" / doc / "classification.json").unlink()
+    again = BatchRunner(pipeline(root, DatabaseResultStore(store, out)), sink, workers=1).run(docs)
+    assert (again["skipped_unchanged"], again["processed"]) == (2, 0)
+    assert written(out) == before
+    for doc in DOCS:
+        now = store.records.document(doc)
+        assert now is not None
+        was = decided[doc]
+        assert was is not None
+        assert (now.run_id, now.outcome) == (was.run_id, was.outcome)  # not decided again
+
+
+def test_a_classification_the_database_never_kept_is_decided_again(store: Store, tmp_path: Path) -> None:
+    """A document recorded before the database kept the primary's answer (migration 0009) whose
+    classification.json is gone cannot be repaired: it is decided again, not counted as done without it."""
+    import sqlalchemy as sa
+
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    sink = DatabaseResultStore(store, out)
+    docs = discover([root / "in"])
+    BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE outcomes SET primary_raw = NULL"))
+    (out / "agent_outputs" / DOCS[0] / "classification.json").unlink()
+    again = BatchRunner(pipeline(root, DatabaseResultStore(store, out)), sink, workers=1).run(docs)
+    assert (again["skipped_unchanged"], again["processed"]) == (1, 1)
+    assert (out / "agent_outputs" / DOCS[0] / "classification.json").is_file()

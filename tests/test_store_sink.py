@@ -97,3 +97,38 @@ def test_ground_truth_mirror_keeps_the_sme_answer(store: Store, tmp_path: Path) 
     )
     sink.save(accepted("d1", "run-2", store=store, dominant="LAB_REPORT"))
     assert GroundTruthRecord.model_validate_json(sink.files.ground_truth_path("d1").read_text()) == sme
+
+
+def test_a_new_document_costs_two_transactions(store: Store, tmp_path: Path) -> None:
+    """Issue 32.1: a document decided for the first time is one read (its skip key) and one write transaction
+    (document, outcome, packet or re-based ground truth, audit), each one pool checkout; the mirrors still say
+    what the database holds."""
+    from collections import Counter
+
+    import sqlalchemy as sa
+
+    pdfs = _inputs(tmp_path, 6)
+    sink = DatabaseResultStore(store, tmp_path / "out")
+    pipeline = _pipeline(tmp_path, sink)
+    seen: Counter[str] = Counter()
+
+    def begin(conn: sa.Connection) -> None:
+        seen["transactions"] += 1
+
+    def checkout(*_: object) -> None:
+        seen["checkouts"] += 1
+
+    sa.event.listen(store.engine, "begin", begin)
+    sa.event.listen(store.engine.pool, "checkout", checkout)
+    try:
+        decided = [pipeline.process(pdf, pdf.stem).final_decision for pdf in pdfs]
+    finally:
+        sa.event.remove(store.engine, "begin", begin)
+        sa.event.remove(store.engine.pool, "checkout", checkout)
+    assert {"AUTO_ACCEPT", "ESCALATE_TO_SME"} <= set(decided)
+    assert seen == Counter({"transactions": 2 * len(pdfs), "checkouts": 2 * len(pdfs)})
+    for pdf in pdfs:
+        packet_file = sink.files.packet_path(pdf.stem)
+        if packet_file.is_file():
+            mirror = SMEPacket.model_validate_json(packet_file.read_text())
+            assert store.queue.get(mirror.packet_id) == mirror

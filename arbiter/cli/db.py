@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -23,7 +22,7 @@ db_app = typer.Typer(
 
 
 @db_app.command("migrate", cls=ArbiterCommand)
-def db_migrate(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
+def db_migrate(out_dir: OutOpt = "output", db: DbOpt = None) -> None:
     """Bring the schema up to this version of Arbiter (connect as the role that owns the tables); an empty
     database, or none yet at OUT/arbiter.db, is created and said to be."""
     from arbiter.run.compose import database_url
@@ -45,7 +44,7 @@ def db_migrate(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
 @db_app.command("grant-app-role", cls=ArbiterCommand)
 def db_grant_app_role(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The application role (it must exist).")],
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
     print_only: Annotated[
         bool, typer.Option("--print", help="Print the SQL for the DBA instead of running it.")

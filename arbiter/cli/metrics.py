@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -14,6 +13,8 @@ from rich.table import Table
 
 from arbiter.cli.review import DbOpt, OutOpt, _store
 from arbiter.cli.support import fail
+from arbiter.errors import UserError
+from arbiter.outputs import location
 
 out = Console()
 console = Console(stderr=True)
@@ -95,12 +96,14 @@ def metrics(
         bool, typer.Option("--json", help="Print the full report as JSON on stdout.")
     ] = False,
     html: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
-            "--html", metavar="FILE", help="Write a self-contained HTML report (charts included) to FILE."
+            "--html",
+            metavar="FILE_OR_URL",
+            help="Write a self-contained HTML report (charts included) to FILE (or an object storage URL).",
         ),
     ] = None,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Measure the primary model, the production classifier, the arbiter and the reviewers against ground truth."""
@@ -127,9 +130,10 @@ def metrics(
         store.dispose()
     if html is not None:
         try:
-            write_html(report, html)
-        except OSError as exc:
-            raise fail(f"Could not write {html}: {exc.strerror or exc}.") from None
+            write_html(report, location(html))
+        except (OSError, UserError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else None
+            raise fail(f"Could not write {html}: {reason or exc}.") from None
         console.print(f"Wrote {html}")
     if json_out:
         sys.stdout.write(report.to_json() + "\n")

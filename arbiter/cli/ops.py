@@ -18,6 +18,7 @@ from arbiter.cli.options import ProfileOpt
 from arbiter.cli.review import DbOpt, OutOpt, _store
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail
 from arbiter.contracts.bundle import FAILURE_KINDS
+from arbiter.outputs import location
 from arbiter.record.packets import UNREADABLE_PREFIX
 from arbiter.review.queue_view import reason_label, waited
 
@@ -49,7 +50,7 @@ def ops_list(
     ids: Annotated[
         bool, typer.Option("--ids", help="Only the document ids, one per line (for xargs).")
     ] = False,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """List the documents waiting in the operations lane, most urgent and oldest first, with why."""
@@ -129,7 +130,7 @@ def ops_retry(
         ),
     ] = None,
     profile: ProfileOpt = None,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Run documents of the lane again through the normal pipeline, with a password for encrypted PDFs. The
@@ -144,7 +145,7 @@ def ops_retry(
     failed = 0
     try:
         for ref in docs:
-            result = retry(store, ref, admin=by, password=password, out_dir=out_dir, engine=engine)
+            result = retry(store, ref, admin=by, password=password, out_dir=location(out_dir), engine=engine)
             failed += not result.opened
             out.print(result.message, highlight=False, soft_wrap=True, markup=False)
     finally:
@@ -165,7 +166,7 @@ def ops_dismiss(
             metavar="REASON", help="Why it is closed: not-medical (the file is not a medical record)."
         ),
     ] = "not-medical",
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Close documents of the lane as not medical records (audited; no ground truth is written)."""

@@ -14,9 +14,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from arbiter import atomic
 from arbiter.cli.review import DbOpt, OutOpt
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail
 from arbiter.errors import UserError
+from arbiter.outputs import location
 
 out = Console()
 console = Console(stderr=True)
@@ -84,9 +86,14 @@ def simulate(
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON on stdout.")] = False,
     html: Annotated[
-        Path | None, typer.Option("--html", metavar="FILE", help="Write the comparison as an HTML page.")
+        str | None,
+        typer.Option(
+            "--html",
+            metavar="FILE_OR_URL",
+            help="Write the comparison as an HTML page (a file or an object URL).",
+        ),
     ] = None,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Decide every recorded document again under CANDIDATE.toml and compare with what was decided.
@@ -132,9 +139,10 @@ def simulate(
     report["changes"] = changes
     if html is not None:
         try:
-            html.write_text(render_html(report, changes), encoding="utf-8")
-        except OSError as exc:
-            raise fail(f"Could not write {html}: {exc.strerror or exc}.") from None
+            atomic.write_text(location(html), render_html(report, changes))
+        except (OSError, UserError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else None
+            raise fail(f"Could not write {html}: {reason or exc}.") from None
         console.print(f"Wrote {html}", highlight=False, markup=False)
     if json_out:
         sys.stdout.write(json.dumps(report, indent=1, ensure_ascii=False) + "\n")

@@ -19,6 +19,8 @@ from arbiter.cli.support import (
     fail,
     require_database,
 )
+from arbiter.errors import UserError
+from arbiter.outputs import location
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
 from arbiter.store import Store
 from arbiter.store.errors import PermissionDenied, UnknownUser
@@ -34,7 +36,13 @@ users_app = typer.Typer(
 )
 
 OutOpt = Annotated[
-    Path, typer.Option("--out", metavar="DIR", help="Output directory (holds arbiter.db by default).")
+    str,
+    typer.Option(
+        "--out",
+        metavar="DIR_OR_URL",
+        help="Output directory (holds arbiter.db by default), or the object storage URL a run wrote to "
+        "(s3://bucket/prefix, gs://bucket/prefix; then --db names the database).",
+    ),
 ]
 DbOpt = Annotated[
     str | None,
@@ -42,7 +50,7 @@ DbOpt = Annotated[
 ]
 
 
-def _store(db: str | None, out_dir: Path, *, writes: bool = False) -> Store:
+def _store(db: str | None, out_dir: str, *, writes: bool = False) -> Store:
     """The store at --db / $DATABASE_URL / OUT/arbiter.db, migrated. No command here makes a database (that
     is `arbiter run` or `arbiter db migrate`): one that does not exist is refused in one line, worded for a
     command that `writes` to it or one that only reads, instead of an empty one appearing at a typo."""
@@ -68,7 +76,7 @@ def users_add(
     no_password: Annotated[
         bool, typer.Option("--no-password", help="An account for reverse-proxy sign-in only.")
     ] = False,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Create a reviewer or admin account (passwords are stored as argon2 hashes)."""
@@ -91,7 +99,7 @@ def users_add(
 
 
 @users_app.command("list", cls=ArbiterCommand)
-def users_list(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
+def users_list(out_dir: OutOpt = "output", db: DbOpt = None) -> None:
     """List the accounts, their roles and whether they are locked."""
     store = _store(db, out_dir)
     try:
@@ -109,7 +117,7 @@ def users_list(out_dir: OutOpt = Path("output"), db: DbOpt = None) -> None:
 def users_unlock(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The locked account.")],
     by: Annotated[str, typer.Option("--by", metavar="ADMIN", help="The admin who unlocks it (audited).")],
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Lift an account's sign-in lockout and throttle (as the named admin; audited)."""
@@ -131,7 +139,7 @@ def review(
             help="Folder the PDFs live in; packets pointing elsewhere are refused (default: the current folder).",
         ),
     ] = None,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
     port: Annotated[int, typer.Option(min=1, max=65535, metavar="N", help="Port to serve on.")] = 8501,
     address: Annotated[str, typer.Option(metavar="ADDR", help="Address to listen on.")] = "127.0.0.1",
@@ -221,12 +229,14 @@ def export(
         ),
     ] = None,
     to: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
-            "--to", metavar="DIR", help="Export directory (default: OUT/exports/as-of-TIME or latest-TIME)."
+            "--to",
+            metavar="DIR_OR_URL",
+            help="Export directory or object storage URL (default: OUT/exports/as-of-TIME or latest-TIME).",
         ),
     ] = None,
-    out_dir: OutOpt = Path("output"),
+    out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Write files from the database: ground truth as JSONL/CSV/Parquet with a manifest, or the JSON mirrors."""
@@ -245,15 +255,19 @@ def export(
         refuse_future(when, now)  # said before the database is opened, as every usage error is
     except ExportError as exc:
         raise fail(str(exc)) from None
+    try:
+        root = location(out_dir)
+        target = location(to) if to is not None else default_dir(root, when, now)
+    except UserError as exc:
+        raise fail(str(exc)) from None
     store = _store(db, out_dir)
     try:
         if mirrors:
-            counts = export_mirrors(store, out_dir)
+            counts = export_mirrors(store, root)
             out.print(
                 "Regenerated " + ", ".join(f"{n} {what}" for what, n in counts.items()) + f" under {out_dir}."
             )
         if formats:
-            target = to or default_dir(out_dir, when, now)
             manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
             out.print(describe(manifest, target), soft_wrap=True)
             if when is not None and not manifest["records"]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from contextlib import closing
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
 import typer
@@ -26,19 +27,23 @@ from arbiter.cli.options import (
 )
 from arbiter.cli.support import fail
 from arbiter.errors import InputError, UserError
+from arbiter.outputs import is_url, location
 
 console = Console(stderr=True)
 out = Console()
 
 
 def verify(
-    pdf: Annotated[Path | None, typer.Option("--pdf", metavar="FILE", help="The PDF.")] = None,
+    pdf: Annotated[
+        str | None,
+        typer.Option("--pdf", metavar="FILE_OR_URL", help="The PDF (a file or an object storage URL)."),
+    ] = None,
     classification: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--classification",
-            metavar="FILE",
-            help="The classification JSON to verify (format: `arbiter schema classification`).",
+            metavar="FILE_OR_URL",
+            help="The classification JSON to verify (format: `arbiter schema classification`), a file or a URL.",
         ),
     ] = None,
     kind: Annotated[str | None, typer.Option("--kind", metavar="NAME", help=KIND_HELP)] = None,
@@ -96,25 +101,50 @@ def verify(
             console.print(
                 f"Fresh model answers are also recorded in {settings.record_dir} (ARBITER_LLM_RECORD_DIR)."
             )
-        if not pdf.is_file():
-            raise InputError(f"PDF {pdf} does not exist.")
-        if not classification.is_file():
-            raise InputError(f"Classification {classification} does not exist.")
-        raw = classification.read_bytes()
-        ingestor, _ = open_extraction(
-            extractor,
-            isolated=False,
-            documentai=documentai_overrides(documentai_processor, documentai_location, documentai_replay),
-        )
+        with tempfile.TemporaryDirectory(prefix="arbiter-verify-") as scratch:
+            local_pdf = _local_pdf(pdf, Path(scratch))
+            raw = _read(classification, "Classification")
+            ingestor, _ = open_extraction(
+                extractor,
+                isolated=False,
+                documentai=documentai_overrides(documentai_processor, documentai_location, documentai_replay),
+            )
+            with closing(ingestor):
+                bundle = ingestor.ingest(local_pdf, password=password)
     except UserError as exc:
         raise fail(str(exc)) from None
-    with closing(ingestor):
-        bundle = ingestor.ingest(pdf, password=password)
     outcome = verify_one(bundle, raw, profile=engine.profile, llm=engine.llm)
     if as_json:
         sys.stdout.write(outcome.model_dump_json(indent=2) + "\n")
         return
     _print_outcome(outcome)
+
+
+def _read(value: str, what: str) -> bytes:
+    """The bytes of a file or of an object in storage (arbiter/outputs.py); InputError when it is not there."""
+    where = location(value)
+    try:
+        return where.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        raise InputError(f"{what} {value} does not exist.") from None
+    except OSError as exc:
+        raise InputError(f"{what} {value} could not be read ({exc.strerror or exc}).") from None
+
+
+def _local_pdf(value: str, scratch: Path) -> Path:
+    """The PDF as a local file (the extractors read files): itself, or an object copied into `scratch` under
+    its own name (the document id is the file name)."""
+    if not is_url(value):
+        path = Path(value.removeprefix("file://"))
+        if not path.is_file():
+            raise InputError(f"PDF {value} does not exist.")
+        return path
+    name = PurePosixPath(value.split("://", 1)[1]).name
+    if not name or name in (".", ".."):
+        raise InputError(f"PDF {value} names no file.")
+    local = scratch / name
+    local.write_bytes(_read(value, "PDF"))
+    return local
 
 
 def _print_outcome(outcome: Any) -> None:

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import queue
+import shutil
 import tempfile
 import threading
 from collections import Counter
@@ -33,6 +34,7 @@ from arbiter.contracts import GroundTruthSource
 from arbiter.contracts.version import CONTRACT_VERSION
 from arbiter.export.arrow import ExportError, arrow_schema, flex_fields, to_table
 from arbiter.export.flat import COLUMNS, csv_rows
+from arbiter.outputs import Location
 from arbiter.store import Store
 from arbiter.store.adjudication import unsettled_count
 from arbiter.store.exports import BATCH, iter_in_force
@@ -78,7 +80,7 @@ def iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def default_dir(root: Path, as_of: datetime | None, now: datetime) -> Path:
+def default_dir(root: Location, as_of: datetime | None, now: datetime) -> Location:
     """root/exports/as-of-20260105T093000Z, or root/exports/latest-<now> for the newest versions."""
     stamp = (as_of or now).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
     return root / "exports" / (f"as-of-{stamp}" if as_of else f"latest-{stamp}")
@@ -100,12 +102,14 @@ def contract_info() -> dict[str, str]:
 
 
 class _Output:
-    """A data file written under a temporary name beside its final one."""
+    """A data file written under a temporary name beside its final one (in `staging`, a local folder, when the
+    final one is in object storage)."""
 
-    def __init__(self, directory: Path, fmt: str) -> None:
+    def __init__(self, directory: Location, fmt: str, staging: Path | None = None) -> None:
         self.format = fmt
         self.path = directory / FILE_NAMES[fmt]
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
+        where = staging if staging is not None else Path(str(directory))
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=where)
         os.close(fd)
         self.tmp = Path(tmp)
         self.rows = 0
@@ -155,7 +159,11 @@ class _Output:
                 digest.update(chunk)
             os.fsync(handle.fileno())
         size = self.tmp.stat().st_size
-        os.replace(self.tmp, self.path)
+        if isinstance(self.path, Path):
+            os.replace(self.tmp, self.path)
+        else:  # object storage: one whole PUT (multipart for a large file), then the local copy goes
+            self.path.fs.put_file(str(self.tmp), self.path.path)
+            self.tmp.unlink()
         return {
             "name": self.path.name,
             "format": self.format,
@@ -183,19 +191,38 @@ def refuse_future(as_of: datetime | None, now: datetime) -> None:
 def export_ground_truth(
     store: Store,
     formats: Sequence[str],
-    out_dir: Path,
+    out_dir: Location,
     *,
     as_of: datetime | None = None,
     batch: int = BATCH,
     now: datetime | None = None,
 ) -> dict[str, Any]:
     """Write the ground truth in force (newest, or as of `as_of`) per document in `formats` to `out_dir`
-    with manifest.json; returns the manifest. Streams `batch` records at a time."""
+    (a folder, or object storage: the files are written in a local temporary folder and each put whole,
+    the manifest last) with manifest.json; returns the manifest. Streams `batch` records at a time."""
     generated = now or datetime.now(UTC)
     refuse_future(as_of, generated)
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise ExportError(f"Unknown export format: {', '.join(unknown) or 'none given'}.")
+    staging = None if isinstance(out_dir, Path) else Path(tempfile.mkdtemp(prefix="arbiter-export-"))
+    try:
+        return _export(store, formats, out_dir, staging, as_of=as_of, batch=batch, generated=generated)
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _export(
+    store: Store,
+    formats: Sequence[str],
+    out_dir: Location,
+    staging: Path | None,
+    *,
+    as_of: datetime | None,
+    batch: int,
+    generated: datetime,
+) -> dict[str, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     previous = _retire_manifest(out_dir)
     outputs: list[_Output] = []
@@ -205,7 +232,7 @@ def export_ground_truth(
     newest: datetime | None = None
     records = 0
     try:
-        outputs.extend(_Output(out_dir, f) for f in FORMATS if f in formats)
+        outputs.extend(_Output(out_dir, f, staging) for f in FORMATS if f in formats)
         with _prefetched(store, as_of, batch) as batches:
             for gt_ids, texts in batches:
                 converted = to_table(texts, gt_ids)
@@ -259,7 +286,7 @@ def _count(counter: Counter[str], column: pa.ChunkedArray) -> None:
         counter[entry["values"] if entry["values"] is not None else "(none)"] += entry["counts"]
 
 
-def _retire_manifest(out_dir: Path) -> list[str]:
+def _retire_manifest(out_dir: Location) -> list[str]:
     """Remove an earlier export's manifest from `out_dir` (so no manifest describes files being replaced)
     and return the data files it listed. A manifest.json that is not an Arbiter export's is left alone
     and the export refused."""
@@ -327,7 +354,7 @@ def _prefetched(store: Store, as_of: datetime | None, batch: int) -> Iterator[It
         worker.join()
 
 
-def describe(manifest: dict[str, Any], out_dir: Path) -> str:
+def describe(manifest: dict[str, Any], out_dir: Location) -> str:
     """One line for the terminal: how many documents, which versions, where, which files."""
     when = f"as of {manifest['as_of']}" if manifest["as_of"] else "newest versions"
     files = ", ".join(f"{f['name']} ({_size(f['bytes'])})" for f in manifest["files"])

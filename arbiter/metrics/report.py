@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
-from pathlib import Path
 from typing import Any
 
 from arbiter import atomic
@@ -28,6 +27,7 @@ from arbiter.metrics.text import (
     run_rows,
     same_reviewer_note,
 )
+from arbiter.outputs import Location
 
 DEFINITIONS = [
     ("False-accept rate", "Blind audits (a sample of automatically accepted documents, reviewed without the machine's "
@@ -260,6 +260,6 @@ def render_html(report: MetricsReport) -> str:
     return "\n".join(parts)
 
 
-def write_html(report: MetricsReport, path: Path) -> None:
+def write_html(report: MetricsReport, path: Location) -> None:
     """Write the report atomically (a temporary file renamed into place)."""
     atomic.write_text(path, render_html(report))

@@ -10,12 +10,13 @@ because every path is deterministic the redo replaces files instead of duplicati
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
 from arbiter import atomic
-from arbiter.contracts import DocumentRecord, GroundTruthRecord
+from arbiter.contracts import DocumentRecord, FinalDecision, GroundTruthRecord
 from arbiter.outputs import Location, location
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class ResultStore(Protocol):
     def latest_ground_truth(self, doc_id: str) -> GroundTruthRecord | None: ...
     def bundle_path(self, doc_id: str) -> str: ...
     def save(self, record: DocumentRecord) -> None: ...
+    def repair(self, doc_id: str, restore_bundle: Callable[[], bool]) -> bool: ...
 
 
 class FileStore:
@@ -91,16 +93,20 @@ class FileStore:
         except (OSError, ValidationError):
             return None
 
+    def present(self, files: list[Any]) -> bool:
+        """Every listed file (relative to the root, as an index entry's `files`) is there."""
+        return all(isinstance(f, str) and _inside(f) and (self.root / f).is_file() for f in files)
+
     def save(self, record: DocumentRecord, *, history: bool = True) -> None:
         """Every file of the record; history=False leaves ground_truth/history/ alone (mirrors rebuilt from the
-        database write every version there themselves)."""
+        database write every version there themselves). The index entry, written last, lists the files."""
         doc = record.doc_id
         if record.bundle is not None:
             atomic.write_json(self.root / "bundles" / f"{doc}.json", record.bundle)
         agent = self.agent_dir(doc)
         if record.primary_raw is not None:
             atomic.write_text(agent / "classification.json", record.primary_raw)
-        if record.outcome.final_classification is not None and len(record.outcome.attempts) > 1:
+        if _fixed(record):
             atomic.write_json(agent / "classification_fixed.json", record.outcome.final_classification)
         for name, filename in VERIFIER_FILES.items():
             attempts = [
@@ -118,7 +124,65 @@ class FileStore:
             if history:
                 atomic.write_json(self.history_path(record.ground_truth), record.ground_truth)
             atomic.write_json(self.ground_truth_path(doc), record.ground_truth)
-        atomic.write_json(self.index_path(doc), index_entry_of(record))
+        entry = index_entry_of(record) | {"files": mirror_files(record)}
+        atomic.write_json(self.index_path(doc), entry)
+
+    def repair(self, doc_id: str, restore_bundle: Callable[[], bool]) -> bool:
+        """Used as a pipeline's ResultStore without a database: the index entry's files are all there, or only
+        the bundle was missing and `restore_bundle` wrote it again. False: a file only a re-run can write."""
+        entry = self.index_entry(doc_id) or {}
+        listed = entry.get("files")
+        if not isinstance(listed, list):
+            return False
+        bundle = f"bundles/{doc_id}.json"
+        if bundle in listed and not (self.root / bundle).is_file() and not restore_bundle():
+            return False
+        return self.present(listed)
+
+
+def _fixed(record: DocumentRecord) -> bool:
+    return record.outcome.final_classification is not None and len(record.outcome.attempts) > 1
+
+
+def bundle_expected(record: DocumentRecord) -> bool:
+    """Whether the document has a bundle mirror: it carries one, its escalation points at one, or it was
+    accepted (an accepted document was read). A document that could not be read has none."""
+    if record.bundle is not None:
+        return True
+    if record.packet is not None:
+        return record.packet.document_bundle_path is not None
+    return record.outcome.final_decision != FinalDecision.ESCALATE_TO_SME
+
+
+def classification_expected(record: DocumentRecord) -> bool:
+    """Whether the document has a classification.json: the primary answered (it was verified at least once)."""
+    return record.primary_raw is not None or bool(record.outcome.attempts)
+
+
+def mirror_files(record: DocumentRecord) -> list[str]:
+    """The files `FileStore.save` writes for the record (ground-truth history aside), relative to the root,
+    the index entry last: what a re-run checks before it counts the document as done."""
+    doc = record.doc_id
+    agent = f"agent_outputs/{doc}"
+    files = [f"bundles/{doc}.json"] if bundle_expected(record) else []
+    if record.primary_raw is not None:
+        files.append(f"{agent}/classification.json")
+    if _fixed(record):
+        files.append(f"{agent}/classification_fixed.json")
+    verifiers = {r.verifier for a in record.outcome.attempts for r in a.verifier_results}
+    files += [f"{agent}/{name}" for v, name in VERIFIER_FILES.items() if v in verifiers]
+    files.append(f"{agent}/arbiter_decision.json")
+    if record.packet is not None:
+        files.append(f"sme_packets/sme_packet_{doc}.json")
+    if record.ground_truth is not None:
+        files.append(f"ground_truth/gt_{doc}.json")
+    return [*files, f"index/{doc}.json"]
+
+
+def _inside(relative: str) -> bool:
+    """A listed path that stays under the root (an index entry is a file: never trusted to point elsewhere)."""
+    parts = relative.split("/")
+    return bool(relative) and not relative.startswith("/") and ".." not in parts and "\\" not in relative
 
 
 def index_entry_of(record: DocumentRecord) -> dict[str, Any]:

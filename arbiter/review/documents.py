@@ -14,6 +14,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from arbiter.contracts import DocumentBundle, SMEPacket
+from arbiter.errors import ConfigError
+from arbiter.outputs import is_url, location, url_inside
 from arbiter.review.paths import PathRefused, resolve_inside
 
 _CACHE: OrderedDict[tuple[str, str], DocumentBundle] = OrderedDict()
@@ -26,14 +28,15 @@ def pdf_of(packet: SMEPacket, docs_root: Path) -> Path:
     return resolve_inside(packet.pdf_path, [docs_root], what="PDF")
 
 
-def bundle_of(packet: SMEPacket, roots: Sequence[Path]) -> DocumentBundle | None:
-    """The packet's bundle (cached), or None when neither the bundle file nor the PDF can be read."""
+def bundle_of(packet: SMEPacket, roots: Sequence[Path], urls: Sequence[str] = ()) -> DocumentBundle | None:
+    """The packet's bundle (cached), or None when neither the bundle file nor the PDF can be read. A bundle in
+    object storage (a run with `--out s3://…`) is read only under one of `urls`."""
     key = (packet.doc_id, packet.pdf_sha256)
     with _LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
-    bundle = _from_file(packet, roots) or _from_pdf(packet, roots[0])
+    bundle = _from_file(packet, roots, urls) or _from_pdf(packet, roots[0])
     if bundle is not None:
         with _LOCK:
             _CACHE[key] = bundle
@@ -47,13 +50,19 @@ def clear_cache() -> None:
         _CACHE.clear()
 
 
-def _from_file(packet: SMEPacket, roots: Sequence[Path]) -> DocumentBundle | None:
-    if not packet.document_bundle_path:
+def _from_file(packet: SMEPacket, roots: Sequence[Path], urls: Sequence[str] = ()) -> DocumentBundle | None:
+    raw = packet.document_bundle_path
+    if not raw:
         return None
     try:
-        path = resolve_inside(packet.document_bundle_path, roots, what="bundle")
-        bundle = DocumentBundle.model_validate_json(path.read_bytes())
-    except (PathRefused, OSError, ValidationError):
+        if is_url(raw):
+            if not url_inside(raw, urls):
+                return None
+            data = location(raw).read_bytes()
+        else:
+            data = resolve_inside(raw, roots, what="bundle").read_bytes()
+        bundle = DocumentBundle.model_validate_json(data)
+    except (PathRefused, OSError, ValidationError, ConfigError):
         return None
     return bundle if bundle.file_sha256 == packet.pdf_sha256 else None
 

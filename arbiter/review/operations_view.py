@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.errors import ArbiterError
+from arbiter.outputs import Location
 from arbiter.review.desk import DATABASE_AWAY, Outcome
 from arbiter.review.documents import pdf_of
 from arbiter.review.paths import PathRefused
@@ -32,7 +33,7 @@ class OpsDesk:
     store: Store
     admin: str
     docs_root: Path
-    out_dir: Path
+    out_dir: Location  # a folder, or the object storage a run wrote to
 
     def dismiss(self, packet_id: str, resolution: str = "not_medical_record") -> Outcome:
         try:

@@ -10,6 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
+from arbiter.outputs import is_url
+
 AuthMode = Literal["local", "proxy"]
 ENV_DB = "ARBITER_REVIEW_DB"
 ENV_DOCS = "ARBITER_REVIEW_DOCS"
@@ -32,6 +34,7 @@ class AppSettings:
     db_url: str | None = None  # None: DATABASE_URL, else output/arbiter.db (arbiter.store.resolve_url)
     docs_root: Path = Path(".")
     output_root: Path | None = None  # where bundles live; None: only docs_root
+    output_url: str | None = None  # or the object storage a run wrote them to (`--out s3://…`)
     auth: AuthMode = "local"
     user_header: str = DEFAULT_HEADER
     lease_minutes: int = 30
@@ -52,6 +55,11 @@ class AppSettings:
     def roots(self) -> list[Path]:
         """Folders the app may read files from."""
         return [self.docs_root] + ([self.output_root] if self.output_root else [])
+
+    @property
+    def bundle_urls(self) -> tuple[str, ...]:
+        """Object storage prefixes the app may read bundles from (the run's `--out` URL)."""
+        return (self.output_url,) if self.output_url else ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AppSettings:
@@ -74,7 +82,8 @@ class AppSettings:
         return cls(
             db_url=env.get(ENV_DB) or None,
             docs_root=Path(env.get(ENV_DOCS, ".")),
-            output_root=Path(output) if output else None,
+            output_root=Path(output) if output and not is_url(output) else None,
+            output_url=output if output and is_url(output) else None,
             auth="proxy" if auth == "proxy" else "local",
             user_header=env.get(ENV_HEADER, DEFAULT_HEADER),
             lease_minutes=int(lease),
@@ -98,8 +107,8 @@ class AppSettings:
             env[ENV_PROXY_PASSWORDS] = "1"
         if self.db_url:
             env[ENV_DB] = self.db_url
-        if self.output_root:
-            env[ENV_OUTPUT] = str(self.output_root)
+        if self.output_root or self.output_url:
+            env[ENV_OUTPUT] = str(self.output_root or self.output_url)
         return env
 
 

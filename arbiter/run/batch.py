@@ -21,8 +21,8 @@ from arbiter import __version__, atomic
 from arbiter.contracts import SemanticChecks
 from arbiter.errors import InputError
 from arbiter.outputs import Location
-from arbiter.run.document import PENDING, DocResult
 from arbiter.run.lock import RunLocked, check_run_locks
+from arbiter.run.result import PENDING, DocResult
 from arbiter.store.errors import DatabaseUnavailable
 
 PDF_SUFFIXES = {".pdf"}

@@ -30,6 +30,7 @@ from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.factory import build_backend
 from arbiter.llm.port import LLMBackend
+from arbiter.outputs import is_url
 from arbiter.record.mirrors import ResultStore
 from arbiter.run.document import IngestFn, Pipeline
 
@@ -38,9 +39,18 @@ if TYPE_CHECKING:
     from arbiter.store import Store
 
 
-def database_url(db: str | None, out_dir: Path) -> str:
-    """--db, else DATABASE_URL, else the SQLite file beside the run's other outputs."""
-    return db or os.environ.get("DATABASE_URL") or f"sqlite:///{(out_dir / 'arbiter.db').resolve()}"
+def database_url(db: str | None, out_dir: str | Path) -> str:
+    """--db, else DATABASE_URL, else the SQLite file beside the run's other outputs. An `--out` in object
+    storage (arbiter/outputs.py) cannot hold that file: a ConfigError asks for a database server."""
+    chosen = db or os.environ.get("DATABASE_URL")
+    if chosen:
+        return chosen
+    if is_url(out_dir):
+        raise ConfigError(
+            f"--out {out_dir} is object storage, which cannot hold the SQLite database: pass --db "
+            "postgresql://… (or set DATABASE_URL) naming the database the run wrote."
+        )
+    return f"sqlite:///{(Path(str(out_dir).removeprefix('file://')) / 'arbiter.db').resolve()}"
 
 
 def open_store(url: str | None, *, retry_s: float | None = None, limits: Limits | None = None) -> Store:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arbiter import __version__
+from arbiter import __version__, atomic
 from arbiter.classify.base import Classifier
 from arbiter.classify.gemini import ClassificationDeferred
 from arbiter.contracts import (
@@ -24,8 +24,6 @@ from arbiter.contracts import (
     Extractor,
     FinalDecision,
     ProductionClassification,
-    SMEPacket,
-    VerificationOutcome,
 )
 from arbiter.contracts.profile import Profile
 from arbiter.diagnostics import describe
@@ -33,11 +31,13 @@ from arbiter.ingest import EXTRACTOR_NAME, EXTRACTOR_VERSION, IngestFailure, Ing
 from arbiter.ingest.cache import BundleCache
 from arbiter.ingest.isolated import Handed
 from arbiter.llm.client import LLMClient
+from arbiter.outputs import location
 from arbiter.record.drift import DriftMonitor, stratum_of
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.mirrors import ResultStore
 from arbiter.record.packets import build_packet
 from arbiter.record.samples import blind_samples
+from arbiter.run.result import PENDING, DocResult  # noqa: F401  (PENDING re-exported)
 from arbiter.run.worker import (  # noqa: F401  (re-exported)
     Prepared,
     WorkerFault,
@@ -53,71 +53,6 @@ from verifiers.llm_phase import PhaseDeferred
 log = logging.getLogger(__name__)
 
 IngestFn = Callable[[Path, str], IngestResult | Handed]  # Handed: a worker checked it too (run/worker.py)
-PENDING = "PENDING_LLM_BATCH"  # batch mode: waiting for the batch job's answers
-
-
-@dataclass(frozen=True, kw_only=True)
-class DocResult:
-    """The line a batch keeps per document (small: a 5,000-document run holds only these).
-
-    Built by keyword, or by one of the constructors below for the four ways a document ends."""
-
-    doc_id: str
-    pdf_path: str
-    final_decision: str
-    escalation_reason: str | None = None
-    accepted_after_fixes: bool = False
-    error: str | None = None
-    skipped: bool = False
-    duration_ms: float
-    attempts: int = 0
-    llm_calls: int = 0
-    llm_cost_usd: float | None = 0.0  # None: the model's price is unknown
-    samples: tuple[str, ...] = ()  # kinds of the blind packets this document was sampled into
-    semantic_checks: str = "rules_only"  # SemanticChecks: whether a language model took part in the decision
-
-    @classmethod
-    def skipped_unchanged(cls, doc_id: str, pdf: Path, duration_ms: float) -> DocResult:
-        """Nothing changed since the run that decided it: not redone."""
-        return cls(
-            doc_id=doc_id, pdf_path=str(pdf), final_decision="SKIPPED", skipped=True, duration_ms=duration_ms
-        )
-
-    @classmethod
-    def pending(cls, doc_id: str, pdf: Path, duration_ms: float) -> DocResult:
-        """Batch mode: waiting for its LLM answers; nothing written."""
-        return cls(doc_id=doc_id, pdf_path=str(pdf), final_decision=PENDING, duration_ms=duration_ms)
-
-    @classmethod
-    def failed(cls, outcome: VerificationOutcome, pdf: Path, reason: str, duration_ms: float) -> DocResult:
-        """Could not be verified at all: escalated with `reason`."""
-        return cls(
-            doc_id=outcome.doc_id,
-            pdf_path=str(pdf),
-            final_decision=str(outcome.final_decision),
-            escalation_reason=reason,
-            error=reason,
-            duration_ms=duration_ms,
-        )
-
-    @classmethod
-    def decided(
-        cls, outcome: VerificationOutcome, pdf: Path, duration_ms: float, samples: tuple[SMEPacket, ...]
-    ) -> DocResult:
-        """Verified: accepted or escalated, with its attempts, LLM use and blind samples."""
-        return cls(
-            doc_id=outcome.doc_id,
-            pdf_path=str(pdf),
-            final_decision=str(outcome.final_decision),
-            escalation_reason=outcome.escalation_reason,
-            accepted_after_fixes=outcome.accepted_after_fixes,
-            duration_ms=duration_ms,
-            attempts=len(outcome.attempts),
-            llm_calls=outcome.llm_calls,
-            llm_cost_usd=outcome.llm_cost_usd,
-            samples=tuple(p.packet_kind.value for p in samples),
-            semantic_checks=outcome.semantic_checks.value,
-        )
 
 
 @dataclass
@@ -178,7 +113,9 @@ class Pipeline:
                 pdf, doc_id, "", "pdf_unreadable", f"The file could not be read ({exc.strerror}).", started
             )
         key = self.skip_key(doc_id, pdf_sha)
-        if not force and self.store.completed_key(doc_id) == key:
+        # Done only when its rows and its files are there: missing files are rebuilt (repair), and a document
+        # whose files cannot be is decided again.
+        if not force and self.store.completed_key(doc_id) == key and self.repair(pdf, doc_id, pdf_sha):
             return DocResult.skipped_unchanged(doc_id, pdf, _ms(started))
         try:
             return self._run(pdf, doc_id, pdf_sha, key, started, force=force)
@@ -216,6 +153,21 @@ class Pipeline:
         if isinstance(result, DocumentBundle) and self.cache is not None and result.file_sha256 == pdf_sha:
             self.cache.put(result, password=self.password)
         return result
+
+    def repair(self, pdf: Path, doc_id: str, pdf_sha: str | None = None) -> bool:
+        """Rebuild whatever files of a recorded document are missing (the store rewrites its own; the bundle
+        comes from the cache or the PDF again); False when one cannot be rebuilt."""
+
+        def restore_bundle() -> bool:
+            sha = pdf_sha or file_sha256(pdf)
+            got = self._bundle(pdf, doc_id, sha)
+            target = location(self.store.bundle_path(doc_id))
+            if isinstance(got, DocumentBundle) and got.file_sha256 == sha:
+                atomic.write_json(target, got)
+            # A worker (Handed) files the mirror itself; either way the file is what counts.
+            return target.is_file()
+
+        return self.store.repair(doc_id, restore_bundle)
 
     def _run(
         self, pdf: Path, doc_id: str, pdf_sha: str, key: str, started: float, *, force: bool = False

@@ -140,9 +140,10 @@ def _refusal(what: str, info: dict[str, Any] | None, wait_s: float) -> str:
 @contextmanager
 def _pg_lock(db_url: str, info: dict[str, Any], wait_s: float) -> Iterator[None]:
     from arbiter.store.db import make_engine
+    from arbiter.store.pooling import session_url
 
     name = f"{APP_PREFIX} pid={info['pid']} started={info['started_at']} host={info['host']}"[:63]
-    engine = make_engine(db_url, poolclass=sa.pool.NullPool)
+    engine = make_engine(session_url(db_url), poolclass=sa.pool.NullPool)  # a session (store/pooling.py)
     conn = engine.connect()
     held: PgRunLock | None = None
     try:

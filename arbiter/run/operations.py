@@ -13,6 +13,7 @@ from pathlib import Path
 
 from arbiter.contracts import DocumentRecord, FinalDecision
 from arbiter.errors import InputError
+from arbiter.outputs import Location
 from arbiter.record.packets import unreadable
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import new_run_id
@@ -39,7 +40,7 @@ def retry(
     *,
     admin: str,
     password: str | None,
-    out_dir: Path,
+    out_dir: Location,
     pdf: Path | None = None,
     engine: Engine | None = None,
     isolated: bool = True,

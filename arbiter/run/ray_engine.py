@@ -29,9 +29,11 @@ from arbiter.outputs import Location, is_url, location, work_dir
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, InputDoc, default_workers, new_run_id
 from arbiter.run.compose import Engine, PipelineParts, open_store, pipeline
-from arbiter.run.document import DocResult, Pipeline
+from arbiter.run.document import Pipeline
 from arbiter.run.lock import run_lock
 from arbiter.run.ray_worker import WorkerSpec, add_usage, process_document, without_keys
+from arbiter.run.result import DocResult
+from arbiter.store import pooling
 from arbiter.store.errors import DatabaseUnavailable
 
 TASK_RETRIES = 3  # Ray runs a task again this many times when its worker or node dies
@@ -229,6 +231,8 @@ def execute_on_ray(
     with run_lock(work_dir(out_dir), url), ray_session(options.ray_address, cpus=options.workers) as ray:
         check_database(url, ray)
         workers = options.workers or int(ray.cluster_resources().get("CPU", 1))
+        # The driver's pool and its run lock's session count against the run's connection budget.
+        pool = 1 if url.startswith("sqlite") else pooling.worker_pool_size(workers, pooling.pool_size() + 1)
         database = open_store(url)
         limits = None
         try:
@@ -241,6 +245,8 @@ def execute_on_ray(
 
                 limits = start_limits(engine.llm)
             spec = _spec(options, engine, run_id, url, password, limits, out_dir)
+            mode = "transaction" if pooling.transaction_pooling() else "session"
+            spec = replace(spec, db_pool_size=pool, db_pooling=mode)
             runner = RayBatchRunner(driver, sink, spec, workers=workers, force=options.force, task=task)
             summary = runner.run(docs, progress=progress(len(docs)) if progress else None)
         finally:

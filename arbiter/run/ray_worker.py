@@ -30,9 +30,11 @@ from arbiter.llm.config import LLMSettings
 from arbiter.outputs import location, work_dir
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.compose import PipelineParts, build_engine, open_extraction, pipeline
-from arbiter.run.document import DocResult, Pipeline
+from arbiter.run.document import Pipeline
 from arbiter.run.ray_limits import share_limits
+from arbiter.run.result import DocResult
 from arbiter.store import Store
+from arbiter.store.db import make_engine, resolve_url
 
 KEY_VARIABLES = {
     "openai_api_key": ("ARBITER_OPENAI_API_KEY", "OPENAI_API_KEY"),
@@ -59,6 +61,8 @@ class WorkerSpec:
     timeout_s: float = 120.0
     password: str | None = None
     limits: Any = None  # the run's RunLimits actor handle (None: no LLM)
+    db_pool_size: int = 1  # this worker's share of the run's connection budget (store/pooling.py)
+    db_pooling: str = "session"  # the driver's ARBITER_DB_POOLING: every node reaches the same PgBouncer
     code_version: str = (
         __version__  # the driver's: every node must run the same Arbiter (skip keys include it)
     )
@@ -113,7 +117,7 @@ def _build(spec: WorkerSpec) -> _Built:
     )
     with ExitStack() as undo:  # what fails below leaves no worker, fork server or connection pool behind
         undo.callback(ingestor.close)
-        database = Store(spec.db_url)
+        database = Store(spec.db_url, engine=_engine(spec) if not spec.db_url.startswith("sqlite") else None)
         undo.callback(database.dispose)
         sink = DatabaseResultStore(database, out_dir)
         password = spec.password
@@ -129,6 +133,11 @@ def _build(spec: WorkerSpec) -> _Built:
         built = _Built(pipeline(engine, parts), sink, database, (ingestor,))
         undo.pop_all()
     return built
+
+
+def _engine(spec: WorkerSpec) -> Any:
+    """This worker's PostgreSQL engine: its share of the run's connections, the driver's pooling mode."""
+    return make_engine(resolve_url(spec.db_url), pooling=spec.db_pooling, pool_size=spec.db_pool_size)
 
 
 def _close(built: _Built) -> None:
@@ -216,7 +225,9 @@ def process_document(
     """One document through the run's pipeline on this node: its DocResult and the LLM use it cost."""
     built = built_for(spec)
     again = recorded_by_this_run(built, doc_id, pdf)
-    if again is not None:
+    # A retried task whose first attempt committed before its node died: the files that node never wrote are
+    # rebuilt here; if one cannot be, the document goes through the pipeline (which decides it again).
+    if again is not None and built.pipeline.repair(Path(pdf), doc_id):
         return again, {}
     client = built.pipeline.llm
     before = usage_snapshot(client)

@@ -28,6 +28,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
 from arbiter.store.errors import DatabaseUnavailable
+from arbiter.store.pooling import check_time_zone, postgres_engine_args
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +48,11 @@ def resolve_url(url: str | None = None) -> str:
     return url
 
 
-def make_engine(url: str | None = None, *, busy_timeout_ms: int | None = None, **kwargs: Any) -> Engine:
+def make_engine(
+    url: str | None = None, *, busy_timeout_ms: int | None = None, pooling: str | None = None, **kwargs: Any
+) -> Engine:
     """An engine with the per-connection settings each database needs; UTC on both. busy_timeout_ms caps
-    SQLite's wait for a lock (default BUSY_TIMEOUT_MS)."""
+    SQLite's wait for a lock (default BUSY_TIMEOUT_MS); `pooling` the PgBouncer mode (store/pooling.py)."""
     resolved = sa.make_url(resolve_url(url))
     if resolved.get_backend_name() == "sqlite":
         database = resolved.database or ""
@@ -59,13 +62,16 @@ def make_engine(url: str | None = None, *, busy_timeout_ms: int | None = None, *
         _sqlite_events(engine, busy_timeout_ms)
         return engine
     connect_args = dict(kwargs.pop("connect_args", {}))
-    connect_args.setdefault("options", "-c timezone=UTC")
     connect_args.setdefault("connect_timeout", 10)
+    # At most ARBITER_DB_POOL_SIZE connections per process; PgBouncer's transaction pooling (store/pooling.py).
+    postgres_engine_args(kwargs, connect_args, retry_seconds(), pooling)
     # pool_pre_ping: a connection the server dropped (a restart) is found and replaced before it is used,
     # at the cost of one round trip per checkout; the retry loop below covers a drop mid-transaction.
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("pool_recycle", 1800)
-    return sa.create_engine(resolved, connect_args=connect_args, **kwargs)
+    engine = sa.create_engine(resolved, connect_args=connect_args, **kwargs)
+    check_time_zone(engine, pooling)
+    return engine
 
 
 def _sqlite_events(engine: Engine, busy_timeout_ms: int | None = None) -> None:

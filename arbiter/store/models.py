@@ -96,6 +96,9 @@ class OutcomeRow(SQLModel, table=True):
     doc_id: str = Field(max_length=255)
     run_id: str = Field(max_length=64)
     outcome: dict[str, Any] = _json()
+    # The primary's answer byte for byte (migration 0009; None before it, or when there was none): what a
+    # re-run rewrites a missing classification.json from.
+    primary_raw: str | None = Field(default=None, sa_column=sa.Column(sa.Text(), nullable=True))
 
 
 class PacketRow(SQLModel, table=True):

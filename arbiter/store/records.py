@@ -182,6 +182,7 @@ class Records(Repository):
                     "doc_id": record.doc_id,
                     "run_id": record.run_id,
                     "outcome": outcome.model_dump(mode="json"),
+                    "primary_raw": record.primary_raw,
                 },
             )
             packet_id = insert_packet(conn, packet, now) if packet is not None else None
@@ -259,8 +260,8 @@ class Records(Repository):
 
     def document(self, doc_id: str) -> DocumentRecord | None:
         """The document's newest recorded run rebuilt from the database (outcome, its escalation packet,
-        the newest ground truth): what the JSON mirrors are written from. No bundle, no raw primary answer
-        (neither is stored in the database)."""
+        the newest ground truth, the primary's answer byte for byte): what the JSON mirrors are written from.
+        No bundle (the database holds none: it is rebuilt from the PDF)."""
         with self.read() as conn:
             doc = conn.execute(
                 sa.select(documents)
@@ -271,11 +272,11 @@ class Records(Repository):
             if doc is None:
                 return None
             d = doc._mapping
-            data = conn.execute(
-                sa.select(outcomes.c.outcome).where(
+            stored = conn.execute(
+                sa.select(outcomes.c.outcome, outcomes.c.primary_raw).where(
                     outcomes.c.doc_id == doc_id, outcomes.c.run_id == d["run_id"]
                 )
-            ).scalar()
+            ).first()
             packet_row = conn.execute(
                 sa.select(packets)
                 .where(
@@ -286,16 +287,16 @@ class Records(Repository):
                 .limit(1)
             ).first()
             gt = latest_gt(conn, doc_id)
-        if data is None:
+        if stored is None:
             return None
-        outcome = VerificationOutcome.model_validate(data)
+        outcome = VerificationOutcome.model_validate(stored.outcome)
         return DocumentRecord(
             doc_id=doc_id,
             run_id=d["run_id"],
             skip_key=d["skip_key"],
             pdf_path=d["pdf_path"],
             outcome=outcome,
-            primary_raw=None,
+            primary_raw=stored.primary_raw,
             bundle=None,
             packet=packet_from_row(packet_row) if packet_row is not None else None,
             ground_truth=gt if outcome.final_decision != FinalDecision.ESCALATE_TO_SME else None,

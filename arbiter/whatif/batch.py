@@ -16,12 +16,13 @@ import multiprocessing
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Connection
 
 from arbiter.contracts.profile import Profile
+from arbiter.errors import ConfigError
+from arbiter.outputs import location
 from arbiter.whatif import paths
 from arbiter.whatif.history import Recorded, Truth, full_outcome, primary_of, reading
 from arbiter.whatif.paths import Simulated, current_of
@@ -82,8 +83,8 @@ def content_key(conn: Connection, doc: Recorded, truth: Truth | None) -> str | N
     if primary is None or not doc.bundle_path:
         return None
     try:
-        bundle = Path(doc.bundle_path).read_bytes()
-    except OSError:
+        bundle = location(doc.bundle_path).read_bytes()  # a file, or object storage (arbiter/outputs.py)
+    except (OSError, ConfigError):
         return None
     attempts = full_outcome(conn, doc).get("attempts") or []
     digest = hashlib.sha256(bundle)

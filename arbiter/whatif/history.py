@@ -232,7 +232,7 @@ def _json(value: Any) -> Any:
 
 
 def documents(
-    conn: Connection, as_of: datetime | None, out_dir: Path | None = None, *, segments: bool = False
+    conn: Connection, as_of: datetime | None, out_dir: str | Path | None = None, *, segments: bool = False
 ) -> list[Recorded]:
     """Each document's newest run as of the time, with its slim outcome (doc_id order); `segments` adds the
     final classification's segments (a focused re-check reads them)."""
@@ -247,8 +247,8 @@ def documents(
     for doc_id, run_id, decision, reason, error, pdf, outcome, bundle in prefetched(
         conn.execute(bound(sql, as_of), params(as_of))
     ):
-        if not bundle and out_dir is not None:
-            bundle = f"{out_dir}/bundles/{doc_id}.json"
+        if not bundle and out_dir is not None:  # a folder or an object storage URL (str joins both)
+            bundle = f"{str(out_dir).rstrip('/')}/bundles/{doc_id}.json"
         values = _json(outcome) if outcome is not None else None
         data = _slim(values) if isinstance(values, list) else None
         rows.append(
@@ -386,7 +386,7 @@ def primary_segments(conn: Connection, docs: Sequence[Recorded], chunk: int = 50
 
 
 def read_history(
-    conn: Connection, as_of: datetime | None, out_dir: Path | None = None, *, segments: bool = False
+    conn: Connection, as_of: datetime | None, out_dir: str | Path | None = None, *, segments: bool = False
 ) -> History:
     """The history; `segments` (a focused re-check) adds the segments of each retried document's versions."""
     docs = documents(conn, as_of, out_dir, segments=segments)

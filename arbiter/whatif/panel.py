@@ -49,7 +49,7 @@ def profile_from_upload(data: bytes) -> Profile:
 
 
 def run(
-    db_url: str, candidate: Profile, *, as_of: datetime | None = None, output_root: Path | None = None
+    db_url: str, candidate: Profile, *, as_of: datetime | None = None, output_root: str | Path | None = None
 ) -> dict[str, Any]:
     """The comparison of `arbiter policy simulate --json` (current: the bundled profile), read-only."""
     from arbiter.whatif.diff import diff_profiles

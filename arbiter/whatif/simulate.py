@@ -131,7 +131,7 @@ def simulate(
     candidate: Profile,
     *,
     as_of: datetime | None = None,
-    out_dir: Path | None = None,
+    out_dir: str | Path | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Read the history (read-only connection), decide again, compare."""

@@ -158,4 +158,4 @@ st.caption(
 if state.require_user().is_admin:  # the What-if panel (review_app/whatif_panel.py; logic in arbiter/whatif/)
     from review_app import whatif_panel
 
-    whatif_panel.show(state.the_store().url, as_of, state.settings().output_root)
+    whatif_panel.show(state.the_store().url, as_of, state.settings().output_root, state.settings().output_url)

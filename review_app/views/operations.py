@@ -5,6 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from arbiter.outputs import location
 from arbiter.review.operations_view import OpsDesk, ops_rows
 from arbiter.review.packet_view import escape
 from arbiter.review.queue_view import reason_label
@@ -17,7 +18,12 @@ if not user.is_admin:
     st.stop()
 store = state.the_store()
 settings = state.settings()
-ops = OpsDesk(store, user.name, settings.docs_root, settings.output_root or Path("output"))
+ops = OpsDesk(
+    store,
+    user.name,
+    settings.docs_root,
+    settings.output_root or (location(settings.output_url) if settings.output_url else Path("output")),
+)
 
 st.title("Operations")
 state.show_flash()

@@ -106,7 +106,7 @@ try:
     pdf = documents.pdf_of(packet, settings.docs_root)
 except PathRefused as exc:
     st.error(escape(str(exc)))
-bundle = documents.bundle_of(packet, settings.roots) if pdf is not None else None
+bundle = documents.bundle_of(packet, settings.roots, settings.bundle_urls) if pdf is not None else None
 issues = sort_issues(packet.issues_summary)
 contexts = [issue_context(i, bundle, answer, profile.tolerances.fuzzy_match_threshold) for i in issues]
 
