@@ -38,6 +38,33 @@ def lab(num: int, footer: str = "") -> Page:
     return page(num, *paras, *([(footer, "footer")] if footer else []))
 
 
+def lab_full_page(num: int) -> Page:
+    """A lab report's first page whose results run to the foot of the page (the report goes on overleaf)."""
+    rows = "\n".join(
+        f"Analyte {chr(65 + i % 26)}{i} {4 + i % 5}.{i % 10} mmol/L 3.5-9.9 mmol/L" for i in range(44)
+    )
+    return page(
+        num,
+        ("Northfield Regional Laboratory", "header"),
+        ("Chemistry and Hematology Results", "heading"),
+        ("Test Result Units Reference Range", "table"),
+        (rows, "table"),
+    )
+
+
+def lab_results_continued(num: int) -> Page:
+    """A later page of a lab report: more result rows and the director's line, no letterhead or title."""
+    return page(
+        num,
+        (
+            "Sodium 139 mmol/L 136-145 mmol/L\nChloride 101 mmol/L 98-107 mmol/L\n"
+            "Glucose 182 H mg/dL 70-99 mg/dL\nCreatinine 1.1 mg/dL 0.6-1.2 mg/dL",
+            "table",
+        ),
+        ("Reviewed by: J. Park, MD, Laboratory Director", "paragraph"),
+    )
+
+
 def pathology(num: int, footer: str = "") -> Page:
     paras = [
         ("Surgical Pathology Report", "heading"),
@@ -251,7 +278,7 @@ CASES: list[tuple[str, list[Page], list[dict[str, Any]], Any, set[str]]] = [
     ),
     (
         "same_type_split_with_nothing_new",
-        [lab(1), lab(2)],
+        [lab_full_page(1), lab_results_continued(2)],
         [
             seg(1, 1, "LAB_REPORT", LAB_EV),
             seg(2, 2, "LAB_REPORT", {"LAB_REPORT": [(2, "Test Result Units")]}),
