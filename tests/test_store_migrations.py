@@ -22,6 +22,7 @@ TABLES = {
     "packets",
     "packet_codes",
     "packet_skips",
+    "known_answers",
     "reviews",
     "ground_truth",
     "users",
@@ -51,7 +52,7 @@ def test_upgrade_downgrade_upgrade(fresh: Store) -> None:
     """head builds every table, base removes them all, head again works and the store is usable."""
     fresh.migrate()
     assert _tables(fresh) == TABLES
-    assert fresh.current_revision() == "0011"
+    assert fresh.current_revision() == "0012"
     fresh.records.record(accepted("d1"))
     fresh.downgrade("base")
     assert _tables(fresh) == set()
@@ -91,4 +92,4 @@ def test_concurrent_migrations_do_not_collide(fresh: Store) -> None:
         for other in others:
             other.dispose()
     assert _tables(fresh) == TABLES
-    assert fresh.current_revision() == "0011"
+    assert fresh.current_revision() == "0012"

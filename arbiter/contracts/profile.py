@@ -20,6 +20,7 @@ from arbiter.contracts.content_profile import Content as Content
 from arbiter.contracts.content_profile import ReaderSettings as ReaderSettings
 from arbiter.contracts.content_profile import ValuePattern as ValuePattern
 from arbiter.contracts.limits import Limits
+from arbiter.contracts.sampling_profile import CalibrationPolicy as CalibrationPolicy
 from arbiter.contracts.sampling_profile import DriftPolicy as DriftPolicy
 from arbiter.contracts.sampling_profile import MetricsPolicy as MetricsPolicy
 from arbiter.contracts.sampling_profile import RiskWeights as RiskWeights
@@ -273,6 +274,7 @@ class Profile(Strict):
     sampling: Sampling = Field(default_factory=Sampling)
     metrics: MetricsPolicy = Field(default_factory=MetricsPolicy)
     drift: DriftPolicy = Field(default_factory=DriftPolicy)
+    calibration: CalibrationPolicy = Field(default_factory=CalibrationPolicy)
     baseline: Baseline | None = None
     content: Content = Field(default_factory=Content)
     guidance: dict[str, str] = Field(default_factory=dict)  # per type: how a clinician tells it (review app)
@@ -306,9 +308,10 @@ class Profile(Strict):
     @cached_property
     def digest(self) -> str:
         """sha256 of the profile's canonical JSON: part of the key that decides whether a re-run can skip.
-        The sampling shares, the drift alarms and the reviewers' guidance are left out: they decide nothing."""
+        The sampling shares, the drift alarms, the calibration and the reviewers' guidance are left out: they
+        decide nothing."""
         return hashlib.sha256(
-            self.model_dump_json(exclude={"sampling", "drift", "guidance"}).encode()
+            self.model_dump_json(exclude={"sampling", "drift", "calibration", "guidance"}).encode()
         ).hexdigest()
 
 

@@ -108,3 +108,19 @@ class DriftPolicy(Strict):
     audit_boost: float = Field(
         default=3.0, ge=1, description="Factor on the audit probability of a producer under a standing alarm."
     )
+
+
+class CalibrationPolicy(Strict):
+    """Calibrated accepts (docs/design.md §9.6): `arbiter metrics calibrate` fits the probability that an accept
+    is right on its risk score over reviewed blind audits outside the held-out share (chosen by the PDF's hash),
+    and writes it to `file` (relative to the output folder unless absolute); the metrics read it back and
+    measure it on the held-out audits."""
+
+    file: str = Field(default="calibration.json", description="Where the fitted curve is written and read.")
+    min_audits: int = Field(
+        default=40, ge=2, description="Reviewed audits of accepts (outside the held-out share) needed to fit."
+    )
+    holdout_share: float = Field(
+        default=0.3, gt=0, lt=1, description="The share of documents, by PDF hash, kept out of the fit."
+    )
+    bins: int = Field(default=10, ge=2, le=50, description="Bins of the reliability diagram.")

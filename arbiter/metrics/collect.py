@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy.engine import Connection, Engine
 
-from arbiter.contracts.profile import DriftPolicy, MetricsPolicy, Sampling
-from arbiter.metrics import drift, gt_reader, guarantee, loader
+from arbiter.contracts.profile import CalibrationPolicy, DriftPolicy, MetricsPolicy, Sampling
+from arbiter.metrics import calibration, drift, gt_reader, guarantee, known, loader
 from arbiter.metrics.compute import GroundTruthScores, build_report
 from arbiter.metrics.result import MetricsReport
 from arbiter.metrics.rows import DocRun
@@ -112,9 +112,14 @@ def compute_metrics(
     policy: MetricsPolicy | None = None,
     sampling: Sampling | None = None,
     drift_policy: DriftPolicy | None = None,
+    calibration_file: str | None = None,
+    calibration_policy: CalibrationPolicy | None = None,
+    known_answers: bool = False,
 ) -> MetricsReport:
     """The full report of the store, as of a time (None: everything there is). `sampling`: the profile's, whose
-    audit_share stands for the inclusion probability of accepts recorded before probabilities were."""
+    audit_share stands for the inclusion probability of accepts recorded before probabilities were.
+    `calibration_file`: measure the calibration fitted there; `known_answers`: each reviewer's accuracy on
+    known-answer packets (for admins only)."""
     started = time.perf_counter()
     engine = store.engine
     scores = GroundTruthScores()
@@ -151,5 +156,11 @@ def compute_metrics(
     report.guarantees = guarantee.guarantees(frame, policy, (sampling or Sampling()).audit_share)
     with reading(engine) as conn:
         report.drift = drift.alarms(conn, as_of, drift_policy)
+        if calibration_file is not None:
+            report.calibration = calibration.measure(
+                conn, as_of, calibration_policy or CalibrationPolicy(), calibration_file
+            )
+        if known_answers:
+            report.known_answers = known.accuracy(conn, as_of)
     report.seconds = time.perf_counter() - started
     return report

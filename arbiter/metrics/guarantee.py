@@ -25,7 +25,7 @@ from arbiter.metrics.ipw import further_audits, horvitz_thompson
 from arbiter.metrics.loader import _EARNED
 from arbiter.metrics.result import Guarantee
 from arbiter.metrics.rows import PacketKind
-from arbiter.metrics.sql import bound, cut, params
+from arbiter.metrics.sql import bound, cut, not_known, params
 
 ALL, KIND, TYPE = "all", "kind", "type"
 UNTYPED = "(no type)"
@@ -75,7 +75,7 @@ def read(conn: Connection, as_of: datetime | None = None) -> AuditFrame:
         f"LEFT JOIN (SELECT packet_id, min(id) AS id FROM reviews WHERE {cut('created_at', as_of)} "
         "GROUP BY packet_id) f ON f.packet_id = p.packet_id "
         "LEFT JOIN reviews r ON r.id = f.id "
-        f"WHERE p.kind = '{PacketKind.AUDIT.value}' AND p.status <> 'SUPERSEDED' AND {_ACCEPT} "
+        f"WHERE p.kind = '{PacketKind.AUDIT.value}' AND p.status <> 'SUPERSEDED' AND {_ACCEPT} AND {not_known()} "
         f"AND {cut('p.created_at', as_of)}"
     )
     audits = [

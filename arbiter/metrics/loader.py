@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 from arbiter.contracts import PhaseStatus, SemanticChecks
 from arbiter.contracts.verification import MODEL_JUDGED, SEMANTIC_VERIFIERS
 from arbiter.metrics.rows import DocRun, PacketKind, Reviewed
-from arbiter.metrics.sql import bound, cut, params
+from arbiter.metrics.sql import KNOWN_ANSWER, bound, cut, not_known, params
 from arbiter.store.models import UTCDateTime
 
 GTC = "ground_truth_classification"
@@ -65,9 +65,12 @@ _EARNED = {
     ),
 }
 _ACCEPTED = "(SELECT d.doc_type FROM documents d WHERE d.doc_id = p.doc_id AND d.run_id = p.run_id)"
+# A known-answer packet (review/known.py) is an AUDIT packet to everyone else; here its kind is KNOWN_ANSWER, so no
+# audit figure counts it.
+_KIND = f"CASE WHEN {not_known()} THEN p.kind ELSE '{KNOWN_ANSWER}' END"
 _REVIEW = {
     "sqlite": (
-        "group_concat(json_array(r.packet_id, r.doc_id, p.run_id, p.kind, p.pair_of, r.reviewer, "
+        f"group_concat(json_array(r.packet_id, r.doc_id, p.run_id, {_KIND}, p.pair_of, r.reviewer, "
         "json_extract(r.payload, '$.agrees_with_primary', '$.started_at', '$.submitted_at'), "
         f"CASE WHEN {_PAIRED} THEN COALESCE(r.answer ->> '$.dominant_type', (SELECT t.payload ->> "
         f"'$.{GTC}.dominant_type' FROM ground_truth t WHERE t.gt_id = r.gt_id)) END, CASE WHEN p.kind = 'AUDIT' THEN COALESCE({_ACCEPTED}, "
@@ -75,7 +78,7 @@ _REVIEW = {
         f"CASE WHEN p.kind = 'AUDIT' THEN {_EARNED['sqlite']} END), ',')"
     ),
     "postgresql": (
-        "string_agg(jsonb_build_array(r.packet_id, r.doc_id, p.run_id, p.kind, p.pair_of, r.reviewer, "
+        f"string_agg(jsonb_build_array(r.packet_id, r.doc_id, p.run_id, {_KIND}, p.pair_of, r.reviewer, "
         "jsonb_build_array(r.payload -> 'agrees_with_primary', r.payload -> 'started_at', "
         f"r.payload -> 'submitted_at'), CASE WHEN {_PAIRED} THEN COALESCE(r.answer ->> 'dominant_type', "
         f"(SELECT t.payload #>> '{{{GTC},dominant_type}}' FROM ground_truth t WHERE t.gt_id = r.gt_id)) END, CASE WHEN p.kind = 'AUDIT' THEN COALESCE({_ACCEPTED}, "
@@ -188,7 +191,7 @@ def open_audits(conn: Connection, as_of: datetime | None = None) -> int:
     """Audit packets created by the time and not reviewed by then (superseded ones left out)."""
     sql = (
         f"SELECT count(*) FROM packets p WHERE p.kind = '{PacketKind.AUDIT.value}' "
-        f"AND p.status <> 'SUPERSEDED' AND {cut('p.created_at', as_of)} AND NOT EXISTS "
+        f"AND p.status <> 'SUPERSEDED' AND {cut('p.created_at', as_of)} AND {not_known()} AND NOT EXISTS "
         f"(SELECT 1 FROM reviews r WHERE r.packet_id = p.packet_id AND {cut('r.created_at', as_of)})"
     )
     return int(conn.execute(bound(sql, as_of), params(as_of)).scalar_one())

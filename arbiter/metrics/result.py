@@ -208,6 +208,50 @@ class DriftAlarm(Strict):
     standing: bool = Field(description="Still standing: the producer's audits are raised until it settles.")
 
 
+class ReliabilityBin(Strict):
+    """One bin of the reliability diagram: held-out audits whose estimated probability of being right falls in
+    [low, high), their mean estimate and the share that was right; and how many accepts fall in the bin."""
+
+    low: float
+    high: float
+    audits: int
+    predicted: float | None = Field(default=None, description="Mean estimated probability of its audits.")
+    observed: Rate = Field(description="Its held-out audits whose accept was right.")
+    accepts: int = Field(default=0, description="Accepts whose estimated probability falls in the bin.")
+
+
+class Calibration(Strict):
+    """Calibrated accepts (metrics/calibration.py): the fitted curve of P(the accept is right | risk), what it
+    says of the accepts in aggregate, and how well it holds on held-out audits. `status`: fitted, too_few (not
+    enough audits to fit: `message` says how many), none (nothing fitted yet) or invalid (the file is unusable)."""
+
+    status: Literal["fitted", "too_few", "none", "invalid"]
+    message: str
+    file: str | None = None
+    fitted_at: datetime | None = None
+    audits: int = Field(default=0, description="Reviewed audits of accepts with a risk score, as of the cut.")
+    train_audits: int = Field(default=0, description="Of them, outside the held-out share (the fit's).")
+    holdout_audits: int = Field(default=0, description="Of them, in the held-out share (never fitted on).")
+    min_audits: int = 0
+    accepts: int = Field(default=0, description="Accepts with a risk score, as of the cut.")
+    mean_probability: float | None = Field(
+        default=None, description="The accepts' mean estimated probability of being right."
+    )
+    expected_wrong: float | None = Field(default=None, description="Accepts expected to be wrong (Σ 1 − p).")
+    ece: float | None = Field(default=None, description="Expected calibration error on held-out audits.")
+    bins: list[ReliabilityBin] = Field(default_factory=list)
+
+
+class KnownAnswerAccuracy(Strict):
+    """A reviewer's answers on known-answer packets (review/known.py): right when they match the adjudicated
+    answer (contracts/agreement.py); the accuracy is shown from `min_answers` on."""
+
+    reviewer: str
+    answered: int
+    accuracy: Rate
+    shown: bool = Field(description="At least min_answers answered: the accuracy is a figure.")
+
+
 class MetricsReport(Strict):
     generated_at: datetime
     as_of: datetime | None
@@ -227,6 +271,10 @@ class MetricsReport(Strict):
     )
     drift: list[DriftAlarm] = Field(
         default_factory=list, description="Drift alarms per producer across runs, in the order raised."
+    )
+    calibration: Calibration | None = Field(default=None, description="Calibrated accepts (None: not asked).")
+    known_answers: list[KnownAnswerAccuracy] = Field(
+        default_factory=list, description="Each reviewer's accuracy on known-answer packets (admins only)."
     )
     seconds: float = Field(0.0, description="Time the computation took.")
 

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection
 from arbiter.store.models import UTCDateTime
 
 BATCH = 5_000
+KNOWN_ANSWER = "KNOWN_ANSWER"  # the kind the metrics give a known-answer packet's review (review/known.py)
 
 
 def cut(column: str, as_of: datetime | None) -> str:
@@ -35,3 +36,8 @@ def stream(conn: Connection, sql: str, as_of: datetime | None) -> Any:
     return conn.execution_options(stream_results=True, yield_per=BATCH).execute(
         bound(sql, as_of), params(as_of)
     )
+
+
+def not_known(packet: str = "p") -> str:
+    """The packet is not a known-answer packet (review/known.py): those measure reviewers, never the arbiter."""
+    return f"NOT EXISTS (SELECT 1 FROM known_answers k WHERE k.packet_id = {packet}.packet_id)"

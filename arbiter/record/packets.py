@@ -110,6 +110,21 @@ def _document_fields(
     }
 
 
+# The keys _document_fields gives every packet (a known-answer packet copies them from a document's packet).
+DOCUMENT_FIELDS = (
+    "doc_id",
+    "pdf_filename",
+    "pdf_path",
+    "pdf_sha256",
+    "document_bundle_path",
+    "total_pages",
+    "primary_agent_classification",
+    "final_classification",
+    "run_id",
+    "policy_version",
+)
+
+
 def build_packet(
     outcome: VerificationOutcome,
     *,
@@ -192,9 +207,18 @@ def build_blind_packet(
         raise ValueError("a second review needs the escalation packet it doubles (pair_of)")
     stamp = now or datetime.now(UTC)
     key = f"{outcome.doc_id}|{pdf_sha256}|{run_id}|{kind.value}"
+    fields = _document_fields(outcome, pdf_path, pdf_sha256, bundle_path, total_pages, primary, run_id, stamp)
+    return blind_packet(kind, fields, "pkt-" + hashlib.sha256(key.encode()).hexdigest()[:16], pair_of)
+
+
+def blind_packet(
+    kind: PacketKind, fields: dict[str, Any], packet_id: str, pair_of: str | None = None
+) -> SMEPacket:
+    """The blind packet of a document's fields (DOCUMENT_FIELDS with created_at and updated_at): the same body
+    for an audit, a second review or a known-answer packet (review/known.py)."""
     return SMEPacket(
-        **_document_fields(outcome, pdf_path, pdf_sha256, bundle_path, total_pages, primary, run_id, stamp),
-        packet_id="pkt-" + hashlib.sha256(key.encode()).hexdigest()[:16],
+        **fields,
+        packet_id=packet_id,
         v5_decision=None,
         escalation_reason=BLIND_REASON,
         escalation_message=BLIND_MESSAGE,

@@ -270,6 +270,19 @@ class DraftRow(SQLModel, table=True):
     payload: dict[str, Any] = _json()
 
 
+class KnownAnswerRow(SQLModel, table=True):
+    """A known-answer packet (migration 0012): an AUDIT packet an admin seeded from a document's adjudicated
+    ground truth (`gt_id`) to measure reviewers. Only this table tells it from a real audit: its review writes
+    no ground-truth version, and the audit figures and the calibration leave it out."""
+
+    __tablename__ = "known_answers"
+    packet_id: str = Field(primary_key=True, foreign_key="packets.packet_id", max_length=64)
+    doc_id: str = Field(index=True, max_length=255)
+    gt_id: str = Field(max_length=64)
+    seeded_by: str = Field(max_length=128)
+    created_at: datetime = _ts()
+
+
 runs = RunRow.__table__  # type: ignore[attr-defined]
 documents = DocumentRow.__table__  # type: ignore[attr-defined]
 outcomes = OutcomeRow.__table__  # type: ignore[attr-defined]
@@ -283,5 +296,6 @@ audit_log = AuditRow.__table__  # type: ignore[attr-defined]
 sessions = SessionRow.__table__  # type: ignore[attr-defined]
 app_secrets = SecretRow.__table__  # type: ignore[attr-defined]
 drafts = DraftRow.__table__  # type: ignore[attr-defined]
+known_answers = KnownAnswerRow.__table__  # type: ignore[attr-defined]
 
 APPEND_ONLY_TABLES = ("ground_truth", "audit_log", "reviews")

@@ -27,7 +27,7 @@ from arbiter.store.adjudication import adjudication_packet, answered, disagreeme
 from arbiter.store.audit import write_audit
 from arbiter.store.drafts import delete_drafts
 from arbiter.store.errors import ClaimLost, TooLarge
-from arbiter.store.models import UTCDateTime, ground_truth, outcomes, packets, reviews
+from arbiter.store.models import UTCDateTime, ground_truth, known_answers, outcomes, packets, reviews
 from arbiter.store.packet_rows import COMPLETED, IN_REVIEW, SUPERSEDED, load_packet, packet_from_row
 from arbiter.store.records import RETRIES, insert_packet
 from arbiter.store.repository import Repository
@@ -46,6 +46,8 @@ _COMPLETE = (
     .values(status=COMPLETED, updated_at=sa.bindparam("p_now_at", type_=UTCDateTime()))
     .returning(*packets.c)
 )
+_KNOWN = sa.select(known_answers.c.gt_id).where(known_answers.c.packet_id == sa.bindparam("p_packet_id"))
+_GT = sa.select(ground_truth.c.payload).where(ground_truth.c.gt_id == sa.bindparam("p_gt_id"))
 _CONTEXT = sa.select(
     sa.select(ground_truth.c.payload)
     .where(ground_truth.c.doc_id == sa.bindparam("p_doc_id"))
@@ -153,8 +155,19 @@ class Reviews(Repository):
             if claimed_at is not None:
                 review = review.model_copy(update={"started_at": claimed_at, "submitted_at": now})
             previous, outcome = self._context_for(conn, packet)
-            opened = self._adjudicate_if_split(conn, packet, review, classification, previous, now)
-            source = None if opened is not None else _source_of(packet, review)
+            # A known-answer packet (store/known.py) measures the reviewer: its answer never becomes ground truth,
+            # opens no adjudication and changes no decision; the review names the version in force.
+            known = conn.execute(_KNOWN, {"p_packet_id": packet_id}).scalar()
+            if known is not None and previous is None:
+                previous = GroundTruthRecord.model_validate(
+                    conn.execute(_GT, {"p_gt_id": known}).scalar_one()
+                )
+            opened = (
+                None
+                if known
+                else self._adjudicate_if_split(conn, packet, review, classification, previous, now)
+            )
+            source = None if opened is not None or known else _source_of(packet, review)
             record: GroundTruthRecord | None = previous
             if source is not None:
                 record = next_version(
@@ -190,9 +203,12 @@ class Reviews(Repository):
             conn.execute(_INSERT_REVIEW, review_row)
             delete_drafts(conn, packet_id)
             details: dict[str, Any] = {"gt_id": record.gt_id, "version": record.version}
-            details.update(
-                {"source": source.value} if source else {"adjudication": opened and opened.packet_id}
-            )
+            if known:
+                details["known_answer"] = True
+            else:
+                details.update(
+                    {"source": source.value} if source else {"adjudication": opened and opened.packet_id}
+                )
             write_audit(conn, reviewer, "packet.submit", packet_id, details, at=now)
             return record
 

@@ -26,6 +26,7 @@ from arbiter.store.audit import AuditLog
 from arbiter.store.blind import Blind
 from arbiter.store.db import Database
 from arbiter.store.drafts import Drafts
+from arbiter.store.known import KnownAnswers
 from arbiter.store.operations import Operations
 from arbiter.store.packet_rows import DEFAULT_MAX_CLAIMS
 from arbiter.store.queue import Queue
@@ -65,6 +66,7 @@ class Store:
         self.drafts = Drafts(self.db)
         self.reviews.limits = self.drafts.limits = self.limits
         self.blind = Blind(self.db)
+        self.known = KnownAnswers(self.db, self.users)
 
     # The database's lifecycle ----------------------------------------------------------------------------
     @property
