@@ -12,11 +12,11 @@ import typer
 from arbiter.cli.db import db_app
 from arbiter.cli.demo import demo
 from arbiter.cli.llm import llm_app
-from arbiter.cli.metrics import metrics
+from arbiter.cli.metrics import metrics_app
 from arbiter.cli.model import model_app
 from arbiter.cli.ops import ops_app
 from arbiter.cli.policy import policy_app
-from arbiter.cli.review import export, review, users_app
+from arbiter.cli.review import export, review_app, users_app
 from arbiter.cli.run import run
 from arbiter.cli.schema import schema
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup
@@ -32,8 +32,11 @@ app = typer.Typer(
     cls=ArbiterGroup,
 )
 
-for command in (run, verify, schema, demo, review, export, metrics):
+for command in (run, verify, schema, demo):
     app.command(cls=ArbiterCommand)(command)
+app.add_typer(review_app, name="review")
+app.command(cls=ArbiterCommand)(export)
+app.add_typer(metrics_app, name="metrics")
 app.add_typer(users_app, name="users")
 app.add_typer(db_app, name="db")
 app.add_typer(ops_app, name="ops")

@@ -12,12 +12,27 @@ from rich.markup import escape
 from rich.table import Table
 
 from arbiter.cli.review import DbOpt, OutOpt, _store
-from arbiter.cli.support import fail
+from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail
 from arbiter.errors import UserError
 from arbiter.outputs import location
 
 out = Console()
 console = Console(stderr=True)
+
+metrics_app = typer.Typer(
+    help="Measure the primary model, the production classifier, the arbiter and the reviewers against ground "
+    "truth.",
+    rich_markup_mode=None,
+    cls=ArbiterGroup,
+)
+CalibrationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--calibration",
+        metavar="FILE_OR_URL",
+        help="The calibration file (default: the profile's [calibration] file, under --out).",
+    ),
+]
 
 
 def parse_time(value: str, now: datetime | None = None) -> datetime:
@@ -61,6 +76,8 @@ def _summary(report: object) -> None:
         out.print(escape(alarm_line(alarm.model_dump())), style="bold red", soft_wrap=True)
     if not report.drift:
         out.print("Drift: no alarm on any producer's escalation rate or risk mix.")
+    if report.calibration is not None:
+        out.print(f"[bold]Calibrated accepts:[/] {escape(report.calibration.message)}", soft_wrap=True)
     table = Table(title="Ground-truth metrics")
     table.add_column("figure", no_wrap=True)  # a figure's name stays whole; value and detail wrap
     table.add_column("value")
@@ -83,7 +100,9 @@ def _summary(report: object) -> None:
     )
 
 
+@metrics_app.callback(invoke_without_command=True)
 def metrics(
+    ctx: typer.Context,
     as_of: Annotated[
         str | None,
         typer.Option(
@@ -103,14 +122,18 @@ def metrics(
             help="Write a self-contained HTML report (charts included) to FILE (or an object storage URL).",
         ),
     ] = None,
+    calibration: CalibrationOpt = None,
     out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Measure the primary model, the production classifier, the arbiter and the reviewers against ground truth."""
     from arbiter.contracts.profile import load_profile
+    from arbiter.metrics.calibration import path_of
     from arbiter.metrics.collect import compute_metrics
     from arbiter.metrics.report import write_html
 
+    if ctx.invoked_subcommand is not None:
+        return
     try:
         when = parse_time(as_of) if as_of else None
     except ValueError as exc:
@@ -125,6 +148,8 @@ def metrics(
             policy=profile.metrics,
             sampling=profile.sampling,
             drift_policy=profile.drift,
+            calibration_file=path_of(out_dir, profile.calibration, calibration),
+            calibration_policy=profile.calibration,
         )
     finally:
         store.dispose()
@@ -139,3 +164,50 @@ def metrics(
         sys.stdout.write(report.to_json() + "\n")
     elif html is None:
         _summary(report)
+
+
+@metrics_app.command("calibrate", cls=ArbiterCommand)
+def calibrate(
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", metavar="TIME", help="Fit on the audits reviewed by this time (ISO 8601)."),
+    ] = None,
+    calibration: CalibrationOpt = None,
+    out_dir: OutOpt = "output",
+    db: DbOpt = None,
+) -> None:
+    """Fit each accept's probability of being right on its risk score (isotonic, over reviewed blind audits
+    outside the held-out share) and write it to the calibration file."""
+    from arbiter.contracts.profile import load_profile
+    from arbiter.metrics import calibration as cal
+    from arbiter.metrics.collect import database_label, reading
+
+    try:
+        when = parse_time(as_of) if as_of else None
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    policy = load_profile().calibration
+    target = cal.path_of(out_dir, policy, calibration)
+    store = _store(db, out_dir)
+    try:
+        with reading(store.engine) as conn:
+            audits = cal.read_audits(conn, when)
+        label = database_label(store.engine)
+    finally:
+        store.dispose()
+    curve = cal.fit(audits, policy)
+    if curve is None:
+        train, _ = cal.split(audits, policy.holdout_share)
+        raise fail(cal.too_few_message(len(train), policy))
+    try:
+        where = location(target)
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text(cal.dumps(curve, policy, when, label) + "\n", encoding="utf-8")
+    except (OSError, UserError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else None
+        raise fail(f"Could not write {target}: {reason or exc}.") from None
+    wrong = sum(not a.right for a in audits if not cal.held_out(a.pdf_sha256, policy.holdout_share))
+    out.print(
+        f"Fitted on {curve.train_audits} reviewed audits ({wrong} false accepts); {len(curve.risk)} steps "
+        f"written to {escape(target)}. `arbiter metrics` now shows it, measured on the held-out audits."
+    )

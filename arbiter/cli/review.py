@@ -35,6 +35,12 @@ users_app = typer.Typer(
     cls=ArbiterGroup,
 )
 
+review_app = typer.Typer(
+    help="Start the review app in the browser (sign-in required; add accounts with `arbiter users add`).",
+    rich_markup_mode=None,
+    cls=ArbiterGroup,
+)
+
 OutOpt = Annotated[
     str,
     typer.Option(
@@ -131,7 +137,9 @@ def users_unlock(
     out.print(f"Unlocked {name}.")
 
 
+@review_app.callback(invoke_without_command=True)
 def review(
+    ctx: typer.Context,
     docs: Annotated[
         Path | None,
         typer.Option(
@@ -155,6 +163,8 @@ def review(
     ] = 30,
 ) -> None:
     """Start the review app in the browser (sign-in required; add accounts with `arbiter users add`)."""
+    if ctx.invoked_subcommand is not None:
+        return
     from arbiter.run.compose import database_url
     from review_app.launch import launch
 
@@ -184,6 +194,33 @@ def review(
         lease_minutes=lease,
     )
     raise typer.Exit(code)
+
+
+@review_app.command("seed-known", cls=ArbiterCommand)
+def seed_known(
+    by: Annotated[str, typer.Option("--by", metavar="ADMIN", help="The admin who seeds them (audited).")],
+    count: Annotated[int, typer.Option("--count", min=1, metavar="N", help="How many packets to seed.")] = 10,
+    out_dir: OutOpt = "output",
+    db: DbOpt = None,
+) -> None:
+    """Seed known-answer packets from adjudicated ground truth into the queue: they look like any audit to
+    reviewers, their answers never become ground truth, and each reviewer's accuracy on them is on the
+    admins' Metrics page."""
+    from arbiter.review.known import seed_known as seed
+
+    store = _store(db, out_dir, writes=True)
+    try:
+        done = seed(store, by, count)
+    except (PermissionDenied, ValueError) as exc:
+        raise fail(str(exc)) from None
+    finally:
+        store.dispose()
+    if not done.packets:
+        raise fail(
+            "No adjudicated document without an open packet to seed from: known answers come from documents "
+            "an adjudicator decided."
+        )
+    out.print(f"Seeded {len(done.packets)} known-answer packets (of {done.available} adjudicated documents).")
 
 
 def port_problem(address: str, port: int) -> str | None:

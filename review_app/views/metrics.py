@@ -7,6 +7,7 @@ import streamlit as st
 
 from arbiter.cli.metrics import parse_time
 from arbiter.contracts.profile import load_profile
+from arbiter.metrics.calibration import path_of
 from arbiter.metrics.collect import compute_metrics
 from arbiter.metrics.report import (
     confusion_charts,
@@ -32,6 +33,7 @@ from arbiter.metrics.text import (
     run_rows,
     same_reviewer_note,
 )
+from arbiter.metrics.trust_text import known_answer_rows, reliability_rows
 from arbiter.review.blind import for_viewer
 from review_app import state
 
@@ -53,6 +55,12 @@ def _report(db_url: str | None, as_of: datetime | None) -> tuple[MetricsReport, 
         profile.taxonomy.document_types,
         policy=profile.metrics,
         sampling=profile.sampling,
+        drift_policy=profile.drift,
+        calibration_file=path_of(
+            str(state.settings().output_root or state.settings().output_url or "output"), profile.calibration
+        ),
+        calibration_policy=profile.calibration,
+        known_answers=True,
     )
     return report, datetime.now(UTC)
 
@@ -81,6 +89,8 @@ st.caption(
 # are answers seen (arbiter/review/blind.py, store/blind.py).
 store = state.the_store()
 report = for_viewer(computed, store.blind.hidden_docs(user.name))
+if not user.is_admin:  # which packets had known answers, and how reviewers did on them, is for admins only
+    report = report.model_copy(update={"known_answers": []})
 store.blind.mark_seen(user.name, {d.doc_id for d in report.agreement.disagreements})
 
 fa = report.audit.false_accept
@@ -105,6 +115,23 @@ st.caption(
     "Audits are drawn with a recorded probability, higher where the risk is; each counts 1 / that probability "
     "(Horvitz–Thompson), so the estimate is unbiased, and the bound is a one-sided gamma bound."
 )
+st.subheader("Calibrated accepts")
+calibrated = report.calibration
+if calibrated is None or calibrated.status != "fitted":
+    st.info(calibrated.message if calibrated else "No calibration asked for.")
+else:
+    st.write(calibrated.message)
+    st.dataframe(reliability_rows(calibrated), hide_index=True, key="metrics_reliability")
+    st.caption(
+        "Each accept's probability of being right, fitted on its risk score (isotonic) by `arbiter metrics "
+        "calibrate` over reviewed audits; the bins compare it with what held-out audits found."
+    )
+if user.is_admin:
+    st.subheader("Reviewers on known answers")
+    if report.known_answers:
+        st.dataframe(known_answer_rows(report.known_answers), hide_index=True, key="metrics_known")
+    else:
+        st.info("No known-answer packet reviewed yet: seed some with `arbiter review seed-known`.")
 for column, (name, value, detail) in zip(st.columns(3) * 2, headline_figures(report), strict=True):
     column.metric(name, value, help=detail)
     column.caption(detail)
