@@ -44,11 +44,13 @@ class KnownAnswers(Repository):
             sa.select(g.doc_id, sa.func.max(g.version).label("version")).group_by(g.doc_id).subquery("newest")
         )
         p = packets.c
-        open_packet = sa.exists().where(p.doc_id == g.doc_id, p.status.in_([PENDING, IN_REVIEW, OPERATIONS]))
+        o = packets.alias("open_packet").c
+        open_packet = sa.exists().where(o.doc_id == g.doc_id, o.status.in_([PENDING, IN_REVIEW, OPERATIONS]))
+        q = packets.alias("newest_packet").c
         latest_id = (
-            sa.select(p.packet_id)
-            .where(p.doc_id == g.doc_id, p.kind != "ADJUDICATION")
-            .order_by(p.created_at.desc(), p.packet_id.desc())
+            sa.select(q.packet_id)
+            .where(q.doc_id == g.doc_id, q.kind != "ADJUDICATION")
+            .order_by(q.created_at.desc(), q.packet_id.desc())
             .limit(1)
             .scalar_subquery()
         )
