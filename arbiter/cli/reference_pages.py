@@ -25,7 +25,9 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-GENERATED = "<!-- generated from the code by arbiter/cli/reference_pages.py when the site is built; do not edit -->"
+GENERATED = (
+    "<!-- generated from the code by arbiter/cli/reference_pages.py when the site is built; do not edit -->"
+)
 
 
 def _cell(text: str) -> str:
@@ -126,7 +128,9 @@ def toml_comments(text: str) -> dict[tuple[str, str], str]:
             continue
         key = re.match(r"^([A-Za-z0-9_\-]+)\s*=", line)
         if key:
-            trailing = raw.split(" # ", 1)[1].strip() if " # " in raw and '"' not in raw.split(" # ", 1)[1] else ""
+            trailing = (
+                raw.split(" # ", 1)[1].strip() if " # " in raw and '"' not in raw.split(" # ", 1)[1] else ""
+            )
             comment = " ".join([*pending, trailing]).strip()
             if comment:
                 found[(table, key.group(1))] = comment
@@ -162,8 +166,10 @@ def _rows(
         where = f"`[{table}]` " if table else ""
         yield f"| {where}`{key}` | {_type_name(field.annotation)} | {_default(field)} | {shown} | {_cell(meaning)} |"
     for key, sub, many in subtables:
-        yield from _rows(sub, [*path, key], bundled, comments) if not many else _list_rows(
-            sub, [*path, key], bundled, comments
+        yield from (
+            _rows(sub, [*path, key], bundled, comments)
+            if not many
+            else _list_rows(sub, [*path, key], bundled, comments)
         )
 
 
@@ -198,7 +204,7 @@ def profile_page() -> str:
     parts = [
         f"# Profile fields\n\n{GENERATED}\n\n"
         "Every field of each kind's profile (the TOML file `--profile FILE` replaces whole), read from the "
-        "pydantic model that validates it: its type, the model's default (\"required\" when a profile must "
+        'pydantic model that validates it: its type, the model\'s default ("required" when a profile must '
         "set it), the value in the bundled profile (long values cut short) and its meaning, from the field's "
         "description or else the bundled profile's comment on it. How the profile is used: "
         "[The profile](../concepts/profile.md).\n"
