@@ -145,3 +145,37 @@ def test_the_reference_covers_every_command_code_field_and_schema() -> None:
         "[thresholds]",
     ):
         assert f"`{table}`" in generated["reference/profile.md"], table
+
+
+def test_getting_started_batch_and_export_run_as_written(tmp_path: Path) -> None:
+    """The first-batch and export commands of Getting started, run as printed on two of the demo's inputs,
+    record the batch and export its ground truth."""
+    import csv
+    import re
+
+    page = (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    section = page.split("## Your first batch, review and export", 1)[1].split("\n## ", 1)[0]
+    lines = [
+        line.split("#", 1)[0].strip()
+        for block in re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+        for line in block.splitlines()
+    ]
+    run = next(line for line in lines if " run " in f" {line} ")
+    export = next(line for line in lines if " export " in f" {line} ")
+    demo = tmp_path / "output" / "demo"
+    for stem in ("lab-quest-01", "admin-facsimile-04"):
+        (demo / "pdfs").mkdir(parents=True, exist_ok=True)
+        (demo / "classifications").mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / "fixtures" / "pdfs" / f"{stem}.pdf", demo / "pdfs")
+        shutil.copy(REPO / "fixtures" / "demo" / f"{stem}.json", demo / "classifications")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for line in (run, export):
+        command = line.replace(".venv/bin/arbiter", f"{sys.executable} -m arbiter.cli.main")
+        done = subprocess.run(
+            ["sh", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    exported = list((tmp_path / "output" / "first" / "exports").glob("latest-*/*.csv"))
+    assert len(exported) == 1
+    with exported[0].open(encoding="utf-8") as handle:
+        assert len(list(csv.DictReader(handle))) >= 1
