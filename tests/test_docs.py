@@ -1,4 +1,4 @@
-"""The docs match the code: the README's architecture section names every package and top-level folder,
+"""The docs match the code: the docs site's architecture page names every package and top-level folder,
 and every design citation in the code points to a section of docs/design.md that exists."""
 
 from __future__ import annotations
@@ -8,15 +8,16 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+ARCHITECTURE = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
 DESIGN = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
 SHIPPED = ("arbiter", "verifiers", "review_app")
 NOT_SOURCE = {"output", "build", "dist", "venv", "__pycache__"}
 CITATION = re.compile(r"docs/design\.md §(\d+(?:\.\d+)?)")
 
 
-def architecture_section(readme: str) -> str:
-    return readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+def architecture_section(page: str) -> str:
+    """The page's text up to its first second-level heading (the table of stages and folders)."""
+    return page.split("\n## ", 1)[0]
 
 
 def packages_and_folders(root: Path) -> list[str]:
@@ -39,21 +40,21 @@ def packages_and_folders(root: Path) -> list[str]:
     return sorted(found)
 
 
-def unlisted(root: Path, readme: str) -> list[str]:
-    section = architecture_section(readme)
+def unlisted(root: Path, page: str) -> list[str]:
+    section = architecture_section(page)
     return [name for name in packages_and_folders(root) if f"`{name}/`" not in section]
 
 
-def test_readme_architecture_lists_every_package_and_folder() -> None:
+def test_architecture_page_lists_every_package_and_folder() -> None:
     """Every package under arbiter/, verifiers/ and review_app/, and every top-level folder, is named in
-    the README's architecture section as `path/`."""
+    the docs site's architecture page (docs/architecture.md) as `path/`."""
     names = packages_and_folders(REPO)
     assert {"arbiter/ingest/documentai", "arbiter/demo", "review_app/views", "fixtures", "docs"} <= set(names)
-    assert unlisted(REPO, README) == []
+    assert unlisted(REPO, ARCHITECTURE) == []
 
 
 def test_a_new_package_fails_the_architecture_check(tmp_path: Path) -> None:
-    """Adding a package, or a top-level folder, that the README does not name is caught."""
+    """Adding a package, or a top-level folder, that the architecture page does not name is caught."""
     (tmp_path / "arbiter" / "ingest").mkdir(parents=True)
     (tmp_path / "arbiter" / "__init__.py").write_text("")
     (tmp_path / "arbiter" / "ingest" / "__init__.py").write_text("")
@@ -62,16 +63,15 @@ def test_a_new_package_fails_the_architecture_check(tmp_path: Path) -> None:
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "run.py").write_text("")
     (tmp_path / "htmlcov").mkdir()  # no source: not a folder of the design
-    readme = (
-        "# x\n\n## Architecture\n\n`arbiter/` `arbiter/ingest/`\n\n## Next\n\n`arbiter/newstage/` `tools/`\n"
-    )
-    assert unlisted(tmp_path, readme) == ["arbiter/newstage", "tools"]
+    page = "# Architecture\n\n`arbiter/` `arbiter/ingest/`\n\n## Next\n\n`arbiter/newstage/` `tools/`\n"
+    assert unlisted(tmp_path, page) == ["arbiter/newstage", "tools"]
 
 
 def _cited_files() -> list[Path]:
     roots = [*SHIPPED, "tests", "fixtures", "bench"]
     files = [p for r in roots for p in (REPO / r).rglob("*") if p.suffix in {".py", ".md"}]
-    return [*files, REPO / "README.md", REPO / "SECURITY.md"]
+    pages = [p for p in (REPO / "docs").rglob("*.md") if p.name != "design.md"]  # §11 names its origins
+    return [*files, *pages, REPO / "README.md", REPO / "SECURITY.md"]
 
 
 def design_sections() -> set[str]:

@@ -23,6 +23,9 @@ from tests.conftest import FIXTURES, REPO
 
 runner = CliRunner()
 README = (REPO / "README.md").read_text(encoding="utf-8")
+DOCS = REPO / "docs"
+# The README and every page of the docs site: what a newcomer may copy and run.
+EVERY_PAGE = "\n".join([README, *(p.read_text(encoding="utf-8") for p in sorted(DOCS.rglob("*.md")))])
 ONE = "admin-facsimile-04"  # correct in fixtures/demo: accepted, so it writes ground truth
 
 
@@ -83,9 +86,9 @@ def test_the_demo_hint_runs_as_printed(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_readme_command_blocks_run_from_a_checkout() -> None:
-    """Every command line in the README's shell blocks starts with `.venv/bin/arbiter` (or is not Arbiter's):
+    """Every command line in the shell blocks of the README and the docs site starts with `.venv/bin/arbiter` (or is not Arbiter's):
     after `make demo` a bare `arbiter` is not on PATH."""
-    blocks = re.findall(r"```(?:sh|bash)\n(.*?)```", README, re.DOTALL)
+    blocks = re.findall(r"```(?:sh|bash)\n(.*?)```", EVERY_PAGE, re.DOTALL)
     lines = [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
     assert lines
     assert [line for line in lines if line.startswith("arbiter ")] == []
@@ -192,21 +195,27 @@ def test_an_interrupted_run_prints_its_summary(tmp_path: Path) -> None:
 
 
 def test_readme_names_the_pdfs_with_document_ai_recordings() -> None:
-    """The README names exactly the fixture PDFs that have Document AI recordings, and how many do not."""
+    """The Document AI page names exactly the fixture PDFs that have Document AI recordings, and how many do not."""
     replay = FIXTURES / "documentai" / "replay"
     keys = {p.name.split(".", 1)[0] for p in replay.glob("*.json")}
     pdfs = sorted((FIXTURES / "pdfs").glob("*.pdf"))
     recorded = sorted(p.stem for p in pdfs if hashlib.sha256(p.read_bytes()).hexdigest() in keys)
     assert len(recorded) == len(keys)  # every recording is of a fixture PDF
-    section = README.split("**Google Document AI**", 1)[1].split("**Checked against real responses.**", 1)[0]
+    section = (
+        (DOCS / "models" / "documentai.md")
+        .read_text(encoding="utf-8")
+        .split("**Google Document AI**", 1)[1]
+        .split("**Checked against real responses.**", 1)[0]
+    )
     named = sorted(set(re.findall(r"`([a-z]+-[a-z0-9-]+-\d\d|record-30p)`", section)))
     assert named == recorded
     assert f"the other {len(pdfs) - len(recorded)} as `pdf_extractor_failed`" in " ".join(section.split())
 
 
 def test_readme_export_example_exports_something(tmp_path: Path) -> None:
-    """The README's `export … --as-of` example, run as printed after a run, exports at least one document."""
-    line = next(line for line in README.splitlines() if "export --format csv,jsonl --as-of" in line)
+    """The export page's `export … --as-of` example, run as printed after a run, exports at least one document."""
+    exports = (DOCS / "ground-truth" / "index.md").read_text(encoding="utf-8")
+    line = next(line for line in exports.splitlines() if "export --format csv,jsonl --as-of" in line)
     single = tmp_path / "in"
     single.mkdir()
     shutil.copy(FIXTURES / "pdfs" / f"{ONE}.pdf", single)

@@ -1,6 +1,6 @@
 """The `arbiter` command line: the top-level group, each command registered from its module of arbiter/cli/.
 
-Commands are registered in the order `arbiter --help` lists them (the README's CLI reference follows it).
+Commands are registered in the order `arbiter --help` lists them (the docs site's generated CLI reference follows it).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Model scores against ground truth: dominant-type accuracy, confusion, page-level boundary
 precision/recall/F1 and mixture MAE, for the primary model and the production classifier.
 
-Definitions (README "Metrics"):
+Definitions (the docs site's "Ground truth and metrics" page, docs/ground-truth/index.md):
 - A document's boundaries are the start pages greater than 1 of its segments (page 1 starts every
   document, so it is no boundary); a one-segment document has none. Per document, TP = boundaries in
   both, FP = predicted only, FN = truth only; precision, recall and F1 are micro-averaged (sums over

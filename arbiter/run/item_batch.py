@@ -21,8 +21,8 @@ from arbiter import __version__, atomic
 from arbiter.contracts import VerificationOutcome
 from arbiter.kinds import KindSpec
 from arbiter.run.batch import BatchRunner, InputDoc, ProgressFn, new_run_id
-from arbiter.run.result import DocResult
 from arbiter.run.items import RawItem, read_items, verify_item
+from arbiter.run.result import DocResult
 
 DECISION_FILE = "arbiter_decision.json"
 ANSWER_FILE = "answer.json"
