@@ -19,6 +19,8 @@ def _commands(group: Any, ctx: Any, prefix: list[str]) -> Iterator[tuple[list[st
             continue
         sub = type(ctx)(command, parent=ctx, info_name=name)
         if hasattr(command, "list_commands"):
+            if any(p.name != "help" for p in command.params):  # a group that also runs on its own
+                yield [*prefix, name], command, sub
             yield from _commands(command, sub, [*prefix, name])
         else:
             yield [*prefix, name], command, sub

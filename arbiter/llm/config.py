@@ -211,6 +211,10 @@ class LLMSettings:
                 values[name] = value
         backend = values.get("backend", "none")
         catalogue = load_catalogue(values.get("catalogue_path"))
+        if backend == "openai" and not values.get("model"):
+            # Arbiter's default is a Gemini model, which no OpenAI-compatible server serves: the server's own
+            # model name must be given (an empty one is what preflight.missing_configuration asks for).
+            values["model"] = ""
         model = catalogue.resolve(str(values.setdefault("model", catalogue.default_model)))
         server = values.get("openai_server")
         if server is None and "//api.openai.com" in str(values.get("openai_base_url") or ""):
@@ -225,9 +229,6 @@ class LLMSettings:
             # window of unknown size: no thinking allowance unless one is set (ARBITER_LLM_THINKING_BUDGET).
             # A catalogued reasoning model keeps the allowance (its answer would end with `length` without).
             values.setdefault("thinking_budget", 0)
-            # Arbiter's default is a Gemini model, which no on-premises server serves: the server's own model
-            # name must be given (an empty one is what preflight.missing_configuration asks for)
-            values.setdefault("model", "")
         if backend == "replay" or values.get("mode") == "batch":
             # Nothing is sent online: a requests-per-minute limit would only slow the run down.
             values.setdefault("rpm", 0)
