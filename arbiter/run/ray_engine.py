@@ -14,6 +14,7 @@ Without --ray-address a local Ray instance is started (every process on 127.0.0.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import socket
@@ -122,12 +123,21 @@ def check_database(url: str, ray: Any) -> None:
     """SQLite is a file on one machine: refuse it when the cluster has a node elsewhere."""
     if not url.startswith("sqlite"):
         return
-    addresses = {n["NodeManagerAddress"] for n in ray.nodes() if n.get("Alive")}
+    addresses = {_machine(n["NodeManagerAddress"]) for n in ray.nodes() if n.get("Alive")}
     if len(addresses) > 1:
         raise ConfigError(
             "A Ray cluster of several machines needs a shared database: give --db postgresql://… "
             "(SQLite works only when every node is this machine)."
         )
+
+
+def _machine(address: str) -> str:
+    """The machine a node address names: every loopback address (127.0.0.2, 127.0.0.3: nodes started on one
+    machine as the README shows) is this one."""
+    try:
+        return "this machine" if ipaddress.ip_address(address).is_loopback else address
+    except ValueError:
+        return address
 
 
 class RayBatchRunner(BatchRunner):
