@@ -9,8 +9,9 @@ per worker); the ratio says how much, which is what a node of a cluster loses ag
 
 With --nodes, the same PDFs also run on a cluster made with `ray start` as the README documents (each node one
 CPU on its own loopback address, token authentication): a head alone (`ray_1node`), then a head and a worker
-node (`ray_2nodes`); `scaling` is 2 nodes ÷ 1 node and `vs_local` 2 nodes ÷ the local engine with as many
-workers. All variants run in the same invocation, one after the other, on the same machine.
+node (`ray_2nodes`), and the two nodes again with one task per document as before batching
+(`ARBITER_RAY_TASK_PAGES=1`); `scaling` is 2 nodes ÷ 1 node, `vs_local` 2 nodes ÷ the local engine with as many
+workers, `batching_gain` batched ÷ one task per document. All variants run in the same invocation, one after the other, on the same machine.
 """
 
 from __future__ import annotations
@@ -126,12 +127,16 @@ def run_cli(
     }
 
 
-def _once(inputs: Path, engine: str, workers: int, nodes: int = 0) -> dict[str, Any]:
+def _once(
+    inputs: Path, engine: str, workers: int, nodes: int = 0, task_pages: str | None = None
+) -> dict[str, Any]:
     out = Path(tempfile.mkdtemp(prefix=f"arbiter-bench-{engine}-"))
     try:
         if not nodes:
             return run_cli(inputs, out, workers=workers, engine=engine)
         with cluster(nodes) as (address, env):
+            if task_pages is not None:
+                env["ARBITER_RAY_TASK_PAGES"] = task_pages
             return run_cli(inputs, out, workers=nodes, engine="ray", address=address, env=env)
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -153,10 +158,12 @@ def run(
         for pdf in sorted(directory.glob("ray-*.pdf"))[:docs]:
             shutil.copy(pdf, inputs / pdf.name)
         best: dict[str, dict[str, Any]] = {}
-        variants = [("local", 0), ("ray", 0)] + ([("ray_1node", 1), ("ray_2nodes", 2)] if nodes else [])
+        variants: list[tuple[str, int, str | None]] = [("local", 0, None), ("ray", 0, None)]
+        if nodes:  # the last: one task per document, as before batching (ARBITER_RAY_TASK_PAGES=1)
+            variants += [("ray_1node", 1, None), ("ray_2nodes", 2, None), ("ray_2nodes_task_per_doc", 2, "1")]
         for _ in range(repeats):
-            for name, count in variants:
-                result = _once(inputs, name if not count else "ray", workers, count)
+            for name, count, pages_per_task in variants:
+                result = _once(inputs, name if not count else "ray", workers, count, pages_per_task)
                 if name not in best or result["docs_per_s"] > best[name]["docs_per_s"]:
                     best[name] = result
     finally:
@@ -166,7 +173,12 @@ def run(
     if nodes:
         one, two = best["ray_1node"], best["ray_2nodes"]
         cluster_figures = {
-            "cluster_docs_per_s": {"ray_1node": one["docs_per_s"], "ray_2nodes": two["docs_per_s"]},
+            "cluster_docs_per_s": {
+                "ray_1node": one["docs_per_s"],
+                "ray_2nodes": two["docs_per_s"],
+                "ray_2nodes_task_per_doc": best["ray_2nodes_task_per_doc"]["docs_per_s"],
+            },
+            "batching_gain": round(two["docs_per_s"] / best["ray_2nodes_task_per_doc"]["docs_per_s"], 3),
             "scaling": round(two["docs_per_s"] / one["docs_per_s"], 3),
             "vs_local": round(two["docs_per_s"] / local["docs_per_s"], 3),
             "cluster_same_decisions": one["counts"] == two["counts"] == local["counts"],
