@@ -6,6 +6,12 @@ named baseline) and once on a local Ray instance the CLI starts and stops itself
 summary (documents processed ÷ the run's own duration); the wall time adds start-up (Ray's included). On one
 machine Ray can only add overhead (same cores, plus its scheduler, object store and one ingestion process
 per worker); the ratio says how much, which is what a node of a cluster loses against a local run.
+
+With --nodes, the same PDFs also run on a cluster made with `ray start` as the README documents (each node one
+CPU on its own loopback address, token authentication): a head alone (`ray_1node`), then a head and a worker
+node (`ray_2nodes`), and the two nodes again with one task per document as before batching
+(`ARBITER_RAY_TASK_PAGES=1`); `scaling` is 2 nodes ÷ 1 node, `vs_local` 2 nodes ÷ the local engine with as many
+workers, `batching_gain` batched ÷ one task per document. All variants run in the same invocation, one after the other, on the same machine.
 """
 
 from __future__ import annotations
@@ -13,11 +19,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +40,75 @@ from bench import corpus
 COUNTED = ("documents", "processed", "accepted_first_time", "accepted_after_fixes", "escalated", "errors")
 
 
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def cluster(nodes: int) -> Iterator[tuple[str, dict[str, str]]]:
+    """A Ray cluster of `nodes` one-CPU nodes from `ray start` (head on 127.0.0.2, workers on 127.0.0.3, …):
+    its address and the environment to reach it; every node stopped (by its own process) on exit."""
+    root = Path(tempfile.mkdtemp(prefix="arb-bc-", dir="/tmp"))
+    token = root / "token"
+    token.write_text(secrets.token_hex(32))
+    token.chmod(0o600)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_ADDRESS")
+    }
+    env |= {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(corpus.REPO), env.get("PYTHONPATH")) if p)
+    address = f"127.0.0.2:{_port()}"
+    ray = str(Path(sys.executable).with_name("ray"))
+    common = ["--block", "--num-cpus=1", "--object-store-memory=100000000"]
+    head = ["--head", "--node-ip-address=127.0.0.2", f"--port={address.split(':')[1]}", "--include-dashboard=false",
+            f"--ray-client-server-port={_port()}", f"--temp-dir={root / 'ray'}"]  # fmt: skip
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        for i in range(nodes):
+            args = head if i == 0 else [f"--address={address}", f"--node-ip-address=127.0.0.{2 + i}"]
+            log = root / f"node{i}.log"
+            with log.open("wb") as out:
+                started.append(
+                    subprocess.Popen(
+                        [ray, "start", *args, *common], stdout=out, stderr=subprocess.STDOUT, env=env
+                    )
+                )
+            deadline = time.monotonic() + 120
+            while "Ray runtime started" not in log.read_text(errors="replace"):
+                if started[-1].poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"ray start failed: {log.read_text(errors='replace')[-800:]}")
+                time.sleep(0.3)
+        yield address, env
+    finally:
+        for process in reversed(started):
+            process.send_signal(signal.SIGTERM)
+            with suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=60)
+            if process.poll() is None:
+                process.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def run_cli(
-    pdf_dir: Path, out_dir: Path, *, workers: int, engine: str, timeout_s: float = 3600
+    pdf_dir: Path,
+    out_dir: Path,
+    *,
+    workers: int,
+    engine: str,
+    timeout_s: float = 3600,
+    address: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """One `arbiter run` as a subprocess: its summary and wall time."""
     cli = [
         sys.executable, "-m", "arbiter.cli.main", "run", str(pdf_dir), "--out", str(out_dir),
         "--workers", str(workers), "--quiet", "--engine", engine,
     ]  # fmt: skip
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    if address is not None:
+        cli += ["--ray-address", address]
+    env = {**(env or os.environ), "RAY_USAGE_STATS_ENABLED": "0"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(corpus.REPO), env.get("PYTHONPATH")) if p)
     t0 = time.perf_counter()
     done = subprocess.run(
@@ -56,8 +127,29 @@ def run_cli(
     }
 
 
+def _once(
+    inputs: Path, engine: str, workers: int, nodes: int = 0, task_pages: str | None = None
+) -> dict[str, Any]:
+    out = Path(tempfile.mkdtemp(prefix=f"arbiter-bench-{engine}-"))
+    try:
+        if not nodes:
+            return run_cli(inputs, out, workers=workers, engine=engine)
+        with cluster(nodes) as (address, env):
+            if task_pages is not None:
+                env["ARBITER_RAY_TASK_PAGES"] = task_pages
+            return run_cli(inputs, out, workers=nodes, engine="ray", address=address, env=env)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def run(
-    *, docs: int = 200, pages: int = 5, workers: int = 2, repeats: int = 1, data_dir: Path | None = None
+    *,
+    docs: int = 200,
+    pages: int = 5,
+    workers: int = 2,
+    repeats: int = 1,
+    data_dir: Path | None = None,
+    nodes: bool = False,
 ) -> dict[str, Any]:
     directory = (data_dir or corpus.DATA_DIR) / f"ray-{pages}p"
     corpus.write_pdfs(directory, docs, pages=pages, segments=2, prefix="ray", seed=7)
@@ -66,18 +158,32 @@ def run(
         for pdf in sorted(directory.glob("ray-*.pdf"))[:docs]:
             shutil.copy(pdf, inputs / pdf.name)
         best: dict[str, dict[str, Any]] = {}
+        variants: list[tuple[str, int, str | None]] = [("local", 0, None), ("ray", 0, None)]
+        if nodes:  # the last: one task per document, as before batching (ARBITER_RAY_TASK_PAGES=1)
+            variants += [("ray_1node", 1, None), ("ray_2nodes", 2, None), ("ray_2nodes_task_per_doc", 2, "1")]
         for _ in range(repeats):
-            for engine in ("local", "ray"):
-                out = Path(tempfile.mkdtemp(prefix=f"arbiter-bench-{engine}-"))
-                try:
-                    result = run_cli(inputs, out, workers=workers, engine=engine)
-                finally:
-                    shutil.rmtree(out, ignore_errors=True)
-                if engine not in best or result["docs_per_s"] > best[engine]["docs_per_s"]:
-                    best[engine] = result
+            for name, count, pages_per_task in variants:
+                result = _once(inputs, name if not count else "ray", workers, count, pages_per_task)
+                if name not in best or result["docs_per_s"] > best[name]["docs_per_s"]:
+                    best[name] = result
     finally:
         shutil.rmtree(inputs, ignore_errors=True)
     local, ray = best["local"], best["ray"]
+    cluster_figures: dict[str, Any] = {}
+    if nodes:
+        one, two = best["ray_1node"], best["ray_2nodes"]
+        cluster_figures = {
+            "cluster_docs_per_s": {
+                "ray_1node": one["docs_per_s"],
+                "ray_2nodes": two["docs_per_s"],
+                "ray_2nodes_task_per_doc": best["ray_2nodes_task_per_doc"]["docs_per_s"],
+            },
+            "batching_gain": round(two["docs_per_s"] / best["ray_2nodes_task_per_doc"]["docs_per_s"], 3),
+            "scaling": round(two["docs_per_s"] / one["docs_per_s"], 3),
+            "vs_local": round(two["docs_per_s"] / local["docs_per_s"], 3),
+            "cluster_same_decisions": one["counts"] == two["counts"] == local["counts"],
+            "cluster_startup_s": {"ray_1node": one["startup_s"], "ray_2nodes": two["startup_s"]},
+        }
     return {
         "docs": docs,
         "pages_per_doc": pages,
@@ -89,6 +195,8 @@ def run(
         "wall_s": {"local": local["wall_s"], "ray": ray["wall_s"]},
         "same_decisions": local["counts"] == ray["counts"],
         "counts": ray["counts"],
+        "task_pages": os.environ.get("ARBITER_RAY_TASK_PAGES") or "default",
+        **cluster_figures,
     }
 
 
@@ -98,9 +206,13 @@ if __name__ == "__main__":
     parser.add_argument("--pages", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--nodes", action="store_true", help="also one and two `ray start` nodes of one CPU")
     args = parser.parse_args()
     print(
         json.dumps(
-            run(docs=args.docs, pages=args.pages, workers=args.workers, repeats=args.repeats), indent=2
+            run(
+                docs=args.docs, pages=args.pages, workers=args.workers, repeats=args.repeats, nodes=args.nodes
+            ),
+            indent=2,
         )
     )

@@ -54,6 +54,7 @@ class FakeRay:
     ("url", "addresses", "refused"),
     [
         ("sqlite:////tmp/a.db", ("127.0.0.1", "127.0.0.1"), False),
+        ("sqlite:////tmp/a.db", ("127.0.0.2", "127.0.0.3"), False),
         ("sqlite:////tmp/a.db", ("10.0.0.1", "10.0.0.2"), True),
         ("postgresql+psycopg://db/arbiter", ("10.0.0.1", "10.0.0.2"), False),
     ],

@@ -11,6 +11,11 @@ Encrypted PDFs: a run given `--password PW` stores and looks up its bundles unde
 (an HMAC with the cache key, so the password itself is not written). A run without a password (or with
 another one) never reads that entry: it must open the PDF itself, so a wrong password fails as it would
 without the cache. Bundles read without a password live under the tag `open`, which any run may use.
+
+Bounded: the cache holds at most `ARBITER_BUNDLE_CACHE_MB` (default 2048) of entries. Each process counts what
+it writes; after a tenth of the bound (and on its first write) it lists the cache and deletes the entries used
+longest ago (a hit refreshes an entry's mtime) until a tenth of the bound is free. An evicted bundle is a miss:
+the PDF is extracted again.
 """
 
 from __future__ import annotations
@@ -36,6 +41,19 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
 OPEN = "open"  # the tag of bundles extracted without a password
 FORMAT = "arbiter-bundle-cache/2"
+ENV_MAX_MB = "ARBITER_BUNDLE_CACHE_MB"
+DEFAULT_MAX_MB = 2048
+_WRITTEN: dict[Path, int] = {}  # per cache root: bytes this process wrote since it last checked the bound
+
+
+def max_bytes_from_env() -> int:
+    """The cache's bound in bytes, from ARBITER_BUNDLE_CACHE_MB (a positive whole number of MiB)."""
+    raw = os.environ.get(ENV_MAX_MB, "").strip() or str(DEFAULT_MAX_MB)
+    if not raw.isdigit() or int(raw) < 1:
+        from arbiter.errors import ConfigError
+
+        raise ConfigError(f"{ENV_MAX_MB} must be a whole number of MiB of at least 1, not {raw!r}.")
+    return int(raw) * 2**20
 
 
 class BundleCache:
@@ -44,8 +62,9 @@ class BundleCache:
     A bundle is stored as extracted; callers re-label doc_id and file_path for another copy of the bytes.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, max_bytes: int | None = None) -> None:
         self.root = Path(root)
+        self.max_bytes = max_bytes if max_bytes is not None else max_bytes_from_env()
         self._secret: bytes | None = None
 
     # Keys ----------------------------------------------------------------------------------------------
@@ -134,6 +153,8 @@ class BundleCache:
             return None
         if bundle.file_sha256 != sha256 or bundle.extractor.version != extractor_version:
             return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used now: evicted last
         return bundle
 
     def put(self, bundle: DocumentBundle, *, password: str | None = None, body: bytes | None = None) -> None:
@@ -164,3 +185,43 @@ class BundleCache:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        self._count(len(body))
+
+    # The bound -----------------------------------------------------------------------------------------
+    def _count(self, written: int) -> None:
+        """Add a write to this process's count; past a tenth of the bound (or at its first write), prune."""
+        before = _WRITTEN.get(self.root)
+        total = (before or 0) + written
+        if before is None or total >= self.max_bytes // 10:
+            self.prune()
+            total = 0
+        _WRITTEN[self.root] = total
+
+    def prune(self) -> int:
+        """Delete the entries used longest ago while the cache holds more than its bound, down to nine tenths
+        of it; returns how many were deleted (entries another process deletes first are skipped)."""
+        entries: list[tuple[float, int, str]] = []
+        try:
+            shards = [d.path for d in os.scandir(self.root) if d.is_dir(follow_symlinks=False)]
+        except OSError:
+            return 0
+        for shard in shards:
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(shard):
+                    if entry.name.endswith(".json") and not entry.name.startswith("."):
+                        with contextlib.suppress(OSError):
+                            stat = entry.stat(follow_symlinks=False)
+                            entries.append((stat.st_mtime, stat.st_size, entry.path))
+        held = sum(size for _, size, _ in entries)
+        if held <= self.max_bytes:
+            return 0
+        deleted = 0
+        for _, size, path in sorted(entries):
+            if held <= self.max_bytes * 9 // 10:
+                break
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+                deleted += 1
+            held -= size
+        log.info("bundle cache over its bound: %d entries deleted", deleted)
+        return deleted

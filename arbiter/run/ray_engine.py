@@ -1,22 +1,25 @@
 """`arbiter run --engine ray`: the same batch, its documents fanned out as Ray tasks across a cluster.
 
 The driver (this process) discovers the PDFs, holds the run lock, starts one RunLimits actor for the run's
-LLM rate limit and token budget (arbiter/run/ray_limits.py), submits one task per document with a bounded
-number in flight, and tallies what comes back into the same progress bar, journal and summary as the local
+LLM rate limit and token budget (arbiter/run/ray_limits.py), submits the documents in tasks of about
+ARBITER_RAY_TASK_PAGES pages each (arbiter/run/ray_batches.py) with a bounded number in flight, and tallies what comes back into the same progress bar, journal and summary as the local
 engine (it is a BatchRunner whose documents come from Ray). The tasks (arbiter/run/ray_worker.py) run the
 local engine's Pipeline and write to the shared database themselves. A task whose node dies is run again
-elsewhere by Ray (`max_retries`); one that fails on every try is recorded as an internal error, so no
-document is lost and none is recorded twice.
+elsewhere by Ray (`max_retries`); a batch that fails on every try is run again one document per task, and a
+document that fails on every try is recorded as an internal error, so no document is lost and none is recorded
+twice.
 
 Without --ray-address a local Ray instance is started (every process on 127.0.0.1) and stopped at the end.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import socket
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -31,6 +34,7 @@ from arbiter.run.batch import BatchRunner, InputDoc, default_workers, new_run_id
 from arbiter.run.compose import Engine, PipelineParts, open_store, pipeline
 from arbiter.run.document import Pipeline
 from arbiter.run.lock import run_lock
+from arbiter.run.ray_batches import batches, run_batch, task_pages
 from arbiter.run.ray_worker import WorkerSpec, add_usage, process_document, without_keys
 from arbiter.run.result import DocResult
 from arbiter.store import pooling
@@ -119,12 +123,21 @@ def check_database(url: str, ray: Any) -> None:
     """SQLite is a file on one machine: refuse it when the cluster has a node elsewhere."""
     if not url.startswith("sqlite"):
         return
-    addresses = {n["NodeManagerAddress"] for n in ray.nodes() if n.get("Alive")}
+    addresses = {_machine(n["NodeManagerAddress"]) for n in ray.nodes() if n.get("Alive")}
     if len(addresses) > 1:
         raise ConfigError(
             "A Ray cluster of several machines needs a shared database: give --db postgresql://… "
             "(SQLite works only when every node is this machine)."
         )
+
+
+def _machine(address: str) -> str:
+    """The machine a node address names: every loopback address (127.0.0.2, 127.0.0.3: nodes started on one
+    machine as the README shows) is this one."""
+    try:
+        return "this machine" if ipaddress.ip_address(address).is_loopback else address
+    except ValueError:
+        return address
 
 
 class RayBatchRunner(BatchRunner):
@@ -147,51 +160,62 @@ class RayBatchRunner(BatchRunner):
         self.lost = 0  # documents no try finished (recorded as internal errors)
 
     def _results(self, docs: list[InputDoc]) -> Iterator[DocResult]:
-        """Documents as tasks, at most twice the workers in flight (the driver's memory stays flat)."""
+        """Documents in batches by pages (run/ray_batches.py), at most twice the workers' batches in flight (the
+        driver's memory stays flat), each batch's results yielded as soon as it finishes."""
         import ray
 
-        task = ray.remote(self.task).options(
+        remote = ray.remote(run_batch).options(
             num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD"
         )
-        spec = ray.put(self.spec)
-        in_flight: dict[Any, InputDoc] = {}
-        pending = iter(docs)
+        spec, task = ray.put(self.spec), ray.put(self.task)
+        plan = batches(docs, pages=task_pages(), workers=self.workers)
+        singles: deque[list[InputDoc]] = deque()  # documents of batches lost on every try, one per task now
+        in_flight: dict[Any, list[InputDoc]] = {}
         try:
-            for doc in pending:
-                in_flight[task.remote(spec, str(doc.path.resolve()), doc.doc_id, self.force)] = doc
-                if len(in_flight) >= self.workers * 2:
-                    yield from self._finished(ray, in_flight)
-            while in_flight:
-                yield from self._finished(ray, in_flight)
+            while True:
+                while len(in_flight) < self.workers * 2 and not self.draining.is_set():
+                    batch = singles.popleft() if singles else next(plan, None)
+                    if batch is None:
+                        break
+                    items = [(str(d.path.resolve()), d.doc_id) for d in batch]
+                    in_flight[remote.remote(task, spec, items, self.force)] = batch
+                if not in_flight:
+                    return
+                done, _ = ray.wait(list(in_flight), num_returns=1)
+                for ref in done:
+                    yield from self._collect(ray, ref, in_flight.pop(ref), singles)
         except BaseException:
             for ref in in_flight:
                 ray.cancel(ref, force=True)
             raise
 
-    def _finished(self, ray: Any, in_flight: dict[Any, InputDoc]) -> Iterator[DocResult]:
-        done, _ = ray.wait(list(in_flight), num_returns=1)
-        for ref in done:
-            doc = in_flight.pop(ref)
-            yield self._collect(ray, ref, doc)
-
-    def _collect(self, ray: Any, ref: Any, doc: InputDoc) -> DocResult:
+    def _collect(
+        self, ray: Any, ref: Any, batch: list[InputDoc], singles: deque[list[InputDoc]]
+    ) -> Iterator[DocResult]:
         from ray.exceptions import RayError, RayTaskError
 
         try:
-            result, usage = ray.get(ref)
+            outcomes = ray.get(ref)
         except RayTaskError as exc:
             cause = exc.cause
             if isinstance(cause, DatabaseUnavailable):
                 raise DatabaseUnavailable(str(cause)) from None
             if isinstance(cause, UserError):  # a node that cannot build the run (a path it does not see...)
-                raise ConfigError(f"A Ray worker could not run {doc.doc_id}: {cause}") from None
+                raise ConfigError(f"A Ray worker could not run {batch[0].doc_id}: {cause}") from None
             if isinstance(cause, KeyboardInterrupt):
                 raise KeyboardInterrupt from None
-            return self._lost(doc, f"{type(cause).__name__} on a Ray worker")
+            outcomes = [(None, type(cause).__name__)] * len(batch)
         except RayError as exc:  # the worker or its node died on every try
-            return self._lost(doc, type(exc).__name__)
-        add_usage(self.usage, usage)
-        return result  # type: ignore[no-any-return]
+            if len(batch) > 1:  # again one document per task: only a document that kills its worker is lost
+                singles.extend([doc] for doc in batch)
+                return
+            outcomes = [(None, type(exc).__name__)]
+        for doc, (result, usage) in zip(batch, outcomes, strict=True):
+            if result is None:
+                yield self._lost(doc, f"{usage} on a Ray worker")
+            else:
+                add_usage(self.usage, usage)
+                yield result
 
     def _lost(self, doc: InputDoc, what: str) -> DocResult:
         """A document no try could finish: recorded as an internal error (a re-run redoes it)."""

@@ -27,6 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
+from arbiter.store import ping
 from arbiter.store.errors import DatabaseUnavailable
 from arbiter.store.pooling import check_time_zone, postgres_engine_args
 
@@ -65,11 +66,15 @@ def make_engine(
     connect_args.setdefault("connect_timeout", 10)
     # At most ARBITER_DB_POOL_SIZE connections per process; PgBouncer's transaction pooling (store/pooling.py).
     postgres_engine_args(kwargs, connect_args, retry_seconds(), pooling)
-    # pool_pre_ping: a connection the server dropped (a restart) is found and replaced before it is used,
-    # at the cost of one round trip per checkout; the retry loop below covers a drop mid-transaction.
-    kwargs.setdefault("pool_pre_ping", True)
+    # A connection the server dropped (a restart) is found and replaced before it is used: pinged at checkout
+    # once it has sat idle in the pool PING_IDLE_S or longer (a connection back from a transaction a moment ago
+    # is not: one round trip saved per transaction); the retry loop below covers a drop mid-transaction.
+    ping_when_idle = ping.PING_WHEN_IDLE and "pool_pre_ping" not in kwargs
+    kwargs.setdefault("pool_pre_ping", not ping_when_idle)
     kwargs.setdefault("pool_recycle", 1800)
     engine = sa.create_engine(resolved, connect_args=connect_args, **kwargs)
+    if ping_when_idle:
+        ping.ping_when_idle(engine)
     check_time_zone(engine, pooling)
     return engine
 

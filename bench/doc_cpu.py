@@ -1,0 +1,188 @@
+"""Benchmark (doc_cpu): CPU per document beyond bare text extraction on the fixture mix, in one process, with
+the top costs from a profile.
+
+The fixture PDFs (fixtures/pdfs, 1–4 pages, a third of the answers wrong as in the demo) are copied `copies`
+times, each copy byte-distinct (a trailing PDF comment) with its answer. Each variant decides them all through
+the real `Pipeline` (local extraction in this process, no model, PostgreSQL when reachable, else SQLite), in a
+fresh output folder and an emptied database; CPU is this process's (`time.process_time`), so extraction and
+everything after it are counted together and the bare extraction of the same files (pypdfium2, every page's
+text) is subtracted. Variants, run side by side in this one invocation:
+
+- `before`: SQLAlchemy's pool_pre_ping (one round trip per transaction) and mirror files encoded by the standard
+  library's pure-Python indenting encoder, as before;
+- `after`: a pooled connection pinged only after sitting idle (store/ping.py), mirror files encoded by
+  pydantic-core, byte for byte the same (atomic.dumps).
+
+    python bench/doc_cpu.py [--copies 10] [--db postgresql+psycopg://127.0.0.1/test] [--top 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from arbiter import atomic
+
+REPO = Path(__file__).resolve().parents[1]
+FAST_DUMPS = atomic.dumps
+FIXTURES = REPO / "fixtures"
+
+
+def make_inputs(root: Path, copies: int) -> tuple[Path, Path]:
+    """`copies` byte-distinct copies of each fixture PDF and its answer."""
+    pdfs, labels = root / "pdfs", root / "labels"
+    pdfs.mkdir(parents=True)
+    labels.mkdir(parents=True)
+    for pdf in sorted((FIXTURES / "pdfs").glob("*.pdf")):
+        answer = FIXTURES / "demo" / f"{pdf.stem}.json"
+        for i in range(copies):
+            name = f"{pdf.stem}-c{i}"
+            (pdfs / f"{name}.pdf").write_bytes(pdf.read_bytes() + f"\n% copy {i}\n".encode())
+            if answer.is_file():
+                (labels / f"{name}.json").write_text(
+                    answer.read_text(encoding="utf-8").replace(pdf.stem, name), encoding="utf-8"
+                )
+    return pdfs, labels
+
+
+def stdlib_dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def bare_cpu(pdfs: list[Path]) -> float:
+    """CPU seconds to open each PDF and read every page's text with pypdfium2."""
+    import pypdfium2
+
+    t0 = time.process_time()
+    for path in pdfs:
+        pdf = pypdfium2.PdfDocument(str(path))
+        for page in pdf:
+            page.get_textpage().get_text_range()
+        pdf.close()
+    return time.process_time() - t0
+
+
+def decide_all(
+    pdfs: list[Path], labels: Path, url: str, out: Path, *, ping: str, profile: bool
+) -> dict[str, Any]:
+    """Every PDF through a fresh pipeline: CPU seconds, and the profile's top entries when asked."""
+    from arbiter.record.sink import DatabaseResultStore
+    from arbiter.run.batch import new_run_id
+    from arbiter.run.compose import PipelineParts, build_engine, open_extraction, open_store, pipeline
+    from arbiter.store import ping as pinging
+
+    pinging.PING_WHEN_IDLE = ping == "after"
+    atomic.dumps = FAST_DUMPS if ping == "after" else stdlib_dumps
+    store = open_store(url)
+    ingestor, extractor = open_extraction(None, workers=1, isolated=False)
+    engine = build_engine(classifications=labels)
+    sink = DatabaseResultStore(store, out)
+    parts = PipelineParts(
+        store=sink,
+        ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id),
+        run_id=new_run_id(),
+        extractor=extractor,
+    )
+    chain = pipeline(engine, parts)
+    profiler = cProfile.Profile(time.process_time) if profile else None  # CPU, not wall
+    try:
+        t0 = time.process_time()
+        if profiler:
+            profiler.enable()
+        for path in pdfs:
+            chain.process(path, path.stem, force=True)
+        if profiler:
+            profiler.disable()
+        cpu = time.process_time() - t0
+    finally:
+        ingestor.close()
+        store.dispose()
+    top: list[str] = []
+    if profiler:
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(15)
+        top = [line.strip() for line in text.getvalue().splitlines() if line.strip()[:1].isdigit()][:15]
+    return {"cpu_s": cpu, "top_by_own_cpu": top}
+
+
+def pick_db(url: str | None) -> str:
+    """The URL given, else a database of this benchmark's own on the local PostgreSQL (made when missing; its
+    schema is dropped between variants, so never a database anything else uses), else "" (SQLite)."""
+    if url:
+        return url
+    import sqlalchemy as sa
+
+    try:
+        admin = sa.create_engine("postgresql+psycopg://127.0.0.1:5432/postgres", isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            if not conn.execute(
+                sa.text("SELECT 1 FROM pg_database WHERE datname = 'arbiter_bench_doccpu'")
+            ).first():
+                conn.execute(sa.text("CREATE DATABASE arbiter_bench_doccpu"))
+        admin.dispose()
+        return "postgresql+psycopg://127.0.0.1:5432/arbiter_bench_doccpu"
+    except Exception:
+        return ""
+
+
+def run(*, copies: int = 10, db_url: str | None = None, profile: bool = True) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="arbiter-bench-doccpu-"))
+    try:
+        pdf_dir, labels = make_inputs(root / "in", copies)
+        pdfs = sorted(pdf_dir.glob("*.pdf"))
+        bare = bare_cpu(pdfs)
+        postgres = pick_db(db_url)
+        figures: dict[str, Any] = {}
+        for variant in ("before", "after"):
+            out = root / variant
+            url = postgres or f"sqlite:///{out / 'arbiter.db'}"
+            if postgres:
+                drop_tables(url)
+            got = decide_all(pdfs, labels, url, out, ping=variant, profile=profile)
+            figures[variant] = {
+                "cpu_ms_per_doc": round(1000 * got["cpu_s"] / len(pdfs), 2),
+                "beyond_extraction_ms_per_doc": round(1000 * (got["cpu_s"] - bare) / len(pdfs), 2),
+                "top_by_own_cpu": got["top_by_own_cpu"],
+            }
+        return {
+            "docs": len(pdfs),
+            "database": "postgresql" if postgres else "sqlite",
+            "baseline": "before",
+            "bare_extraction_ms_per_doc": round(1000 * bare / len(pdfs), 2),
+            "variants": figures,
+        }
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def drop_tables(url: str) -> None:
+    """An empty database: every table of the schema dropped (the store migrates it again on open)."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    finally:
+        engine.dispose()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=10, help="copies of each fixture PDF")
+    parser.add_argument("--db", default=None, help="database URL (default: local PostgreSQL, else SQLite)")
+    parser.add_argument("--no-profile", action="store_true", help="time only, no cProfile")
+    args = parser.parse_args()
+    print(json.dumps(run(copies=args.copies, db_url=args.db, profile=not args.no_profile), indent=2))
