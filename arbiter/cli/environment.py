@@ -54,6 +54,16 @@ VARIABLES: tuple[Variable, ...] = (
         "5",
     ),
     Variable(
+        "`ARBITER_RAY_TASK_PAGES`",
+        "`--engine ray`: about this many pages per Ray task (documents are batched per task, at least four tasks per worker; 1 = one document per task)",
+        "32",
+    ),
+    Variable(
+        "`ARBITER_BUNDLE_CACHE_MB`",
+        "the bundle cache's bound in MiB; the least recently used bundles are deleted first",
+        "2048",
+    ),
+    Variable(
         "`ARBITER_DB_CONNECTIONS`",
         "a `--engine ray` run's connection budget for the whole cluster, the driver's included: each worker gets an equal share (at most `ARBITER_DB_POOL_SIZE`); a budget that leaves a worker none is refused",
         "none",
