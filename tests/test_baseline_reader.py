@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from arbiter.classify.base import ClassificationError
 from arbiter.classify.baseline import BaselineClassifier
-from arbiter.contracts import ClassificationOutput, DocumentBundle
+from arbiter.contracts import BlockType, ClassificationOutput, DocumentBundle, LineBox, Page, Paragraph
 from arbiter.contracts.profile import load_profile
 from arbiter.errors import ConfigError
 from arbiter.reader.model import resolve
@@ -155,3 +155,55 @@ def test_arbitrary_pages_never_crash_the_learned_baseline(specs: list[tuple[list
         assert "classif" in message
         return
     assert_complete(out, bundle)
+
+
+NOTE_ONE = [
+    "Consultation Note",
+    "Primary care consultation, day 1",
+    'Presenting complaint: "I have had a sore throat for three days"',
+    "History: sore throat, fever on the first day, no cough. Eating and drinking normally.",
+    "Examination: tonsils enlarged without exudate. Temperature 37.8 C.",
+    "Impression: viral pharyngitis.",
+    "Plan: fluids, paracetamol, safety-netting advice; review in one week if no better.",
+]
+NOTE_TWO = [
+    "Consultation Note",
+    "Primary care consultation, day 2",
+    'Presenting complaint: "My ankle has been swollen since I fell"',
+    "History: inversion injury playing football yesterday, able to weight bear with pain.",
+    "Examination: swelling over the lateral malleolus, no bony tenderness.",
+    "Impression: lateral ankle sprain.",
+    "Plan: rest, ice, compression, elevation; review if unable to weight bear.",
+]
+
+
+def _laid_out(num: int, lines: list[str], ends_at: float) -> Page:
+    """A page whose lines are spread from the top margin down to `ends_at` of its height."""
+    text, boxes, paragraphs = "", [], []
+    top, step = 740.0, (740.0 - 792.0 * (1 - ends_at)) / max(len(lines) - 1, 1)
+    for i, line in enumerate(lines):
+        start = len(text)
+        text += line + "\n"
+        bottom = top - i * step
+        boxes.append(LineBox(start=start, end=start + len(line), box=(72.0, bottom, 540.0, bottom + 10)))
+        block = BlockType.HEADING if i == 0 else BlockType.PARAGRAPH
+        paragraphs.append(Paragraph(text=line, block_type=block, start=start, end=start + len(line)))
+    return Page(page_num=num, text=text, paragraphs=paragraphs, lines=boxes, width=612.0, height=792.0)
+
+
+@pytest.mark.parametrize(
+    ("first_ends_at", "second", "segments"),
+    [
+        (0.35, NOTE_TWO, 2),  # the first note stops a third of the way down; the next opens on its title
+        (0.92, NOTE_TWO, 1),  # the first page runs to the foot of the page: the next page continues it
+        (0.35, ["Addendum", *NOTE_TWO[2:]], 1),  # an addendum belongs to the note before it
+        (0.35, ["and the patient was advised to return if symptoms persist.", *NOTE_TWO[2:]], 1),
+    ],
+)
+def test_a_page_after_one_that_stopped_early_and_opening_on_a_title_starts_a_document(
+    first_ends_at: float, second: list[str], segments: int
+) -> None:
+    """The baseline splits two documents of one type where the first page stops early and the next opens
+    on a title; a page that runs to its foot, an addendum or a sentence carried over is a continuation."""
+    out = classify(make_bundle([_laid_out(1, NOTE_ONE, first_ends_at), _laid_out(2, second, 0.35)]))
+    assert len(out.segments) == segments, [(s.start_page, s.end_page, s.dominant_type) for s in out.segments]

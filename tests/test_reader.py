@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from arbiter.contracts import BlockType, LineBox, Page, Paragraph
 from arbiter.contracts.profile import ReaderSettings, load_profile
 from arbiter.errors import ConfigError
+from arbiter.ingest.pagination import page_fill
 from arbiter.reader import train
 from arbiter.reader.corpus import (
     LINES_PER_PAGE,
@@ -28,7 +29,7 @@ from arbiter.reader.corpus import (
 )
 from arbiter.reader.features import FULL, WORDS, feature_counts, token_features
 from arbiter.reader.model import FORMAT, PACKAGED, PageReader, ReaderError, load_reader, reader_for
-from arbiter.reader.starts import page_fill, pair_features
+from arbiter.reader.starts import pair_features
 from arbiter.verify.runner import run_verifiers
 from tests.v34_helpers import PROFILE, classification, make_bundle, make_page, segment, subject
 from verifiers.base import VerifyContext

@@ -17,9 +17,9 @@ from functools import lru_cache, partial
 
 from arbiter.contracts import DocumentBundle, Page
 from arbiter.contracts.profile import Profile
-from arbiter.ingest.pagination import PageMark, page_marks
+from arbiter.ingest.pagination import PageMark, page_fill, page_marks
 from arbiter.reader.model import PageReader, reader_for
-from arbiter.reader.starts import page_fill, start_reader_for
+from arbiter.reader.starts import start_reader_for
 from verifiers.content_about import about_context
 from verifiers.content_lines import is_field, page_lines
 from verifiers.content_match import _compiled, _heading_index, _headings_in, _results_header

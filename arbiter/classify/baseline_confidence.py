@@ -139,11 +139,7 @@ def reasoning(
     parts = [f"{span}: cues found for {'; '.join(found)}." if found else f"{span}: no quotable cues found."]
     for s in seg.pages:
         if s.restart and s.page.page_num == seg.start:
-            first = min((n for n in s.numbering if n.number == 1), key=lambda n: (n.total or 0, n.template))
-            shown = f"Page 1 of {first.total}" if first.total else "Page 1"
-            parts.append(
-                f"Page {s.page.page_num} starts a new document: its page numbering restarts ({shown})."
-            )
+            parts.append(f"Page {s.page.page_num} starts a new document: {s.restart_why}.")
         if s.page_type is None:
             why = (
                 "is blank (OCR found nothing to read)"

@@ -4,6 +4,7 @@ cut into segments."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal, NamedTuple
@@ -18,7 +19,7 @@ from arbiter.classify.cues import (
 )
 from arbiter.contracts import BlockType, OcrStatus, Page
 from arbiter.contracts.profile import Profile
-from arbiter.ingest.pagination import PageMark, page_marks
+from arbiter.ingest.pagination import PageMark, page_fill, page_marks
 
 _HEADER_FOOTER = {BlockType.HEADER, BlockType.FOOTER}
 
@@ -49,7 +50,10 @@ class PageScore:
     vendor_keys: set[str] = field(default_factory=set)
     form_fields: int = 0  # fill-in fields, when the page reads as a form
     numbering: tuple[PageMark, ...] = ()  # printed page numbers
-    restart: bool = False  # its numbering restarts at page 1: a new document begins here
+    restart: bool = (
+        False  # a new document begins here: its numbering restarts at page 1, or its layout says so
+    )
+    restart_why: str = ""  # why, in words (a page number, or where the page before stopped and the title)
     cue_type: str | None = None  # the type the cue phrases alone give the page (with a learned reader)
 
 
@@ -173,12 +177,51 @@ def _score_form(
 
 def mark_restarts(scored: list[PageScore], matcher: CueMatcher) -> None:
     """A page numbered as the first of a document ("Page 1 of 2") starts a new one, unless its numbering
-    continues the page before's (a run that counts 1, 2, 3): two reports of one laboratory back to back."""
-    if not matcher.settings.split_on_page_restart:
-        return
+    continues the page before's (a run that counts 1, 2, 3): two reports of one laboratory back to back.
+    With `layout_start_fill`, so does a page that opens on a title-like line after a page whose text
+    stopped early (a document's last page rarely runs to the foot of the page; a page that does continues)."""
+    settings = matcher.settings
     for before, s in pairwise(scored):
-        first = any(n.number == 1 for n in s.numbering)
-        s.restart = first and not any(b.continued_by(n) for b in before.numbering for n in s.numbering)
+        continues = any(b.continued_by(n) for b in before.numbering for n in s.numbering)
+        if continues:
+            continue
+        ones = [n for n in s.numbering if n.number == 1]
+        if settings.split_on_page_restart and ones:
+            first = min(ones, key=lambda n: (n.total or 0, n.template))
+            shown = f"Page 1 of {first.total}" if first.total else "Page 1"
+            s.restart, s.restart_why = True, f"its page numbering restarts ({shown})"
+        elif settings.layout_start_fill is not None and before.readable and s.readable:
+            fill = page_fill(before.page)
+            title = _opening_title(s.page)
+            if fill is not None and fill <= settings.layout_start_fill and title is not None:
+                s.restart = True
+                s.restart_why = (
+                    f'the page before stops {fill:.0%} of the way down and this page opens on "{title[:40]}"'
+                )
+
+
+_NUMBER_ONLY = re.compile(r"^\W*(?:page\W*)?\d+(?:\s*(?:of|/)\s*\d+)?\W*$", re.IGNORECASE)
+
+
+def _opening_title(page: Page) -> str | None:
+    """The page's first line (a bare page number aside) when it reads as a title: short, capitalised, not a
+    continuation or the rest of a sentence; else None."""
+    for line in page.text.splitlines():
+        text = line.strip()
+        if not text or _NUMBER_ONLY.match(text):
+            continue
+        letters = [ch for ch in text if ch.isalpha()]
+        low = text.lower()
+        titled = (
+            len(text) <= 60
+            and bool(letters)
+            and letters[0].isupper()
+            and not text.endswith((",", ";", "-"))
+            and "continu" not in low
+            and "addendum" not in low
+        )
+        return text if titled else None
+    return None
 
 
 def assign_types(scored: list[PageScore], matcher: CueMatcher, types: list[str]) -> None:

@@ -238,6 +238,13 @@ class Baseline(Strict):
         default=True,
         description='A page numbered "Page 1 of N" after a numbered page starts a new document.',
     )
+    layout_start_fill: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="A page opening on a title-like line after a page whose text stops this far down "
+        "(headers, footers and page numbers aside) or sooner starts a new document; None: off.",
+    )
     evidence_per_type: int = Field(default=2, ge=1, le=5)
     max_snippet_chars: int = Field(default=160, ge=20)
     reader: BaselineReader | None = Field(

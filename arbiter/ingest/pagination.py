@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from arbiter.contracts import BlockType, Page
+
 _FORMS = (
     re.compile(r"\bpage\s+(\d{1,4})\s*(?:of|/)\s*(\d{1,4})\b"),
     re.compile(r"\bpage\s+(\d{1,4})\s+of\b(?!\s*\d)"),
@@ -81,3 +83,27 @@ def continues(before: Iterable[PageMark], after: Iterable[PageMark]) -> tuple[Pa
 def restart(marks: Iterable[PageMark]) -> PageMark | None:
     """A mark that numbers its page as the first of a document ("Page 1 of 3")."""
     return next((mark for mark in marks if mark.number == 1), None)
+
+
+_NUMBER_LINE = re.compile(r"^\s*(?:page[:\s]*)?\d+\s*(?:of|/)\s*\d+\s*$|^\s*page[:\s]*\d+\s*$", re.IGNORECASE)
+_RUNNING = (BlockType.HEADER, BlockType.FOOTER)
+
+
+def page_fill(page: Page) -> float | None:
+    """How far down the page its body text runs (0 top, 1 bottom edge), or None when the page has no line
+    boxes or no size. Running headers and footers and a bare page number do not count."""
+    if not page.height or not page.lines:
+        return None
+    running = [(p.start, p.end) for p in page.paragraphs if p.block_type in _RUNNING]
+    lowest: float | None = None
+    for line in page.lines:
+        if any(start <= line.start < end for start, end in running):
+            continue
+        text = page.text[line.start : line.end]
+        if not text.strip() or _NUMBER_LINE.match(text):
+            continue
+        bottom = line.box[1]
+        lowest = bottom if lowest is None else min(lowest, bottom)
+    if lowest is None:
+        return None
+    return max(0.0, min(1.0, (page.height - lowest) / page.height))

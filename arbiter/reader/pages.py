@@ -103,7 +103,8 @@ def corpus_pairs(docs: Sequence[CorpusDoc]) -> list[Any]:
     ingested, labelled by whether the later page starts a document; and, since the packets alone hold few
     starts, more starts made by joining one source's documents end to start (the last page of one, the first
     page of the next, as each was rendered alone), up to JOINS_PER_SOURCE a source."""
-    from arbiter.reader.starts import Pair, page_fill
+    from arbiter.ingest.pagination import page_fill
+    from arbiter.reader.starts import Pair
 
     rendered = items(list(docs))
     ingested = ingest_bundles(rendered)

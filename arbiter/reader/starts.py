@@ -25,7 +25,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from arbiter.contracts import BlockType, Page
 from arbiter.ingest.pagination import page_marks
 from arbiter.reader.model import (
     ReaderError,
@@ -57,29 +56,7 @@ def _bin(value: float, edges: tuple[float, ...]) -> int:
     return next((i for i, edge in enumerate(edges) if value < edge), len(edges))
 
 
-_NUMBER_LINE = re.compile(r"^\s*(?:page[:\s]*)?\d+\s*(?:of|/)\s*\d+\s*$|^\s*page[:\s]*\d+\s*$", re.IGNORECASE)
-_RUNNING = (BlockType.HEADER, BlockType.FOOTER)
 FILL_EDGES = (0.5, 0.7, 0.85)
-
-
-def page_fill(page: Page) -> float | None:
-    """How far down the page its body text runs (0 top, 1 bottom edge), or None when the page has no line
-    boxes or no size. Running headers and footers and a bare page number do not count."""
-    if not page.height or not page.lines:
-        return None
-    running = [(p.start, p.end) for p in page.paragraphs if p.block_type in _RUNNING]
-    lowest: float | None = None
-    for line in page.lines:
-        if any(start <= line.start < end for start, end in running):
-            continue
-        text = page.text[line.start : line.end]
-        if not text.strip() or _NUMBER_LINE.match(text):
-            continue
-        bottom = line.box[1]
-        lowest = bottom if lowest is None else min(lowest, bottom)
-    if lowest is None:
-        return None
-    return max(0.0, min(1.0, (page.height - lowest) / page.height))
 
 
 def pair_features(
