@@ -1,5 +1,6 @@
 """Arbiter's modules import each other without a cycle, counting imports inside functions too (an import
-moved into a function to dodge a cycle still makes one)."""
+moved into a function to dodge a cycle still makes one), and only downwards: the contracts import nothing
+above them, the review layer and the review app never reach into the CLI, the LLM layer never into the demo."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from pathlib import Path
 from tests.conftest import REPO
 
 PACKAGES = ("arbiter", "verifiers")
+LAYERED = (*PACKAGES, "review_app")  # the layer rules also cover the review app
 
 
-def modules(root: Path = REPO) -> dict[str, Path]:
+def modules(root: Path = REPO, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     """Every module of the packages by dotted name (a package by its own name)."""
     found: dict[str, Path] = {}
-    for top in PACKAGES:
+    for top in packages:
         for path in sorted((root / top).rglob("*.py")):
             parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -23,9 +25,9 @@ def modules(root: Path = REPO) -> dict[str, Path]:
     return found
 
 
-def import_graph(root: Path = REPO) -> dict[str, set[str]]:
+def import_graph(root: Path = REPO, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
     """Module -> the modules of the packages it imports anywhere in its body (TYPE_CHECKING blocks too)."""
-    known = modules(root)
+    known = modules(root, packages)
     graph: dict[str, set[str]] = {name: set() for name in known}
     for name, path in known.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -77,6 +79,77 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+def within(module: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether `module` is one of `prefixes` or inside one of them."""
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+# (importers, what they may not import, exceptions among the importers): the layers point one way.
+LAYER_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    # Nothing below the command line and the review app reaches up into them.
+    (("arbiter", "verifiers"), ("arbiter.cli", "review_app"), ("arbiter.cli",)),
+    (("review_app",), ("arbiter.cli",), ()),
+    # The review layer is driven by the review app; the run layer is handed to it, never imported.
+    (("arbiter.review",), ("arbiter.run", "arbiter.demo"), ()),
+    # The LLM layer is used by the demo, the runs and the verifiers, never the other way round.
+    (("arbiter.llm",), ("arbiter.demo", "arbiter.run", "arbiter.review", "verifiers"), ()),
+    # The verifiers check; they do not run, review or stage demos.
+    (("verifiers",), ("arbiter.run", "arbiter.review", "arbiter.demo", "arbiter.decide"), ()),
+    # The store keeps contracts; it knows nothing of what fills or reads it.
+    (("arbiter.store",), tuple(f"arbiter.{p}" for p in ("run", "review", "llm", "demo", "decide")), ()),
+)
+# The contracts import only themselves and arbiter.errors. Known exception, to move out: loading a profile
+# opens the page reader it pins (arbiter.contracts.profile.load_profile(open_reader=True)).
+CONTRACTS_EXCEPTIONS = {
+    ("arbiter.contracts.profile", "arbiter.reader.model"),
+    ("arbiter.contracts.profile", "arbiter.reader.starts"),
+}
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every import (importer, imported) that points up a layer."""
+    found: set[tuple[str, str]] = set()
+    for importers, forbidden, exempt in LAYER_RULES:
+        for name, targets in graph.items():
+            if within(name, importers) and not within(name, exempt):
+                found.update((name, t) for t in targets if within(t, forbidden) and not within(t, importers))
+    for name, targets in graph.items():
+        if within(name, ("arbiter.contracts",)):
+            found.update(
+                (name, t)
+                for t in targets
+                if not within(t, ("arbiter.contracts", "arbiter.errors"))
+                and (name, t) not in CONTRACTS_EXCEPTIONS
+            )
+    return sorted(found)
+
+
+def test_the_layers_import_one_way() -> None:
+    """The contracts import nothing above them (not the verifiers); arbiter.review and review_app never import
+    arbiter.cli (parse_time lives in arbiter.metrics) nor arbiter.review arbiter.run (the retry is passed in);
+    arbiter.llm never imports arbiter.demo (SAMPLE_REPLAYS lives in arbiter.llm.config); and so on."""
+    graph = import_graph(packages=LAYERED)
+    assert any(name.startswith("review_app.") for name in graph)  # the walk found the review app
+    assert layer_violations(graph) == []
+
+
+def test_the_layer_check_names_an_upward_import() -> None:
+    """The check itself, on the imports this test was written to stop."""
+    graph = {
+        "arbiter.contracts.schemas": {"verifiers.base", "arbiter.errors", "arbiter.contracts.review"},
+        "review_app.views.metrics": {"arbiter.cli.metrics", "arbiter.metrics.as_of"},
+        "arbiter.review.operations_view": {"arbiter.run.operations", "arbiter.store"},
+        "arbiter.llm.config": {"arbiter.demo", "arbiter.llm.catalogue"},
+        "arbiter.cli.review": {"review_app.launch", "arbiter.run.compose"},
+    }
+    assert layer_violations(graph) == [
+        ("arbiter.contracts.schemas", "verifiers.base"),
+        ("arbiter.llm.config", "arbiter.demo"),
+        ("arbiter.review.operations_view", "arbiter.run.operations"),
+        ("review_app.views.metrics", "arbiter.cli.metrics"),
+    ]
 
 
 def test_the_module_import_graph_has_no_cycle() -> None:

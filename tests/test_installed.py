@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.demo.corpus import write_demo_inputs
-from arbiter.llm.config import LLMSettings
+from arbiter.llm.config import SAMPLE_REPLAYS, LLMSettings
 from arbiter.review.settings import AppSettings
 from arbiter.run.job import RunOptions
 from review_app.launch import streamlit_command

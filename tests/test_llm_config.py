@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
-from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.errors import ConfigError
 from arbiter.llm.client import LLMClient
-from arbiter.llm.config import DEFAULT_MODEL, LLMSettings, gemini_price
+from arbiter.llm.config import DEFAULT_MODEL, SAMPLE_REPLAYS, LLMSettings, gemini_price
 from arbiter.llm.factory import build_backend, build_client
 from arbiter.llm.port import LLMError, LLMRequest
 from arbiter.llm.replay import ReplayBackend

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from arbiter.cli.main import app
-from arbiter.cli.metrics import parse_time
 from arbiter.contracts import SMEReview
 from arbiter.contracts.profile import MetricsPolicy
 from arbiter.metrics import charts
+from arbiter.metrics.as_of import parse_time
 from arbiter.metrics.compute import build_report, mark_latest
 from arbiter.metrics.model import Labelled, Prediction
 from arbiter.metrics.report import render_html, write_html

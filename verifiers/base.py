@@ -12,39 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from arbiter.contracts import (
-    ClassificationOutput,
     Highlight,
     Issue,
     Location,
     VerifierResult,
     VerifierStatus,
 )
+from arbiter.contracts.subject import SchemaProblem as SchemaProblem  # re-exported for the verifiers
+from arbiter.contracts.subject import Subject as Subject  # re-exported for the verifiers and runners
 from verifiers.codes import CodeSpec, spec
-
-
-@dataclass(frozen=True)
-class SchemaProblem:
-    """One jsonschema error on the raw classification, with a JSON Pointer to the offending value."""
-
-    path: str  # JSON Pointer, e.g. "/segments/0/types/2/confidence"
-    message: str  # plain English
-    validator: str  # jsonschema keyword that failed: "type", "required", "maximum", ...
-    value: Any = None
-
-
-@dataclass(frozen=True)
-class Subject:
-    """What is being verified: the raw JSON text, its parsed form and, when it fits the schema, the model.
-
-    Built by arbiter.contracts.schemas.load_subject. `model` is None when the text is not JSON (`parse_error`)
-    or does not fit the ClassificationOutput schema (`schema_problems`); V2-V4 then return SKIPPED.
-    """
-
-    raw: str
-    data: Any = None
-    model: ClassificationOutput | None = None
-    parse_error: str | None = None
-    schema_problems: tuple[SchemaProblem, ...] = ()
 
 
 @dataclass(frozen=True)

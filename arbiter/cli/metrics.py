@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
@@ -14,6 +13,7 @@ from rich.table import Table
 from arbiter.cli.review import DbOpt, OutOpt, _store
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail
 from arbiter.errors import UserError
+from arbiter.metrics.as_of import parse_time
 from arbiter.outputs import location
 
 out = Console()
@@ -33,20 +33,6 @@ CalibrationOpt = Annotated[
         help="The calibration file (default: the profile's [calibration] file, under --out).",
     ),
 ]
-
-
-def parse_time(value: str, now: datetime | None = None) -> datetime:
-    """An ISO 8601 date or time read as `arbiter export --as-of` reads it, and not in the future (figures
-    as of a time still to come could change). ValueError in plain words."""
-    from arbiter.export import ExportError, parse_as_of
-
-    try:
-        stamp = parse_as_of(value)
-    except ExportError as exc:
-        raise ValueError(str(exc)) from None
-    if stamp > (now or datetime.now(UTC)):
-        raise ValueError(f"--as-of {value.strip()} is in the future; leave it out for everything there is.")
-    return stamp
 
 
 def _summary(report: object) -> None:

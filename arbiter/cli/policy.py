@@ -102,9 +102,9 @@ def simulate(
     the rules-only verifiers and the retry governor run again from the stored bundle and the primary's
     classification when verifier settings change (stored model findings are reused). With --model FILE,
     the candidate is the profile with its page reader replaced by FILE: no profile file is written."""
-    from arbiter.cli.metrics import parse_time
     from arbiter.cli.support import require_database
     from arbiter.contracts.profile import Profile
+    from arbiter.metrics.as_of import parse_time
     from arbiter.run.compose import database_url
     from arbiter.whatif.diff import diff_profiles
     from arbiter.whatif.history import reading

@@ -26,8 +26,8 @@ from arbiter.contracts import (
     VerificationOutcome,
     VerifierResult,
 )
+from arbiter.contracts.subject import SchemaProblem, Subject
 from arbiter.errors import ConfigError
-from verifiers.base import SchemaProblem, Subject
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "bundle": DocumentBundle,

@@ -4,11 +4,6 @@
 `corpus.write_demo_inputs` writes what `arbiter demo` verifies (PDFs, the demo's classifications, the
 production answers, damaged files) on first use, so an installed Arbiter needs no checkout.
 `fixtures/generate.py` writes the same files, and the ones only tests use, into `fixtures/`.
-`llm_replays/` holds the sample model answers the `replay` backend reads by default (SAMPLE_REPLAYS),
-written by `fixtures/llm_samples.py`.
+`llm_replays/` holds the sample model answers the `replay` backend reads by default
+(arbiter.llm.config.SAMPLE_REPLAYS), written by `fixtures/llm_samples.py`.
 """
-
-from pathlib import Path
-
-#: The sample model answers `--llm replay` reads unless ARBITER_REPLAY_DIR names another folder.
-SAMPLE_REPLAYS = Path(__file__).resolve().parent / "llm_replays"

@@ -14,7 +14,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from arbiter.demo import SAMPLE_REPLAYS
 from arbiter.errors import ConfigError
 from arbiter.llm.catalogue import Catalogue, ModelRow, lifecycle_notice, load_catalogue, service_for
 
@@ -43,6 +42,10 @@ THINKING_LEVELS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", 
 # The OpenAI-compatible server families whose request shapes differ (ARBITER_OPENAI_SERVER); generic sends
 # the plain chat-completions body of earlier Arbiter versions.
 OPENAI_SERVERS: tuple[str, ...] = ("openai", "vllm", "llamacpp", "generic")
+#: The sample model answers `--llm replay` reads unless ARBITER_REPLAY_DIR names another folder: shipped as
+#: package data beside the demo (arbiter/demo/llm_replays/, written by fixtures/llm_samples.py), named here by
+#: path so that the LLM layer does not import the demo above it.
+SAMPLE_REPLAYS = Path(__file__).resolve().parent.parent / "demo" / "llm_replays"
 
 
 def gemini_price(model: str, today: date | None = None) -> tuple[float, float] | None:

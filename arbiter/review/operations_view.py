@@ -1,10 +1,11 @@
 """The admin's Operations page logic: documents that could not be read, why in plain English, and the two
 ways to close one (retry with a password, dismiss as not a medical record), each an Outcome the page
-shows as is. The retry runs the normal pipeline (run/operations.py); the password is never kept."""
+shows as is. The retry runs the normal pipeline (run/operations.py, passed in as `retrier` by the review app:
+the review layer does not import the run layer); the password is never kept."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,9 @@ class OpsDesk:
     admin: str
     docs_root: Path
     out_dir: Location  # a folder, or the object storage a run wrote to
+    # arbiter.run.operations.retry, or a stand-in: (store, packet_id, *, admin, password, out_dir, pdf,
+    # isolated) -> a result with `opened` and `message`
+    retrier: Callable[..., Any]
 
     def dismiss(self, packet_id: str, resolution: str = "not_medical_record") -> Outcome:
         try:
@@ -46,13 +50,11 @@ class OpsDesk:
 
     def retry(self, packet_id: str, password: str) -> Outcome:
         """Run the document again with this password (the PDF confined to the documents folder)."""
-        from arbiter.run.operations import retry
-
         try:
             packet = self.store.queue.get(packet_id)
             pdf = pdf_of(packet, self.docs_root)
             # In this process (a Streamlit session thread, pypdfium2 under its lock): one PDF, no worker start.
-            result = retry(
+            result = self.retrier(
                 self.store, packet_id, admin=self.admin, password=password, out_dir=self.out_dir, pdf=pdf,
                 isolated=False,
             )  # fmt: skip

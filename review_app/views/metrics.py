@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
-from arbiter.cli.metrics import parse_time
 from arbiter.contracts.profile import load_profile
+from arbiter.metrics.as_of import parse_time
 from arbiter.metrics.calibration import path_of
 from arbiter.metrics.collect import compute_metrics
 from arbiter.metrics.report import (

@@ -2,6 +2,7 @@
 its password, or close it as not a medical record; both are audited."""
 
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -16,6 +17,15 @@ user = state.require_user()
 if not user.is_admin:
     st.error("Only admins can manage the operations lane.")
     st.stop()
+
+
+def retrier(*args: Any, **kwargs: Any) -> Any:
+    """arbiter.run.operations.retry, whose pipeline is loaded only when an admin retries a document."""
+    from arbiter.run.operations import retry
+
+    return retry(*args, **kwargs)
+
+
 store = state.the_store()
 settings = state.settings()
 ops = OpsDesk(
@@ -23,6 +33,7 @@ ops = OpsDesk(
     user.name,
     settings.docs_root,
     settings.output_root or (location(settings.output_url) if settings.output_url else Path("output")),
+    retrier,
 )
 
 st.title("Operations")
