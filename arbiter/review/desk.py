@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from arbiter.contracts import DocumentBundle, GroundTruthRecord, SMEPacket, SMEReview
+from arbiter.contracts import DocumentBundle, GroundTruthRecord, ReviewStatus, SMEPacket, SMEReview
 from arbiter.contracts.profile import Profile
 from arbiter.review.forms import (
     Checked,
@@ -42,7 +42,7 @@ NOT_REVIEWABLE = (
     "This document could not be read (empty, locked, not a PDF or damaged), so nobody can review it here; it "
     "waits in the operations lane, where an admin retries it or closes it."
 )
-OPERATIONS_LANE = ("OPERATIONS", "DISMISSED")
+OPERATIONS_LANE = (ReviewStatus.OPERATIONS.value, ReviewStatus.DISMISSED.value)
 SUBMIT_WAITING = (
     "The database is not answering right now, so your review is not saved yet. Your draft is kept and the "
     "packet stays yours: press the button again in a moment to save it."
@@ -121,7 +121,7 @@ class Desk:
         return Outcome(True, f"You claimed {packet.doc_id}.", packet=packet)
 
     def my_claims(self) -> list[Any]:
-        return self.store.queue.page(status="IN_REVIEW", claimed_by=self.reviewer, limit=20)
+        return self.store.queue.page(status=ReviewStatus.IN_REVIEW, claimed_by=self.reviewer, limit=20)
 
     def keep_alive(self, packet_id: str) -> bool:
         """Renew the lease while the reviewer works (called on every rerun of the packet page); with the

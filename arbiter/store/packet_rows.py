@@ -16,7 +16,8 @@ from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_skips, pack
 from arbiter.store.seen import BLIND, SEEN_ACTION, seen_by
 
 DEFAULT_LEASE = timedelta(minutes=30)
-PENDING, IN_REVIEW, COMPLETED = ReviewStatus.PENDING.value, ReviewStatus.IN_REVIEW.value, "COMPLETED"
+PENDING, IN_REVIEW = ReviewStatus.PENDING.value, ReviewStatus.IN_REVIEW.value
+COMPLETED = ReviewStatus.COMPLETED.value
 SUPERSEDED = ReviewStatus.SUPERSEDED.value
 OPERATIONS, DISMISSED = ReviewStatus.OPERATIONS.value, ReviewStatus.DISMISSED.value
 QUEUE_ORDER = (packets.c.priority, packets.c.created_at, packets.c.packet_id)
@@ -47,8 +48,8 @@ _ESCALATION = PacketKind.ESCALATION.value
 _BLIND_SQL = ", ".join(f"'{k}'" for k in BLIND)
 _INDEPENDENT_SQL = (
     "NOT EXISTS (SELECT 1 FROM packets AS sib WHERE sib.doc_id = {p}.doc_id AND sib.packet_id <> {p}.packet_id "
-    "AND ({p}.kind <> 'ESCALATION' OR sib.kind <> 'ESCALATION') AND (sib.claimed_by = :p_reviewer OR "
-    "(sib.kind = 'ESCALATION' AND EXISTS (SELECT 1 FROM packet_skips AS seen "
+    f"AND ({{p}}.kind <> '{_ESCALATION}' OR sib.kind <> '{_ESCALATION}') AND (sib.claimed_by = :p_reviewer OR "
+    f"(sib.kind = '{_ESCALATION}' AND EXISTS (SELECT 1 FROM packet_skips AS seen "
     "WHERE seen.reviewer = :p_reviewer AND seen.packet_id = sib.packet_id)))) "
     f"AND ({{p}}.kind NOT IN ({_BLIND_SQL}) OR NOT EXISTS (SELECT 1 FROM audit_log "
     f"AS seen_answer WHERE seen_answer.target = {{p}}.doc_id AND seen_answer.actor = :p_reviewer "
@@ -106,14 +107,14 @@ _PICK_NEXT_SQLITE = (
         sa.text(
             "SELECT coalesce(("
             f"SELECT packet_id FROM packets INDEXED BY ix_packets_open_order WHERE {OPEN_PREDICATE} "
-            "AND (status = 'PENDING' OR claim_expires_at < :p_now_at) "
+            f"AND (status = '{PENDING}' OR claim_expires_at < :p_now_at) "
             f"AND {_INDEPENDENT_SQL.format(p='packets')} "
             "AND NOT EXISTS (SELECT 1 FROM packet_skips AS k WHERE k.reviewer = :p_reviewer "
             "AND k.packet_id = packets.packet_id) "
             "ORDER BY priority, created_at, packet_id LIMIT 1), ("
             "SELECT p.packet_id FROM packet_skips AS k JOIN packets AS p ON p.packet_id = k.packet_id "
-            "WHERE k.reviewer = :p_reviewer AND p.status IN ('PENDING', 'IN_REVIEW') "
-            "AND (p.status = 'PENDING' OR p.claim_expires_at < :p_now_at) "
+            f"WHERE k.reviewer = :p_reviewer AND p.status IN ('{PENDING}', '{IN_REVIEW}') "
+            f"AND (p.status = '{PENDING}' OR p.claim_expires_at < :p_now_at) "
             f"AND {_INDEPENDENT_SQL.format(p='p')} "
             "ORDER BY k.skipped_at, p.packet_id LIMIT 1)) AS packet_id"
         )
@@ -170,7 +171,7 @@ class PacketSummary:
     created_at: datetime
     doc_type: str | None
     top_codes: list[str]
-    kind: str = "ESCALATION"
+    kind: str = PacketKind.ESCALATION.value
 
 
 def packet_from_row(row: Any) -> SMEPacket:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from arbiter.contracts import PacketKind
+from arbiter.contracts import PacketKind, ReviewStatus
 from arbiter.record.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
 from arbiter.review.answer_view import agree_line, types_in_play
@@ -83,10 +83,10 @@ title_col.caption(
 )
 if unreadable:
     st.error(escape(unreadable))
-closed = packet.review_status in ("COMPLETED", "SUPERSEDED")
-if packet.review_status == "COMPLETED":
+closed = packet.review_status in (ReviewStatus.COMPLETED, ReviewStatus.SUPERSEDED)
+if packet.review_status == ReviewStatus.COMPLETED:
     st.success("This packet has been reviewed. Its ground truth is on the Ground truth page.")
-elif packet.review_status == "SUPERSEDED":
+elif packet.review_status == ReviewStatus.SUPERSEDED:
     st.warning("A newer run queued this document again; review its new packet from the queue instead.")
 elif not holding:
     holder = (
