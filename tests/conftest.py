@@ -1,12 +1,19 @@
-"""Test-wide settings: hypothesis without per-example deadlines (CI machines vary), and shared paths."""
+"""Test-wide settings: hypothesis without per-example deadlines (CI machines vary), shared paths, and the
+fixtures several test files use (a seeded review store, the review app pointed at it, Chromium present)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import HealthCheck, settings
 from store_fixtures import pg_app_role_urls_fixture  # noqa: F401  (the `store` fixture's application-role case)
+
+if TYPE_CHECKING:
+    from review_helpers import Seeded
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"
@@ -32,3 +39,38 @@ def corpora_missing() -> bool:
         return False
     assert not os.environ.get("CI"), f"CI must have the shared corpora at {CORPORA}"
     return True
+
+
+@pytest.fixture(name="seeded")
+def seeded_fixture(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Seeded]:
+    """A migrated SQLite store holding the review fixtures' packets and four accounts (review_helpers.seed),
+    disposed after the test; the documents cache emptied first. A module marked
+    `pytest.mark.seed(doc_ids=..., sample_all=...)` seeds those documents that way; one marked
+    `pytest.mark.seeded_app` also has the review app (Streamlit's AppTest) pointed at the store, its caches
+    emptied around the test (review_helpers.app_pointed)."""
+    from review_helpers import app_pointed, seed
+
+    from arbiter.review import documents
+
+    marker = request.node.get_closest_marker("seed")
+    documents.clear_cache()
+    data = seed(tmp_path, **(marker.kwargs if marker else {}))
+    try:
+        if request.node.get_closest_marker("seeded_app"):
+            with app_pointed(data, monkeypatch):
+                yield data
+        else:
+            yield data
+    finally:
+        data.store.dispose()
+
+
+@pytest.fixture(name="chromium_present")
+def chromium_present_fixture() -> None:
+    """The browser tests never skip: without Chromium they fail and say how to get it. A module of browser
+    tests says `pytestmark = pytest.mark.usefixtures("chromium_present")`."""
+    from browser_helpers import CHROMIUM
+
+    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"

@@ -136,14 +136,12 @@ def seed_hostile(tmp_path: Path, port: int = 9) -> Seeded:
 
 
 @contextmanager
-def app_on(tmp_path: Path, monkeypatch: Any, *, sample_all: bool = False) -> Iterator[Seeded]:
-    """A fresh seeded store with the app pointed at it; Streamlit's and the documents' caches emptied
-    around the block, the store disposed after it."""
+def app_pointed(data: Seeded, monkeypatch: Any) -> Iterator[Seeded]:
+    """The app pointed at `data`'s store; Streamlit's and the documents' caches emptied around the block."""
     import streamlit as st
 
     from arbiter.review import documents
 
-    data = seed(tmp_path, sample_all=sample_all)
     for key, value in data.env().items():
         monkeypatch.setenv(key, value)
     st.cache_resource.clear()
@@ -154,6 +152,16 @@ def app_on(tmp_path: Path, monkeypatch: Any, *, sample_all: bool = False) -> Ite
     finally:
         st.cache_resource.clear()
         st.cache_data.clear()
+
+
+@contextmanager
+def app_on(tmp_path: Path, monkeypatch: Any, *, sample_all: bool = False) -> Iterator[Seeded]:
+    """A fresh seeded store with the app pointed at it (app_pointed), the store disposed after the block."""
+    data = seed(tmp_path, sample_all=sample_all)
+    try:
+        with app_pointed(data, monkeypatch):
+            yield data
+    finally:
         data.store.dispose()
 
 

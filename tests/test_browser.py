@@ -13,27 +13,16 @@ from typing import Any
 import playwright.sync_api as playwright_api
 import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, edit_grid_cell, running_app, settle, sign_in
-from review_helpers import PASSWORD, PDFS, Seeded, seed
+from review_helpers import PASSWORD, PDFS, Seeded
 
 from arbiter.review.settings import AppSettings
 
-
-@pytest.fixture(autouse=True)
-def _chromium_present() -> None:
-    """The browser test never skips: without Chromium it fails and says how to get it."""
-    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"
+pytestmark = pytest.mark.usefixtures("chromium_present")
 
 
 # Columns of the segment editor, left to right: first page, last page, dominant type, then one share
 # per taxonomy type in profile order.
 DOMINANT, GENOMIC, ADMINISTRATIVE = 2, 3, 7
-
-
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path) -> Iterator[Seeded]:
-    data = seed(tmp_path)
-    yield data
-    data.store.dispose()
 
 
 @pytest.fixture(name="page")

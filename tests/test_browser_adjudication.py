@@ -4,7 +4,6 @@ adjudication sees both answers side by side and the decision controls without sc
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import playwright.sync_api as playwright_api
 import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, running_app, settle, sign_in
 from playwright.sync_api import ViewportSize
-from review_helpers import PASSWORD, PDFS, Seeded, seed
+from review_helpers import PASSWORD, PDFS, Seeded
 
 from arbiter.contracts import PacketKind, SMEReview
 from arbiter.review.settings import AppSettings
@@ -23,10 +22,7 @@ VIEWPORT: ViewportSize = {"width": 1366, "height": 768}
 SHOT = Path(os.environ.get("ARBITER_TEST_SHOTS") or "/tmp") / "adjudication.png"
 
 
-@pytest.fixture(autouse=True)
-def _chromium_present() -> None:
-    """The browser test never skips: without Chromium it fails and says how to get it."""
-    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"
+pytestmark = [pytest.mark.usefixtures("chromium_present"), pytest.mark.seed(doc_ids=(DOC,), sample_all=True)]
 
 
 def _packet(data: Seeded, kind: PacketKind) -> str:
@@ -44,21 +40,19 @@ def _review(data: Seeded, kind: PacketKind, who: str, answer: dict[str, Any]) ->
     data.store.reviews.submit(packet_id, who, saved, answer, idempotency_key=f"{packet_id}-{who}")
 
 
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path) -> Iterator[Seeded]:
-    """One document sampled for a blind second review; alice (two segments) and bob (one) disagree."""
-    data = seed(tmp_path, (DOC,), sample_all=True)
-    packet = data.store.queue.get(_packet(data, PacketKind.ESCALATION))
+@pytest.fixture(autouse=True)
+def _reviews_disagree(seeded: Seeded) -> None:
+    """One document sampled for a blind second review (the module's seed mark); alice (two segments) and bob
+    (one) disagree."""
+    packet = seeded.store.queue.get(_packet(seeded, PacketKind.ESCALATION))
     machine = packet.final_classification or packet.primary_agent_classification
     assert machine is not None
     [segment] = machine["segments"]  # alice splits the two pages into two documents of another type
     split = [{**segment, "start_page": n, "end_page": n, "dominant_type": "LAB_REPORT"} for n in (1, 2)]
     _review(
-        data, PacketKind.ESCALATION, "alice", {**machine, "dominant_type": "LAB_REPORT", "segments": split}
+        seeded, PacketKind.ESCALATION, "alice", {**machine, "dominant_type": "LAB_REPORT", "segments": split}
     )
-    _review(data, PacketKind.SECOND_REVIEW, "bob", machine)
-    yield data
-    data.store.dispose()
+    _review(seeded, PacketKind.SECOND_REVIEW, "bob", machine)
 
 
 def _within_first_screen(page: Any, locator: Any, name: str) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import playwright.sync_api as playwright_api
 import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, edit_grid_cell, running_app, settle
-from review_helpers import PASSWORD, PDFS, Seeded, seed
+from review_helpers import PASSWORD, PDFS, Seeded
 
 from arbiter.contracts import GroundTruthSource, PacketKind
 from arbiter.review.settings import AppSettings
@@ -28,17 +28,7 @@ SHOTS = Path("/tmp/me/shots/blind")
 DOMINANT, CLINICAL_NOTE, ADMINISTRATIVE = 2, 6, 7
 
 
-@pytest.fixture(autouse=True)
-def _chromium_present() -> None:
-    """The browser test never skips: without Chromium it fails and says how to get it."""
-    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"
-
-
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path) -> Iterator[Seeded]:
-    data = seed(tmp_path, (DOC,), sample_all=True)
-    yield data
-    data.store.dispose()
+pytestmark = [pytest.mark.usefixtures("chromium_present"), pytest.mark.seed(doc_ids=(DOC,), sample_all=True)]
 
 
 @pytest.fixture(name="browsers")

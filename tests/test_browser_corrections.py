@@ -27,10 +27,7 @@ from bench.review_tasks_correct import (
 SHOTS = Path(os.environ.get("ARBITER_SHOTS", "")) if os.environ.get("ARBITER_SHOTS") else None
 
 
-@pytest.fixture(autouse=True)
-def _chromium_present() -> None:
-    """The browser test never skips: without Chromium it fails and says how to get it."""
-    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"
+pytestmark = pytest.mark.usefixtures("chromium_present")
 
 
 def _open(seeded: Seeded, tmp_path: Path) -> Iterator[Any]:

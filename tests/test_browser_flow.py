@@ -14,7 +14,7 @@ import playwright.sync_api as playwright_api
 import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, running_app, settle
 from playwright.sync_api import ViewportSize
-from review_helpers import PASSWORD, PDFS, Seeded, seed
+from review_helpers import PASSWORD, PDFS, Seeded
 
 from arbiter.review.settings import AppSettings
 
@@ -24,17 +24,7 @@ PAGE_IMAGE = ".st-key-page_view [data-testid='stImage'] img"
 BODY_PT = 9.5  # the fixtures' body text, in PDF points; pages are rendered at 144 dpi (2 px a point)
 
 
-@pytest.fixture(autouse=True)
-def _chromium_present() -> None:
-    """The browser test never skips: without Chromium it fails and says how to get it."""
-    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"
-
-
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path) -> Iterator[Seeded]:
-    data = seed(tmp_path)
-    yield data
-    data.store.dispose()
+pytestmark = pytest.mark.usefixtures("chromium_present")
 
 
 @pytest.fixture(name="people")

@@ -25,10 +25,7 @@ VIEWPORT = {"width": 1366, "height": 768}
 SHOTS = Path(os.environ.get("ARBITER_TEST_SHOTS", "")) if os.environ.get("ARBITER_TEST_SHOTS") else None
 
 
-@pytest.fixture(autouse=True)
-def _chromium_present() -> None:
-    """The browser test never skips: without Chromium it fails and says how to get it."""
-    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"
+pytestmark = pytest.mark.usefixtures("chromium_present")
 
 
 @pytest.fixture(name="demo", scope="module")

@@ -28,10 +28,7 @@ SHOTS = Path(os.environ["ARBITER_TEST_SHOTS"]) if os.environ.get("ARBITER_TEST_S
 INJECTION, OVERCONFIDENT = "note-injection-03", "gen-guardant-02"
 
 
-@pytest.fixture(autouse=True)
-def _chromium_present() -> None:
-    """The browser test never skips: without Chromium it fails and says how to get it."""
-    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"
+pytestmark = pytest.mark.usefixtures("chromium_present")
 
 
 @pytest.fixture(name="demo")

@@ -23,9 +23,7 @@ SHOTS = Path(os.environ.get("ARBITER_SHOTS", "")) if os.environ.get("ARBITER_SHO
 GENOMIC, ADMINISTRATIVE = 3, 7  # columns of the segment editor, counted from "First page"
 
 
-@pytest.fixture(autouse=True)
-def _chromium_present() -> None:
-    assert CHROMIUM.exists(), "needs Debian's chromium at /usr/bin/chromium: run `make test` (it installs it)"
+pytestmark = pytest.mark.usefixtures("chromium_present")
 
 
 @pytest.fixture(name="app")

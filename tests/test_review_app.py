@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from review_helpers import PASSWORD, Seeded, app_on, app_test, sign_in
+from review_helpers import PASSWORD, Seeded, app_test, sign_in
 
-
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
-    """A fresh seeded store per test, the app pointed at it, Streamlit caches emptied around the test."""
-    with app_on(tmp_path, monkeypatch) as data:
-        yield data
+pytestmark = pytest.mark.seeded_app
 
 
 def _texts(elements: Any) -> list[str]:

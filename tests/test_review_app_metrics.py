@@ -4,24 +4,17 @@ pipeline: the false-accept headline (unknown, then measured after a blind audit)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
-from review_helpers import Seeded, app_on, app_test, sign_in
+from review_helpers import Seeded, app_test, sign_in
 
 from arbiter.contracts import PacketKind, SMEReview
 from arbiter.contracts.profile import MetricsPolicy, load_profile
 from arbiter.record.packets import build_blind_packet
 
-
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
-    """A fresh seeded store per test, the app pointed at it, Streamlit caches emptied around the test."""
-    with app_on(tmp_path, monkeypatch) as data:
-        yield data
+pytestmark = pytest.mark.seeded_app
 
 
 def _metrics_page(name: str = "alice") -> Any:

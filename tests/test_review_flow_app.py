@@ -5,20 +5,14 @@ thumbnails and zoom change what is drawn."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from review_helpers import Seeded, app_on, app_test, sign_in
+from review_helpers import Seeded, app_test, sign_in
 
 from review_app.flow import QUEUE_EMPTY
 
-
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
-    with app_on(tmp_path, monkeypatch) as data:
-        yield data
+pytestmark = pytest.mark.seeded_app
 
 
 def _texts(elements: Any) -> list[str]:

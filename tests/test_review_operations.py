@@ -6,7 +6,6 @@ medical record; both audited. Blind-pair refusals say why."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +19,17 @@ from arbiter.review.settings import ENV_DOCS
 DAMAGED = ("empty-upload", "locked-lab-report", "not-really-a-pdf", "truncated-transfer")
 
 
+pytestmark = pytest.mark.seeded_app
+
+
 @pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
-    """The review fixtures' queue plus the demo's four damaged PDFs, as a run records them."""
-    with app_on(tmp_path, monkeypatch) as data:
-        for record in run_fixtures(data.out_dir, DAMAGED, pdfs=FIXTURES / "damaged"):
-            data.store.records.record(record)
-            data.records.append(record)
-        monkeypatch.setenv(ENV_DOCS, str(FIXTURES))  # holds pdfs/ and damaged/
-        yield data
+def with_damaged(seeded: Seeded, monkeypatch: pytest.MonkeyPatch) -> Seeded:
+    """The shared seeded store (tests/conftest.py) plus the demo's four damaged PDFs, as a run records them."""
+    for record in run_fixtures(seeded.out_dir, DAMAGED, pdfs=FIXTURES / "damaged"):
+        seeded.store.records.record(record)
+        seeded.records.append(record)
+    monkeypatch.setenv(ENV_DOCS, str(FIXTURES))  # holds pdfs/ and damaged/
+    return seeded
 
 
 def _texts(elements: Any) -> list[str]:

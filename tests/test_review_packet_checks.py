@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from review_helpers import FIXTURES, PDFS, Seeded, app_on, app_test, run_fixtures, sign_in
+from review_helpers import FIXTURES, PDFS, Seeded, app_test, run_fixtures, sign_in
 
 from arbiter.review.desk import Desk
 from arbiter.review.settings import ENV_DOCS
 from arbiter.store.models import packets
 
-
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
-    with app_on(tmp_path, monkeypatch) as data:
-        yield data
+pytestmark = pytest.mark.seeded_app
 
 
 def _texts(elements: Any) -> list[str]:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from review_helpers import PDFS, Seeded, seed
+from review_helpers import PDFS, Seeded
 
 from arbiter.contracts.profile import load_profile
 from arbiter.review import documents
@@ -92,12 +92,6 @@ def test_queue_rows_are_plain_words() -> None:
     }
     assert reason_label("") == "Unspecified"
     assert reason_label("pdf_not_pdf") == "Not a PDF"
-
-
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path) -> Seeded:
-    documents.clear_cache()
-    return seed(tmp_path)
 
 
 def test_claim_next_on_an_empty_queue(seeded: Seeded) -> None:

@@ -5,13 +5,11 @@ cookie is a browser reload (session state gone, the cookie kept; AppTest cannot 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
-from review_helpers import Seeded, app_on, app_test, sign_in
+from review_helpers import Seeded, app_test, sign_in
 
 from arbiter.review import desk
 from review_app import session
@@ -21,12 +19,14 @@ JAR: dict[str, str] = {}  # the browser's cookies, as a reload would send them
 FIXED = {0: {"dominant_type": "ADMINISTRATIVE", "ADMINISTRATIVE": 1.0, "GENOMIC_REPORT": 0.0}}
 
 
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
+pytestmark = pytest.mark.seeded_app
+
+
+@pytest.fixture(autouse=True)
+def _cookie_jar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty cookie jar per test, read by the app as the browser's cookies."""
     JAR.clear()
     monkeypatch.setattr(session, "browser_cookie", lambda: JAR.get(session.COOKIE))
-    with app_on(tmp_path, monkeypatch) as data:
-        yield data
 
 
 def _texts(elements: Any) -> list[str]:

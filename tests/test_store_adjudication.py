@@ -102,8 +102,8 @@ def submit(store: Store, packet_id: str, who: str, truth: dict[str, Any], minute
     return store.reviews.submit(packet_id, who, review, truth, idempotency_key=f"{packet_id}-{who}", now=at)
 
 
-@pytest.fixture(name="seeded")
-def seeded_fixture(store: Store) -> Store:
+@pytest.fixture(name="paired")
+def paired_fixture(store: Store) -> Store:
     for name, role in (("alice", "reviewer"), ("bob", "reviewer"), ("carol", "reviewer"), ("root", "admin")):
         store.users.add(name, role, None)
     store.records.record(double_reviewed(), now=T0)
@@ -142,17 +142,17 @@ def test_disagreement_is_about_meaning(first: dict[str, Any], second: dict[str, 
     assert bool(differences(first, second)) is split
 
 
-def test_a_disagreeing_second_review_opens_an_adjudication(seeded: Store) -> None:
+def test_a_disagreeing_second_review_opens_an_adjudication(paired: Store) -> None:
     """The second review is saved and counted, but writes no version: the first stays in force and an
     ADJUDICATION packet holding both answers is queued (audited)."""
-    first = submit(seeded, packet_of(seeded, "esc", PacketKind.ESCALATION), "alice", answer("LAB_REPORT"), 1)
+    first = submit(paired, packet_of(paired, "esc", PacketKind.ESCALATION), "alice", answer("LAB_REPORT"), 1)
     kept = submit(
-        seeded, packet_of(seeded, "esc", PacketKind.SECOND_REVIEW), "bob", answer("GENOMIC_REPORT"), 2
+        paired, packet_of(paired, "esc", PacketKind.SECOND_REVIEW), "bob", answer("GENOMIC_REPORT"), 2
     )
     assert kept.gt_id == first.gt_id
-    history = seeded.ground_truth.history("esc")
+    history = paired.ground_truth.history("esc")
     assert [(h.version, h.ground_truth_source) for h in history] == [(1, GroundTruthSource.SME_CORRECTED)]
-    adjudication = seeded.queue.get(packet_of(seeded, "esc", PacketKind.ADJUDICATION))
+    adjudication = paired.queue.get(packet_of(paired, "esc", PacketKind.ADJUDICATION))
     assert adjudication.review_status == "PENDING"
     assert adjudication.adjudication is not None
     case = adjudication.adjudication
@@ -160,192 +160,192 @@ def test_a_disagreeing_second_review_opens_an_adjudication(seeded: Store) -> Non
     assert case.first.classification["dominant_type"] == "LAB_REPORT"
     assert case.second.classification["dominant_type"] == "GENOMIC_REPORT"
     assert any("Document type" in d for d in case.differences)
-    assert [e.action for e in seeded.audit.events(target=adjudication.packet_id)] == ["adjudication.open"]
+    assert [e.action for e in paired.audit.events(target=adjudication.packet_id)] == ["adjudication.open"]
 
 
-def test_an_agreeing_second_review_needs_no_adjudication(seeded: Store) -> None:
+def test_an_agreeing_second_review_needs_no_adjudication(paired: Store) -> None:
     """Two reviews that mean the same thing settle the document: a second version, no ADJUDICATION packet."""
     submit(
-        seeded,
-        packet_of(seeded, "esc", PacketKind.ESCALATION),
+        paired,
+        packet_of(paired, "esc", PacketKind.ESCALATION),
         "alice",
         answer("LAB_REPORT", LAB_REPORT=0.7, GENOMIC_REPORT=0.3),
         1,
     )
-    submit(seeded, packet_of(seeded, "esc", PacketKind.SECOND_REVIEW), "bob", answer("LAB_REPORT", LAB_REPORT=0.6, GENOMIC_REPORT=0.4), 2)  # fmt: skip
-    assert len(seeded.ground_truth.history("esc")) == 2
-    assert all(p.kind != PacketKind.ADJUDICATION for p in seeded.queue.page(status=None, limit=50))
+    submit(paired, packet_of(paired, "esc", PacketKind.SECOND_REVIEW), "bob", answer("LAB_REPORT", LAB_REPORT=0.6, GENOMIC_REPORT=0.4), 2)  # fmt: skip
+    assert len(paired.ground_truth.history("esc")) == 2
+    assert all(p.kind != PacketKind.ADJUDICATION for p in paired.queue.page(status=None, limit=50))
 
 
-def test_the_second_review_saved_first_is_compared_all_the_same(seeded: Store) -> None:
+def test_the_second_review_saved_first_is_compared_all_the_same(paired: Store) -> None:
     """When the blind second review is saved before the escalation's review, the later one still opens the
     adjudication, with the escalation's review as the first answer."""
-    submit(seeded, packet_of(seeded, "esc", PacketKind.SECOND_REVIEW), "bob", answer("GENOMIC_REPORT"), 1)
-    submit(seeded, packet_of(seeded, "esc", PacketKind.ESCALATION), "alice", answer("LAB_REPORT"), 2)
-    assert [h.ground_truth_classification["dominant_type"] for h in seeded.ground_truth.history("esc")] == [
+    submit(paired, packet_of(paired, "esc", PacketKind.SECOND_REVIEW), "bob", answer("GENOMIC_REPORT"), 1)
+    submit(paired, packet_of(paired, "esc", PacketKind.ESCALATION), "alice", answer("LAB_REPORT"), 2)
+    assert [h.ground_truth_classification["dominant_type"] for h in paired.ground_truth.history("esc")] == [
         "GENOMIC_REPORT"
     ]
-    case = seeded.queue.get(packet_of(seeded, "esc", PacketKind.ADJUDICATION)).adjudication
+    case = paired.queue.get(packet_of(paired, "esc", PacketKind.ADJUDICATION)).adjudication
     assert case is not None
     assert (case.first.reviewer, case.second.reviewer) == ("alice", "bob")
 
 
 @pytest.fixture(name="split")
-def split_fixture(seeded: Store) -> str:
+def split_fixture(paired: Store) -> str:
     """alice and bob disagree on "esc"; returns the ADJUDICATION packet's id."""
-    submit(seeded, packet_of(seeded, "esc", PacketKind.ESCALATION), "alice", answer("LAB_REPORT"), 1)
-    submit(seeded, packet_of(seeded, "esc", PacketKind.SECOND_REVIEW), "bob", answer("GENOMIC_REPORT"), 2)
-    return packet_of(seeded, "esc", PacketKind.ADJUDICATION)
+    submit(paired, packet_of(paired, "esc", PacketKind.ESCALATION), "alice", answer("LAB_REPORT"), 1)
+    submit(paired, packet_of(paired, "esc", PacketKind.SECOND_REVIEW), "bob", answer("GENOMIC_REPORT"), 2)
+    return packet_of(paired, "esc", PacketKind.ADJUDICATION)
 
 
 @pytest.mark.parametrize(
     ("who", "allowed"), [("alice", False), ("bob", False), ("carol", True), ("root", True)]
 )
 def test_only_a_third_reviewer_or_an_admin_adjudicates(
-    seeded: Store, split: str, who: str, allowed: bool
+    paired: Store, split: str, who: str, allowed: bool
 ) -> None:
     """Neither of the two reviewers can claim the adjudication, directly (refused, saying why) or with claim next."""
     if allowed:
-        assert seeded.queue.claim(split, who) is not None
+        assert paired.queue.claim(split, who) is not None
         return
     with pytest.raises(NotIndependent, match="the adjudication of it needs a different reviewer"):
-        seeded.queue.claim(split, who)
-    assert seeded.queue.claim_next(who) is None
+        paired.queue.claim(split, who)
+    assert paired.queue.claim_next(who) is None
 
 
-def test_only_the_adjudicated_decision_becomes_a_version(seeded: Store, split: str) -> None:
+def test_only_the_adjudicated_decision_becomes_a_version(paired: Store, split: str) -> None:
     """The adjudicator's pick (here the second answer) is version 2, SME_ADJUDICATED, with production kept."""
     record = submit(
-        seeded, split, "carol", answer("GENOMIC_REPORT"), 3, adjudication=AdjudicationChoice.SECOND
+        paired, split, "carol", answer("GENOMIC_REPORT"), 3, adjudication=AdjudicationChoice.SECOND
     )
     assert (record.version, record.ground_truth_source) == (2, GroundTruthSource.SME_ADJUDICATED)
     assert record.ground_truth_classification["dominant_type"] == "GENOMIC_REPORT"
     assert record.production_classification is not None
     assert record.sme_review is not None
     assert record.sme_review.adjudication == AdjudicationChoice.SECOND
-    assert seeded.queue.status(split) == "COMPLETED"
-    assert "packet.submit" in [e.action for e in seeded.audit.events(target=split)]
+    assert paired.queue.status(split) == "COMPLETED"
+    assert "packet.submit" in [e.action for e in paired.audit.events(target=split)]
 
 
-def test_exports_and_metrics_leave_an_unsettled_document_out(seeded: Store, split: str) -> None:
+def test_exports_and_metrics_leave_an_unsettled_document_out(paired: Store, split: str) -> None:
     """Until the adjudication is decided the document is in no export and no model score; agreement still
     counts the two blind answers. After the decision the adjudicated version is what is exported."""
 
     def exported() -> dict[str, str]:
-        with seeded.read() as conn:
+        with paired.read() as conn:
             rows = [p for _, batch in iter_in_force(conn) for p in batch]
         import json
 
         return {r["doc_id"]: r["ground_truth_source"] for r in map(json.loads, rows)}
 
     assert "esc" not in exported()
-    report = compute_metrics(seeded, parallel=False)
+    report = compute_metrics(paired, parallel=False)
     assert report.model_scores("primary", "all").docs == 0
     assert report.agreement.kappa.n == 1
     assert [(d.first, d.second) for d in report.agreement.disagreements] == [("LAB_REPORT", "GENOMIC_REPORT")]
-    submit(seeded, split, "carol", answer("LAB_REPORT"), 3, adjudication=AdjudicationChoice.FIRST)
+    submit(paired, split, "carol", answer("LAB_REPORT"), 3, adjudication=AdjudicationChoice.FIRST)
     assert exported() == {"esc": "SME_ADJUDICATED"}
-    report = compute_metrics(seeded, parallel=False)
+    report = compute_metrics(paired, parallel=False)
     assert report.model_scores("primary", "sme").docs == 1
     assert report.agreement.kappa.n == 1
 
 
-def test_blind_reviews_keep_the_production_answer(seeded: Store) -> None:
+def test_blind_reviews_keep_the_production_answer(paired: Store) -> None:
     """Versions written by a blind audit and a blind second review carry production's answer, so production
     accuracy counts every reviewed document."""
-    seeded.records.record(audited(), now=T0)
-    submit(seeded, packet_of(seeded, "acc", PacketKind.AUDIT), "alice", answer("LAB_REPORT"), 1)
-    submit(seeded, packet_of(seeded, "esc", PacketKind.SECOND_REVIEW), "bob", answer("LAB_REPORT"), 2)
+    paired.records.record(audited(), now=T0)
+    submit(paired, packet_of(paired, "acc", PacketKind.AUDIT), "alice", answer("LAB_REPORT"), 1)
+    submit(paired, packet_of(paired, "esc", PacketKind.SECOND_REVIEW), "bob", answer("LAB_REPORT"), 2)
     for doc_id in ("acc", "esc"):
-        newest = seeded.ground_truth.latest(doc_id)
+        newest = paired.ground_truth.latest(doc_id)
         assert newest is not None
         assert newest.production_classification == PRODUCTION.model_copy(update={"doc_id": doc_id})
-    production = compute_metrics(seeded, parallel=False).model_scores("production", "sme")
+    production = compute_metrics(paired, parallel=False).model_scores("production", "sme")
     assert (production.docs, production.missing) == (2, 0)
     assert (production.accuracy.k, production.accuracy.n) == (2, 2)
 
 
-def test_a_blind_holder_sees_nothing_else_of_the_document(seeded: Store) -> None:
+def test_a_blind_holder_sees_nothing_else_of_the_document(paired: Store) -> None:
     """While bob holds the blind second review, the store's reads made for him leave out the escalation
     packet and every ground-truth version of the document; so they do for carol, who may still be handed
     it; alice, its first reviewer, sees them; after bob's submit everyone does."""
-    seeded.records.record(double_reviewed("other"), now=T0)
-    escalation = packet_of(seeded, "esc", PacketKind.ESCALATION)
-    submit(seeded, escalation, "alice", answer("LAB_REPORT"), 1)
-    second = packet_of(seeded, "esc", PacketKind.SECOND_REVIEW)
-    assert seeded.queue.claim(second, "bob", now=T0 + timedelta(hours=1, minutes=5)) is not None
-    mine = seeded.queue.page(viewer="bob", status=None, limit=50)
+    paired.records.record(double_reviewed("other"), now=T0)
+    escalation = packet_of(paired, "esc", PacketKind.ESCALATION)
+    submit(paired, escalation, "alice", answer("LAB_REPORT"), 1)
+    second = packet_of(paired, "esc", PacketKind.SECOND_REVIEW)
+    assert paired.queue.claim(second, "bob", now=T0 + timedelta(hours=1, minutes=5)) is not None
+    mine = paired.queue.page(viewer="bob", status=None, limit=50)
     # "other" has an open second review bob may still give: its escalation row is left out too.
     assert {(p.doc_id, p.kind) for p in mine} == {("esc", "SECOND_REVIEW"), ("other", "SECOND_REVIEW")}
-    assert seeded.queue.count(viewer="bob", status=None) == 2
-    assert seeded.queue.count(viewer="carol", status=None) == 2
-    assert seeded.queue.count(viewer="alice", status=None) == 3
-    assert seeded.queue.counts(viewer="bob")["by_status"] == {"PENDING": 1, "IN_REVIEW": 1, "COMPLETED": 0}
-    assert seeded.queue.counts(viewer="alice")["by_status"] == {"PENDING": 1, "IN_REVIEW": 1, "COMPLETED": 1}
-    assert [r["doc_id"] for r in seeded.ground_truth.page(viewer="bob")] == []
-    assert seeded.ground_truth.history("esc", viewer="bob") == []
-    assert [r["doc_id"] for r in seeded.ground_truth.page(viewer="carol")] == []
-    assert [r["doc_id"] for r in seeded.ground_truth.page(viewer="alice")] == ["esc"]
+    assert paired.queue.count(viewer="bob", status=None) == 2
+    assert paired.queue.count(viewer="carol", status=None) == 2
+    assert paired.queue.count(viewer="alice", status=None) == 3
+    assert paired.queue.counts(viewer="bob")["by_status"] == {"PENDING": 1, "IN_REVIEW": 1, "COMPLETED": 0}
+    assert paired.queue.counts(viewer="alice")["by_status"] == {"PENDING": 1, "IN_REVIEW": 1, "COMPLETED": 1}
+    assert [r["doc_id"] for r in paired.ground_truth.page(viewer="bob")] == []
+    assert paired.ground_truth.history("esc", viewer="bob") == []
+    assert [r["doc_id"] for r in paired.ground_truth.page(viewer="carol")] == []
+    assert [r["doc_id"] for r in paired.ground_truth.page(viewer="alice")] == ["esc"]
     with pytest.raises(UnknownPacket):
-        seeded.queue.get(escalation, viewer="bob")
-    assert seeded.queue.get(second, viewer="bob").packet_id == second
-    submit(seeded, second, "bob", answer("LAB_REPORT"), 6)
-    assert len(seeded.ground_truth.history("esc", viewer="bob")) == 2
-    assert seeded.queue.get(escalation, viewer="bob").packet_id == escalation
-    assert [r["doc_id"] for r in seeded.ground_truth.page(viewer="carol")] == ["esc"]
+        paired.queue.get(escalation, viewer="bob")
+    assert paired.queue.get(second, viewer="bob").packet_id == second
+    submit(paired, second, "bob", answer("LAB_REPORT"), 6)
+    assert len(paired.ground_truth.history("esc", viewer="bob")) == 2
+    assert paired.queue.get(escalation, viewer="bob").packet_id == escalation
+    assert [r["doc_id"] for r in paired.ground_truth.page(viewer="carol")] == ["esc"]
 
 
-def test_nobody_is_handed_a_packet_of_a_document_they_hold_blind(seeded: Store) -> None:
+def test_nobody_is_handed_a_packet_of_a_document_they_hold_blind(paired: Store) -> None:
     """alice holds the blind audit of "acc" when a later run escalates it: her direct claim of that
     escalation is refused (the pages would hide it from her), carol's is not."""
-    seeded.records.record(audited(), now=T0)
-    assert seeded.queue.claim(packet_of(seeded, "acc", PacketKind.AUDIT), "alice") is not None
+    paired.records.record(audited(), now=T0)
+    assert paired.queue.claim(packet_of(paired, "acc", PacketKind.AUDIT), "alice") is not None
     later = double_reviewed("acc")
     assert later.packet is not None
     packet = later.packet.model_copy(update={"packet_id": "pkt-acc-run-2", "run_id": "run-2"})
-    seeded.records.record(dataclasses.replace(later, run_id="run-2", packet=packet, samples=()), now=T0)
+    paired.records.record(dataclasses.replace(later, run_id="run-2", packet=packet, samples=()), now=T0)
     with pytest.raises(NotIndependent, match="alice holds a blind audit of acc"):
-        seeded.queue.claim("pkt-acc-run-2", "alice")
-    assert seeded.queue.claim("pkt-acc-run-2", "carol") is not None
+        paired.queue.claim("pkt-acc-run-2", "alice")
+    assert paired.queue.claim("pkt-acc-run-2", "carol") is not None
 
 
 def test_the_export_manifest_counts_documents_awaiting_adjudication(
-    seeded: Store, split: str, tmp_path: Any
+    paired: Store, split: str, tmp_path: Any
 ) -> None:
     """The export leaves the unsettled document out and says how many were left out."""
     from arbiter.export.writer import export_ground_truth
 
-    manifest = export_ground_truth(seeded, ["jsonl"], tmp_path / "out")
+    manifest = export_ground_truth(paired, ["jsonl"], tmp_path / "out")
     assert (manifest["records"], manifest["awaiting_adjudication"]) == (0, 1)
-    submit(seeded, split, "root", answer("LAB_REPORT"), 3, adjudication=AdjudicationChoice.FIRST)
-    manifest = export_ground_truth(seeded, ["jsonl"], tmp_path / "out")
+    submit(paired, split, "root", answer("LAB_REPORT"), 3, adjudication=AdjudicationChoice.FIRST)
+    manifest = export_ground_truth(paired, ["jsonl"], tmp_path / "out")
     assert (manifest["records"], manifest["awaiting_adjudication"]) == (1, 0)
 
 
-def test_the_metrics_pages_leave_out_a_document_held_blind(seeded: Store, split: str) -> None:
+def test_the_metrics_pages_leave_out_a_document_held_blind(paired: Store, split: str) -> None:
     """A user who may still give a blind review of a document finds it in no per-document row of the metrics
     (here the list of disagreements); the counts stay; its earlier reviewers see it."""
     from arbiter.review.blind import for_viewer
 
-    seeded.records.record(audited("esc-later"), now=T0)
-    with seeded.write() as conn:  # the audit of a later run of "esc", as far as the claim goes
+    paired.records.record(audited("esc-later"), now=T0)
+    with paired.write() as conn:  # the audit of a later run of "esc", as far as the claim goes
         conn.exec_driver_sql("UPDATE packets SET doc_id = 'esc' WHERE doc_id = 'esc-later'")
-    assert seeded.queue.claim(packet_of(seeded, "esc", PacketKind.AUDIT), "carol") is not None
-    report = compute_metrics(seeded, parallel=False)
+    assert paired.queue.claim(packet_of(paired, "esc", PacketKind.AUDIT), "carol") is not None
+    report = compute_metrics(paired, parallel=False)
     assert [d.doc_id for d in report.agreement.disagreements] == ["esc"]
-    carol = for_viewer(report, seeded.blind.hidden_docs("carol"))
+    carol = for_viewer(report, paired.blind.hidden_docs("carol"))
     assert carol.agreement.disagreements == []
     assert carol.agreement.kappa == report.agreement.kappa
-    alice = for_viewer(report, seeded.blind.hidden_docs("alice"))
+    alice = for_viewer(report, paired.blind.hidden_docs("alice"))
     assert [d.doc_id for d in alice.agreement.disagreements] == ["esc"]
 
 
-def test_the_policy_what_if_compares_only_with_settled_truth(seeded: Store, split: str) -> None:
+def test_the_policy_what_if_compares_only_with_settled_truth(paired: Store, split: str) -> None:
     """The what-if's SME truths leave out a document awaiting adjudication and take its decision after."""
     from arbiter.whatif.history import truths
 
-    with seeded.read() as conn:
+    with paired.read() as conn:
         assert "esc" not in truths(conn, None)
-    submit(seeded, split, "root", answer("GENOMIC_REPORT"), 3, adjudication=AdjudicationChoice.SECOND)
-    with seeded.read() as conn:
+    submit(paired, split, "root", answer("GENOMIC_REPORT"), 3, adjudication=AdjudicationChoice.SECOND)
+    with paired.read() as conn:
         assert truths(conn, None)["esc"].source == "SME_ADJUDICATED"

@@ -3,21 +3,16 @@ admins only; a picked profile, an uploaded one (the panel's reader), and plain t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from review_helpers import Seeded, app_on, app_test, sign_in
+from review_helpers import Seeded, app_test, sign_in
 
 from arbiter.errors import ConfigError
 from arbiter.whatif import panel
 
-
-@pytest.fixture(name="seeded")
-def seeded_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Seeded]:
-    with app_on(tmp_path, monkeypatch) as data:
-        yield data
+pytestmark = pytest.mark.seeded_app
 
 
 def _metrics(name: str) -> Any:
