@@ -11,7 +11,13 @@ from arbiter.llm.port import LLMError, LLMRequest, offline
 from arbiter.net import switch as network
 from arbiter.net.switch import NetworkDisabled
 
-REQUEST = LLMRequest(purpose="V2", model="local-model", system="s", prompt="p", response_schema={})
+REQUEST = LLMRequest(
+    purpose="V2",
+    model="local-model",
+    system="s",
+    prompt="p",
+    response_schema={"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+)
 
 
 def test_network_is_off_for_the_whole_test_session() -> None:

@@ -292,7 +292,8 @@ def _dump(store: Store, table: str) -> list[tuple[object, ...]]:
         "TRUNCATE ground_truth CASCADE",
         "TRUNCATE reviews",
         "TRUNCATE packets CASCADE",
-        "TRUNCATE runs, documents, outcomes, packets, packet_codes, packet_skips, reviews, ground_truth, users, audit_log",
+        "TRUNCATE runs, documents, outcomes, packets, packet_codes, packet_skips, known_answers, reviews, "
+        "ground_truth, users, audit_log",
     ],
 )
 def test_postgresql_truncate_is_refused(pg_server_url: str, sql: str) -> None:

@@ -168,8 +168,12 @@ def write_truth(items: list[Planted], path: Path) -> Path:
     return path
 
 
-if __name__ == "__main__":  # python -m arbiter.demo.grounded.build: regenerate the committed fixtures
-    root = Path(__file__).resolve().parents[3] / "fixtures" / "grounded"
+if __name__ == "__main__":  # python -m arbiter.demo.grounded.build FOLDER (in a checkout: fixtures/grounded)
+    import sys
+
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m arbiter.demo.grounded.build FOLDER   (the checkout's is fixtures/grounded)")
+    root = Path(sys.argv[1])
     demo = demo_items()
     write_jsonl(demo, root / "items.jsonl")
     write_truth(demo, root / "truth.json")
