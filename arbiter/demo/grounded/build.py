@@ -172,7 +172,9 @@ if __name__ == "__main__":  # python -m arbiter.demo.grounded.build FOLDER (in a
     import sys
 
     if len(sys.argv) != 2:
-        sys.exit("usage: python -m arbiter.demo.grounded.build FOLDER   (the checkout's is fixtures/grounded)")
+        sys.exit(
+            "usage: python -m arbiter.demo.grounded.build FOLDER   (the checkout's is fixtures/grounded)"
+        )
     root = Path(sys.argv[1])
     demo = demo_items()
     write_jsonl(demo, root / "items.jsonl")
