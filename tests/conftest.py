@@ -67,6 +67,14 @@ def seeded_fixture(
         data.store.dispose()
 
 
+@pytest.fixture(name="pgbouncer_present")
+def pgbouncer_present_fixture() -> None:
+    """The PgBouncer tests never skip: without the program they fail and say how to get it."""
+    from pgbouncer_helpers import binary
+
+    assert binary() is not None, "needs Debian's pgbouncer: run `make test` (.ci/system-deps.sh installs it)"
+
+
 @pytest.fixture(name="chromium_present")
 def chromium_present_fixture() -> None:
     """The browser tests never skip: without Chromium they fail and say how to get it. A module of browser

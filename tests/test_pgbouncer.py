@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from pgbouncer_helpers import ServerConnections, binary, pgbouncer
+from pgbouncer_helpers import ServerConnections, pgbouncer
 from store_fixtures import pg_server_url_fixture, reset  # noqa: F401  (fixture)
 
 from arbiter.errors import ConfigError
@@ -19,9 +19,7 @@ from arbiter.store import Store, pooling
 from arbiter.store.db import make_engine
 from tests.conftest import FIXTURES
 
-needs_pgbouncer = pytest.mark.skipif(
-    binary() is None, reason="PgBouncer is not installed (apt-get install pgbouncer; .ci/system-deps.sh does)"
-)
+needs_pgbouncer = pytest.mark.usefixtures("pgbouncer_present")  # fails, never skips, without PgBouncer
 CAP = 2  # PgBouncer's server connections to the database: fewer than the run's threads
 
 

@@ -27,7 +27,6 @@ import pytest
 import ray
 import sqlalchemy as sa
 from pgbouncer_helpers import ServerConnections, pgbouncer
-from pgbouncer_helpers import binary as pgbouncer_binary
 from ray.cluster_utils import Cluster
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from s3_helpers import s3_server
@@ -456,9 +455,7 @@ def test_ray_engine_writes_to_object_storage_every_node_reaches(cluster: Cluster
     assert s3.exists(f"night/ray/runs/{on_ray['run_id']}/summary.json")
 
 
-@pytest.mark.skipif(
-    pgbouncer_binary() is None, reason="PgBouncer is not installed (.ci/system-deps.sh installs it)"
-)
+@pytest.mark.usefixtures("pgbouncer_present")
 def test_a_ray_run_through_pgbouncer_with_more_workers_than_server_connections(
     cluster: Cluster, tmp_path: Path, pg_server_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
