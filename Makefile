@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PYPI_VERIFIERS := 0.4.0
 
 .PHONY: setup system-deps demo test lint format bench docs screenshots clean reset
 
@@ -11,7 +12,10 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip uninstall --quiet --yes arbiter 2>/dev/null || true  # the distribution's old name
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# PyPI's unrelated `verifiers` (tests/test_installed.py installs Arbiter's wheel beside it, offline)
+	$(BIN)/python -m pip download --quiet --no-deps --dest $(VENV)/wheels 'verifiers==$(PYPI_VERIFIERS)'
 	touch $(STAMP)
 
 demo: $(STAMP)

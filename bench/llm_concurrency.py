@@ -34,10 +34,10 @@ from arbiter.decide.governor import verify_with_retries
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
 from arbiter.run.compose import llm_client
+from arbiter.verifiers import default_verifiers
+from arbiter.verifiers.base import Verifier, VerifyContext
 from bench import llm_fake
 from bench.verify_throughput import InlineExecutor
-from verifiers import default_verifiers
-from verifiers.base import Verifier, VerifyContext
 
 
 @dataclass

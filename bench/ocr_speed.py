@@ -31,7 +31,7 @@ from rapidfuzz.distance import Levenshtein
 from arbiter.contracts import DocumentBundle
 from arbiter.ingest import OcrConfig, ingest_pdf
 from arbiter.ingest.ocr import DEFAULT_DPI, probe, render_gray, run_tesseract
-from verifiers.textnorm import normalize_plain
+from arbiter.verifiers.textnorm import normalize_plain
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SCANNED = FIXTURES / "scanned"

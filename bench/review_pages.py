@@ -42,7 +42,9 @@ APP = REPO / "review_app" / "app.py"
 TARGETS = {"packet_page_ms": 1000.0, "queue_page_ms": 1000.0}
 USER, PASSWORD = "bench-reviewer", "bench-password-9"
 NOISY_LOGGERS = ("scriptrunner_utils.script_run_context", "caching.cache_data_api")
-PACKET_KEY = "arbiter_packet_id"  # review_app.state.PACKET (not imported: it pulls in Streamlit's runtime)
+PACKET_KEY = (
+    "arbiter_packet_id"  # arbiter.review_app.state.PACKET (not imported: it pulls in Streamlit's runtime)
+)
 # Sizes per mode; "tiny" is the smoke test's: it checks the JSON's shape, not performance.
 PRESETS: dict[str, dict[str, Any]] = {
     "full": {"packets": 100_000, "reruns": 10},
@@ -116,7 +118,7 @@ def app_env(env: dict[str, str]) -> Iterator[None]:
     try:
         yield
     finally:
-        from review_app import state
+        from arbiter.review_app import state
 
         state.store(env[ENV_DB]).dispose()  # the app's cached store: close its connections first
         st.cache_resource.clear()
@@ -202,7 +204,7 @@ def _page_turns(at: Any, pages: int) -> list[float]:
     """Next page to the end and back, the image cache emptied before each: a fresh render every time."""
     import streamlit as st
 
-    from review_app import state
+    from arbiter.review_app import state
 
     samples = []
     for key in ["next_page"] * (pages - 1) + ["prev_page"] * (pages - 1):
@@ -216,7 +218,7 @@ def _packet_figures(at: Any, store: Store, packets: list[SMEPacket], reruns: int
     import streamlit as st
 
     from arbiter.review import documents
-    from review_app import state
+    from arbiter.review_app import state
 
     # The process's first packet page also imports the page's modules (pandas, pypdfium2...).
     store.queue.claim(packets[0].packet_id, USER)

@@ -55,9 +55,9 @@ from arbiter.contracts.profile import Profile, load_profile  # noqa: E402
 from arbiter.decide.governor import verify_with_retries  # noqa: E402
 from arbiter.demo.truth import finalise  # noqa: E402  (counts, dominant types, page-weighted mixture)
 from arbiter.ingest import ingest_pdf  # noqa: E402
-from verifiers.base import VerifyContext  # noqa: E402
-from verifiers.textmatch import PageIndex  # noqa: E402
-from verifiers.textnorm import normalize_plain  # noqa: E402
+from arbiter.verifiers.base import VerifyContext  # noqa: E402
+from arbiter.verifiers.textmatch import PageIndex  # noqa: E402
+from arbiter.verifiers.textnorm import normalize_plain  # noqa: E402
 
 KINDS = ("relabel_moved", "relabel_kept", "boundary_shift", "merge", "split", "swap", "doc_dominant")
 MODES = ("offline", "sample_model")

@@ -36,6 +36,8 @@ from arbiter.reader import train
 from arbiter.reader.corpus import Item, default_root, items, load_corpus, load_sources
 from arbiter.reader.model import PACKAGED, reader_for
 from arbiter.reader.starts import fit_starts
+from arbiter.verifiers.content_lines import is_field
+from arbiter.verifiers.textnorm import normalize_plain
 from bench.semantic import (
     CONSISTENCY_CODES,
     Case,
@@ -51,8 +53,6 @@ from bench.semantic import (
     truth_from_entry,
 )
 from bench.semantic_tally import add, same_mistakes, shares, summarise
-from verifiers.content_lines import is_field
-from verifiers.textnorm import normalize_plain
 
 QUICK_PER_SOURCE = 3  # --quick: this many single documents and one packet per source
 

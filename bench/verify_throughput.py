@@ -71,7 +71,7 @@ def run(
     from arbiter.contracts.profile import load_profile
     from arbiter.contracts.schemas import load_subject
     from arbiter.decide.governor import verify_with_retries
-    from verifiers import default_verifiers
+    from arbiter.verifiers import default_verifiers
 
     profile = load_profile()
     checks = default_verifiers()

@@ -1,5 +1,5 @@
 """The Streamlit review app (docs/design.md §8.3): `arbiter review` calls launch(); app.py is the entry script."""
 
-from review_app.launch import launch, streamlit_command
+from arbiter.review_app.launch import launch, streamlit_command
 
 __all__ = ["launch", "streamlit_command"]

@@ -15,7 +15,7 @@ from arbiter.review.desk import Desk
 from arbiter.review.forms import CorrectionDraft, segment_rows
 from arbiter.review.packet_view import escape
 from arbiter.review.rows import DOMINANT_COLUMN
-from review_app import state
+from arbiter.review_app import state
 
 ANSWER_ROWS = 3  # segments shown at once in each answer's table
 ROW_PX = 35  # a dataframe row (and its header), in px

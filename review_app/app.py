@@ -3,16 +3,18 @@
 import sys
 from pathlib import Path
 
-ROOT = str(Path(__file__).resolve().parent.parent)
-if ROOT not in sys.path:  # `streamlit run` puts only this file's folder on the path
+# `streamlit run` puts only this file's folder on the path: add the folder that holds the `arbiter` package
+# (the checkout, where review_app/ is linked as arbiter/review_app, or site-packages, where it is inside).
+ROOT = str(next(p for p in Path(__file__).absolute().parents if (p / "arbiter" / "__init__.py").is_file()))
+if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import streamlit as st  # noqa: E402
 
 from arbiter.review.onboarding import PROXY_NOT_RECOGNISED  # noqa: E402
 from arbiter.review.packet_view import escape  # noqa: E402
+from arbiter.review_app import session, state  # noqa: E402
 from arbiter.store import DatabaseUnavailable  # noqa: E402
-from review_app import session, state  # noqa: E402
 
 # The sidebar (who is signed in, sign out, the shortcuts) starts collapsed and the pages are linked from the
 # top bar: at 1366 px the packet page needs the whole width for the page beside the decision.

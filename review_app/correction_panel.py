@@ -24,7 +24,7 @@ from arbiter.review.forms import (
 )
 from arbiter.review.packet_view import escape
 from arbiter.review.rows import DOMINANT_COLUMN
-from review_app import drafting, flow, state
+from arbiter.review_app import drafting, flow, state
 
 SHORT = {
     "GENOMIC_REPORT": "GEN",

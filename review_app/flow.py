@@ -12,8 +12,8 @@ from arbiter.contracts import DocumentBundle, SMEPacket
 from arbiter.contracts.profile import Profile
 from arbiter.review.desk import DATABASE_AWAY, Desk
 from arbiter.review.packet_view import escape
+from arbiter.review_app import state
 from arbiter.store import DatabaseUnavailable
-from review_app import state
 
 QUEUE_EMPTY = "Nothing is left for you to review: the queue is empty."
 NEXT_WAITING = "The next packet could not be claimed yet; press Claim next in a moment."

@@ -16,7 +16,7 @@ from arbiter.review import quick
 from arbiter.review.packet_view import escape
 from arbiter.review.render import RenderError, page_marks, unhighlighted_reason
 from arbiter.review.rows import whole_number
-from review_app import correction_panel, state
+from arbiter.review_app import correction_panel, state
 
 ZOOMS = ("Fit text", "Fit page", "125%", "150%", "200%")
 DEFAULT_ZOOM = "Fit text"  # the page's blank margins cut off, the rest as wide as the column

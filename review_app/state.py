@@ -21,10 +21,10 @@ from arbiter.review.desk import AdminDesk, Desk
 from arbiter.review.packet_view import escape
 from arbiter.review.page_cache import PageCache
 from arbiter.review.settings import PROXY_USER_KEY, AppSettings
+from arbiter.review_app import session
+from arbiter.review_app.session import USER
 from arbiter.run.compose import open_store, run_profile
 from arbiter.store import Store
-from review_app import session
-from review_app.session import USER
 
 PACKET = "arbiter_packet_id"
 PAGE = "arbiter_pdf_page"

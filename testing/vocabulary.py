@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from arbiter.contracts import FinalDecision, Severity, StopReason
 from arbiter.contracts.profile import load_profile
-from verifiers.codes import CODES as CATALOGUE  # re-exported: seeding reads severities from it
+from arbiter.verifiers.codes import CODES as CATALOGUE  # re-exported: seeding reads severities from it
 
 __all__ = [
     "ACCEPT_RULES",

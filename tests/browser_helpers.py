@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.review.settings import AppSettings
-from review_app.launch import streamlit_command
+from arbiter.review_app.launch import streamlit_command
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -19,7 +19,7 @@ from arbiter.contracts import (
     VerifierStatus,
 )
 from arbiter.contracts.profile import Profile, load_profile
-from verifiers.base import Subject, VerifyContext
+from arbiter.verifiers.base import Subject, VerifyContext
 
 NAMES = ("V1", "V2", "V3", "V4")
 

@@ -230,8 +230,8 @@ def test_a_check_raising_a_base_exception_escalates_and_the_run_goes_on(
 ) -> None:
     """Issue 14.7: a verifier raising SystemExit, KeyboardInterrupt or GeneratorExit is ERRORED: every document
     is escalated (never accepted), recorded, and the run ends with its summary."""
+    from arbiter.verifiers import default_verifiers
     from tests.governor_helpers import CrashingVerifier
-    from verifiers import default_verifiers
 
     root = fixture_pdfs(tmp_path, 3)
     sink = DatabaseResultStore(store, tmp_path / "out")

@@ -15,13 +15,13 @@ from arbiter.contracts.profile import load_profile
 from arbiter.decide.governor import verify_with_retries
 from arbiter.errors import ConfigError
 from arbiter.llm.client import parse_answer
+from arbiter.verifiers.base import VerifyContext
+from arbiter.verifiers.llm_prompt import neutralise
 from tests.conftest import FIXTURES
 from tests.llm_fakes import FakeLLM
 from tests.phase_fakes import BREAKOUT, ERROR_KINDS, INJECTION, answer, faulty_llm, scenario_bundle
 from tests.test_e2e_fixtures import CASES, bundle_for
 from tests.v34_helpers import make_bundle, make_page
-from verifiers.base import VerifyContext
-from verifiers.llm_prompt import neutralise
 
 PROFILE = load_profile()
 CORRECT = [c for c in CASES if c["classification"].startswith("classifications/")]

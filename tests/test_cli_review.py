@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import review_app.launch  # noqa: F401  (sys.modules entry patched below)
+import arbiter.review_app.launch  # noqa: F401  (sys.modules entry patched below)
 from arbiter.cli.main import app
 from arbiter.store import Store
 from tests.conftest import FIXTURES
@@ -117,7 +117,7 @@ def test_review_launches_the_app_with_the_runs_database(
         seen.update(kwargs)
         return 0
 
-    monkeypatch.setattr(sys.modules["review_app.launch"], "launch", fake_launch)
+    monkeypatch.setattr(sys.modules["arbiter.review_app.launch"], "launch", fake_launch)
     out = tmp_path / "out"
     store = Store(f"sqlite:///{out / 'arbiter.db'}")
     store.migrate()

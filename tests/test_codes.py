@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from arbiter.verifiers.codes import CODES
 from tests.conftest import REPO
-from verifiers.codes import CODES
 
 ROW = re.compile(
     r"^\| `(?P<code>V\d\.[A-Z_]+)` \| (?P<severity>\w+) \| (?P<fixable>yes|no) \| (?P<meaning>.+) \|$"

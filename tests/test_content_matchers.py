@@ -8,9 +8,9 @@ import re
 import pytest
 
 from arbiter.contracts.profile import load_profile
+from arbiter.verifiers import content, content_lines
+from arbiter.verifiers.textnorm import normalize_plain
 from tests.test_literals import _texts
-from verifiers import content, content_lines
-from verifiers.textnorm import normalize_plain
 
 # The matchers as they were before the set of column words, the substring checks and the led check-box regex.
 _OLD_BLANKS = re.compile(r"_{4,}")

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from arbiter.contracts import Page
+from arbiter.verifiers.content import read_bundle, read_page, read_snippet
+from arbiter.verifiers.v2_consistency import V2Consistency
+from arbiter.verifiers.v4_evidence import V4Evidence
 from tests.v34_helpers import LEXICONS, PROFILE, classification, make_bundle, make_page, run, segment
-from verifiers.content import read_bundle, read_page, read_snippet
-from verifiers.v2_consistency import V2Consistency
-from verifiers.v4_evidence import V4Evidence
 
 CONTENT_CODES = {
     "V2.CONTENT_CONTRADICTS_TYPE",
@@ -619,7 +619,7 @@ def test_lexicons_read_a_requisition_called_lab() -> None:
 def test_order_title_lines(line: str, orders: bool) -> None:
     """A title-region line with no digit or colon that names an order, request or consent makes an order page."""
     from arbiter.contracts.profile import load_profile
-    from verifiers.content import _order_title
+    from arbiter.verifiers.content import _order_title
 
     words = load_profile().content.order_words
     assert _order_title(line, words) is orders

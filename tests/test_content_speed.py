@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from arbiter.verifiers import content
 from tests.v34_helpers import PROFILE, make_bundle
-from verifiers import content
 
 PAGES = [
     "CBC panel\nTest Result Units Reference Range\nHemoglobin 13.5 g/dL 12.0-16.0\nPage 1 of 2",

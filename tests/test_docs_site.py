@@ -19,8 +19,8 @@ from arbiter.cli.main import app
 from arbiter.cli.reference_pages import codes_page, environment_page, pages, profile_table
 from arbiter.contracts import Severity
 from arbiter.contracts.profile import Profile
+from arbiter.verifiers.codes import CODES, CodeSpec
 from tests.conftest import REPO
-from verifiers.codes import CODES, CodeSpec
 
 pytestmark = pytest.mark.slow
 

@@ -28,7 +28,7 @@ from arbiter.ingest.documentai.settings import DocumentAISettings
 from arbiter.ingest.documentai.shape import DocumentAIFormatError
 from arbiter.ingest.documentai.sources import LiveSource, ReplaySource
 from arbiter.net import switch
-from verifiers.textmatch import PageIndex
+from arbiter.verifiers.textmatch import PageIndex
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpora" / "documentai"

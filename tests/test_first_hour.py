@@ -22,8 +22,8 @@ from arbiter.llm.replay import ReplayBackend
 from arbiter.review.onboarding import NO_ACCOUNTS, PROXY_NOT_RECOGNISED
 from arbiter.review.settings import ENV_AUTH, ENV_DB, ENV_DOCS, ENV_OUTPUT
 from arbiter.store import Store
+from arbiter.verifiers.v4_evidence import NO_TEXT_WHY
 from tests.conftest import FIXTURES, REPO
-from verifiers.v4_evidence import NO_TEXT_WHY
 
 runner = CliRunner()
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from arbiter.contracts import Issue
 from arbiter.contracts.schemas import load_subject
 from arbiter.decide.autofix import Conflict, PatchFailed, apply_fixes, plan_fixes
+from arbiter.verifiers import default_verifiers
+from arbiter.verifiers.base import VerifyContext
+from arbiter.verifiers.shares import leads, type_shares
 from arbiter.verify.runner import InlineExecutor, run_verifiers
 from tests.test_content_rules import lab, note, pathology
 from tests.v34_helpers import PROFILE, TYPES, classification, make_bundle, segment
-from verifiers import default_verifiers
-from verifiers.base import VerifyContext
-from verifiers.shares import leads, type_shares
 
 BUNDLE = make_bundle(lab(1, "Page 1 of 2"), lab(2, "Page 2 of 2"), pathology(3, "Page 1 of 1"), note(4))
 BASE = classification(

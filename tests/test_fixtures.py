@@ -17,7 +17,7 @@ from pypdf import PdfReader
 
 from arbiter.contracts import ClassificationOutput
 from arbiter.contracts.profile import load_profile
-from verifiers.codes import CODES
+from arbiter.verifiers.codes import CODES
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"

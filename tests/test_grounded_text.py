@@ -15,8 +15,8 @@ from arbiter.demo.grounded.fresh import FRESH_CHUNKS, FRESH_SPECS
 from arbiter.demo.grounded.questions import SPECS
 from arbiter.kinds import GROUNDED, kind
 from arbiter.run.items import verify_item
-from verifiers.grounded.text import coverage, read
-from verifiers.grounded.v2_consistency import answering_sentences
+from arbiter.verifiers.grounded.text import coverage, read
+from arbiter.verifiers.grounded.v2_consistency import answering_sentences
 
 SPEC = kind(GROUNDED)
 PROFILE = SPEC.load_profile()

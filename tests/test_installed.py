@@ -11,6 +11,7 @@ import subprocess
 import sys
 import sysconfig
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,8 @@ import pytest
 from arbiter.demo.corpus import write_demo_inputs
 from arbiter.llm.config import SAMPLE_REPLAYS, LLMSettings
 from arbiter.review.settings import AppSettings
+from arbiter.review_app.launch import streamlit_command
 from arbiter.run.job import RunOptions
-from review_app.launch import streamlit_command
 from tests.conftest import FIXTURES, REPO
 
 SHIPPED = ("arbiter", "verifiers", "review_app")
@@ -174,10 +175,19 @@ def _clean_env() -> dict[str, str]:
     }
 
 
+def _pypi_verifiers_wheel() -> Path:
+    """The wheel of PyPI's `verifiers` that `make setup` downloads next to the environment."""
+    wheels = sorted((Path(sys.prefix) / "wheels").glob("verifiers-*.whl"))
+    if not wheels:
+        pytest.fail(f"PyPI's verifiers wheel is missing from {Path(sys.prefix) / 'wheels'}: run `make setup`")
+    return wheels[-1]
+
+
 @pytest.mark.slow
 def test_pip_install_then_demo_in_an_empty_folder(tmp_path: Path) -> None:
-    """`pip install .` into a fresh virtualenv, then `arbiter demo` and `arbiter verify --llm replay` in an
-    empty folder, work with no checkout in sight (dependencies come from this environment, offline)."""
+    """`pip install .` into a fresh virtualenv that already holds PyPI's `verifiers`, then `arbiter demo` and
+    `arbiter verify --llm replay` in an empty folder, work with no checkout in sight and leave the other
+    package whole (dependencies come from this environment, offline)."""
     src = tmp_path / "src"
     junk = (".git", ".venv", "output", "build", "*.egg-info", "__pycache__", ".*_cache")
     shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(*junk))
@@ -194,9 +204,21 @@ def test_pip_install_then_demo_in_an_empty_folder(tmp_path: Path) -> None:
     (Path(purelib) / "deps.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
     env = _clean_env()
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps"]
+    # PyPI's unrelated `verifiers` first (downloaded by `make setup`): Arbiter's wheel installs beside it
+    theirs = _pypi_verifiers_wheel()
+    installed = subprocess.run([*pip, "--no-index", str(theirs)], env=env, capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
     pip += ["--no-build-isolation", "--no-index", str(src)]
     installed = subprocess.run(pip, env=env, capture_output=True, text=True)
     assert installed.returncode == 0, installed.stdout + installed.stderr
+    site = Path(purelib)
+    with zipfile.ZipFile(theirs) as wheel:
+        assert (site / "verifiers" / "__init__.py").read_bytes() == wheel.read("verifiers/__init__.py")
+    assert (site / "arbiter" / "verifiers" / "v4_evidence.py").is_file()
+    assert (site / "arbiter" / "review_app" / "app.py").is_file()
+    assert not (site / "review_app").exists()
+    dists = sorted(p.name.split("-")[0] for p in site.glob("*.dist-info"))
+    assert dists == ["arbiter_trust", "verifiers"]
 
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -10,7 +10,7 @@ import pytest
 from arbiter.demo.grounded.build import demo_items, write_jsonl
 from arbiter.kinds import GROUNDED, KINDS, MEDICAL, contracts, kind, resolve
 from arbiter.run.item_batch import ANSWER_FILE, DECISION_FILE, run_items
-from verifiers.grounded.subject import load_item
+from arbiter.verifiers.grounded.subject import load_item
 
 NAMES = ["V1", "V2", "V3", "V4"]
 

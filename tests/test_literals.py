@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arbiter.contracts.profile import load_profile
-from verifiers.literals import Needs, needs
+from arbiter.verifiers.literals import Needs, needs
 
 REPO = Path(__file__).resolve().parents[1]
 

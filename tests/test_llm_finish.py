@@ -22,10 +22,10 @@ from arbiter.llm.openai_compat import OpenAICompatBackend
 from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, check_finish
 from arbiter.llm.replay import ReplayBackend, write_replay
 from arbiter.net import switch as network
+from arbiter.verifiers.base import VerifyContext
+from arbiter.verifiers.v3_traps import V3Traps
 from tests.phase_fakes import scenario_bundle, scenario_classification
 from tests.v34_helpers import PROFILE, subject
-from verifiers.base import VerifyContext
-from verifiers.v3_traps import V3Traps
 
 VALID = '{"issues": []}'
 SCHEMA: dict[str, Any] = {

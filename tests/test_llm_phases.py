@@ -13,6 +13,12 @@ from hypothesis import strategies as st
 from arbiter.contracts import IssueSource, PhaseStatus, Severity, TokenUsage, VerifierResult, VerifierStatus
 from arbiter.contracts.profile import load_profile
 from arbiter.decide.governor import verify_with_retries
+from arbiter.verifiers.base import Verifier, VerifyContext
+from arbiter.verifiers.llm_phase import MAX_LLM_ISSUES, MODEL_NOTE, PhaseDeferred
+from arbiter.verifiers.llm_prompt import TextBudget, load_prompt, neutralise, render
+from arbiter.verifiers.v2_consistency import BLOCKER_NOTE, V2Consistency
+from arbiter.verifiers.v3_traps import V3Traps
+from arbiter.verifiers.v4_evidence import NOTHING_TO_JUDGE_NOTE, V4Evidence
 from arbiter.verify.runner import run_verifiers
 from tests.conftest import FIXTURES
 from tests.llm_fakes import FakeLLM
@@ -32,12 +38,6 @@ from tests.phase_fakes import (
 )
 from tests.test_e2e_fixtures import CASES, bundle_for
 from tests.v34_helpers import PROFILE, classification, make_bundle, make_page, segment, subject
-from verifiers.base import Verifier, VerifyContext
-from verifiers.llm_phase import MAX_LLM_ISSUES, MODEL_NOTE, PhaseDeferred
-from verifiers.llm_prompt import TextBudget, load_prompt, neutralise, render
-from verifiers.v2_consistency import BLOCKER_NOTE, V2Consistency
-from verifiers.v3_traps import V3Traps
-from verifiers.v4_evidence import NOTHING_TO_JUDGE_NOTE, V4Evidence
 
 # verifier, its finding category, finding code, note code, error code
 PHASES = [

@@ -25,8 +25,8 @@ from arbiter.llm.openai_compat import OpenAICompatBackend
 from arbiter.llm.openai_request import strict_problems, strict_schema
 from arbiter.llm.port import LLMError, LLMRequest
 from arbiter.net import switch as network
-from verifiers.llm_phase import MAX_OUTPUT_TOKENS as PHASE_TOKENS
-from verifiers.llm_phase import issues_schema
+from arbiter.verifiers.llm_phase import MAX_OUTPUT_TOKENS as PHASE_TOKENS
+from arbiter.verifiers.llm_phase import issues_schema
 
 ISSUES = issues_schema("inconsistency")
 ANSWER = '{"issues": []}'

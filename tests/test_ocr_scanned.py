@@ -20,10 +20,10 @@ from arbiter.decide.governor import verify_with_retries
 from arbiter.ingest import OcrConfig, ingest_pdf
 from arbiter.ingest.ocr import probe
 from arbiter.review.render import MarkKind, page_marks, render_page
+from arbiter.verifiers.base import VerifyContext
+from arbiter.verifiers.textmatch import PageIndex
+from arbiter.verifiers.v4_evidence import V4Evidence
 from tests.conftest import FIXTURES
-from verifiers.base import VerifyContext
-from verifiers.textmatch import PageIndex
-from verifiers.v4_evidence import V4Evidence
 
 SCANNED: list[dict[str, Any]] = json.loads(
     (FIXTURES / "scanned" / "expected.json").read_text(encoding="utf-8")

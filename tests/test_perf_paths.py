@@ -20,15 +20,15 @@ from hypothesis import strategies as st
 from arbiter.contracts import DocumentBundle, VerifierResult
 from arbiter.contracts.profile import Profile
 from arbiter.decide.autofix import fingerprint, json_copy
+from arbiter.verifiers import textmatch, textnorm
+from arbiter.verifiers.base import Subject, VerifyContext
+from arbiter.verifiers.llm_phase import PhaseDeferred
+from arbiter.verifiers.textmatch import PageIndex, normalize, normalize_plain
+from arbiter.verifiers.textnorm import PLAIN_CACHE_CHARS, normalize_general
+from arbiter.verifiers.v3_traps import find_phrase, first_phrase, phrase_pattern
 from arbiter.verify.runner import INLINE, run_verifiers
 from tests.governor_helpers import CrashingVerifier, FakeVerifier, bundle, issue, subject
 from tests.v34_helpers import PROFILE, make_bundle, make_page
-from verifiers import textmatch, textnorm
-from verifiers.base import Subject, VerifyContext
-from verifiers.llm_phase import PhaseDeferred
-from verifiers.textmatch import PageIndex, normalize, normalize_plain
-from verifiers.textnorm import PLAIN_CACHE_CHARS, normalize_general
-from verifiers.v3_traps import find_phrase, first_phrase, phrase_pattern
 
 # ASCII with what pushes text off the fast paths: control characters, DEL, tabs, space runs, line-end hyphens.
 NOISY_ASCII = st.lists(

@@ -30,10 +30,10 @@ from arbiter.reader.corpus import (
 from arbiter.reader.features import FULL, WORDS, feature_counts, token_features
 from arbiter.reader.model import FORMAT, PACKAGED, PageReader, ReaderError, load_reader, reader_for
 from arbiter.reader.starts import pair_features
+from arbiter.verifiers.base import VerifyContext
+from arbiter.verifiers.v2_consistency import V2Consistency
 from arbiter.verify.runner import run_verifiers
 from tests.v34_helpers import PROFILE, classification, make_bundle, make_page, segment, subject
-from verifiers.base import VerifyContext
-from verifiers.v2_consistency import V2Consistency
 
 SHIPPED = PACKAGED / "page_reader.json"
 TRICKY = [

@@ -12,8 +12,8 @@ import pytest
 
 from arbiter.review.auth import from_proxy, sign_in, trusted_headers_option
 from arbiter.review.settings import AppSettings
+from arbiter.review_app.launch import APP, streamlit_command
 from arbiter.store import Store
-from review_app.launch import APP, streamlit_command
 
 
 @pytest.fixture(scope="module")

@@ -105,7 +105,7 @@ def test_postgresql_restart_and_outage_in_the_app(
         check = Store(server.url)
         assert check.queue.get(packet_id).review_status == "COMPLETED"
         check.dispose()
-        from review_app import state
+        from arbiter.review_app import state
 
         state.store(
             server.url

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from review_helpers import Seeded, app_test, sign_in
 
-from review_app.flow import QUEUE_EMPTY
+from arbiter.review_app.flow import QUEUE_EMPTY
 
 pytestmark = pytest.mark.seeded_app
 

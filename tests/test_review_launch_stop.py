@@ -15,7 +15,7 @@ from tests.conftest import REPO
 
 PARENT = """
 import sys
-from review_app.launch import run_child
+from arbiter.review_app.launch import run_child
 child = [sys.executable, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(120)"]
 sys.exit(run_child(child))
 """

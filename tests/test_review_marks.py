@@ -16,7 +16,7 @@ from arbiter.review.closest import Closest, closest_text, word_diff
 from arbiter.review.context import issue_context, page_opening
 from arbiter.review.packet_view import closest_markdown, passage_markdown, unreadable_note
 from arbiter.review.render import MarkKind, drawn_marks, page_marks
-from verifiers.span_boxes import boxes_for_span, word_span
+from arbiter.verifiers.span_boxes import boxes_for_span, word_span
 
 TEXT = "Tumor burden is 4 mutations per megabase (TMB-Low). Stable."
 

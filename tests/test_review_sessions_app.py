@@ -12,7 +12,7 @@ import pytest
 from review_helpers import Seeded, app_test, sign_in
 
 from arbiter.review import desk
-from review_app import session
+from arbiter.review_app import session
 
 JAR: dict[str, str] = {}  # the browser's cookies, as a reload would send them
 

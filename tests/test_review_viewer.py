@@ -11,7 +11,7 @@ from review_helpers import PDFS
 
 from arbiter.review.page_cache import PageCache
 from arbiter.review.render import Mark, MarkKind, render_page, render_thumbnail
-from review_app.page_viewer import zoom_width
+from arbiter.review_app.page_viewer import zoom_width
 
 PDF = PDFS / "note-injection-03.pdf"
 

@@ -9,10 +9,10 @@ import pytest
 
 from arbiter.contracts import Severity, VerifierStatus
 from arbiter.contracts.profile import load_profile
+from arbiter.verifiers.base import VerifyContext
 from arbiter.verify import runner
 from arbiter.verify.runner import run_verifiers
 from tests.governor_helpers import CrashingVerifier, FakeVerifier, GatedVerifier, bundle, issue, subject
-from verifiers.base import VerifyContext
 
 
 def run(verifiers, **kwargs):

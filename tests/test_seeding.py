@@ -10,9 +10,9 @@ from arbiter.contracts import GroundTruthRecord, StopReason, VerificationOutcome
 from arbiter.contracts.profile import load_profile
 from arbiter.store import Store
 from arbiter.store.models import outcomes
+from arbiter.verifiers.codes import CODES
 from testing.seeding import seed_packets
 from testing.seeding_metrics import seed_metrics
-from verifiers.codes import CODES
 
 PROFILE = load_profile()
 RULES = {rule.name for rule in PROFILE.arbiter.rules}

@@ -26,12 +26,12 @@ from arbiter.decide.governor import verify_with_retries
 from arbiter.decide.policy import count_issues, decide
 from arbiter.record.packets import build_blind_packet, build_packet
 from arbiter.store import Store
+from arbiter.verifiers.base import VerifyContext
 from tests.governor_helpers import NAMES, fakes, profile_with, result, rules_profile, tiny_loader
 from tests.governor_helpers import bundle as tiny_bundle
 from tests.llm_fakes import FakeLLM
 from tests.phase_fakes import answer, fault, finding, quiet_llm
 from tests.v34_helpers import classification, make_bundle, make_page, segment
-from verifiers.base import VerifyContext
 
 RULES, MODEL = SemanticChecks.RULES_ONLY, SemanticChecks.RULES_AND_MODEL
 P, F, S, E, B, NA = (

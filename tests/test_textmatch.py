@@ -1,4 +1,4 @@
-"""Text normalisation, origin mapping, snippet location and highlight boxes (verifiers.textmatch)."""
+"""Text normalisation, origin mapping, snippet location and highlight boxes (arbiter.verifiers.textmatch)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from arbiter.verifiers.textmatch import COMPACT_SCORE, PageIndex, boxes_for_span, normalize, normalize_plain
 from tests.v34_helpers import CHAR_WIDTH, make_bundle, make_page
-from verifiers.textmatch import COMPACT_SCORE, PageIndex, boxes_for_span, normalize, normalize_plain
 
 NORMALISE_CASES = [
     ("hyphen-minus", "555-0142", "555-0142"),

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from arbiter.contracts import Severity, VerifierStatus
 from arbiter.contracts.schemas import load_subject
+from arbiter.verifiers.base import Subject, VerifyContext
+from arbiter.verifiers.v1_schema import V1Schema
 from tests.test_schemas import DESIGN_EXAMPLE, JSON
 from tests.v12_helpers import PROFILE, apply_fixes, codes, make_bundle, make_classification, run_v1, run_v2
-from verifiers.base import Subject, VerifyContext
-from verifiers.v1_schema import V1Schema
 
 Mutation = Callable[[dict[str, Any]], Any]
 

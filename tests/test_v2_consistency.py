@@ -12,6 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arbiter.contracts import ClassificationOutput, PhaseStatus, Severity, VerifierStatus
+from arbiter.verifiers.shares import canonical_mixture, round_to_one
+from arbiter.verifiers.v2_consistency import BLOCKER_NOTE, NO_LLM_NOTE, UNAVAILABLE_NOTE, V2Consistency
 from tests.test_schemas import DESIGN_EXAMPLE, JSON
 from tests.v12_helpers import (
     PROFILE,
@@ -23,8 +25,6 @@ from tests.v12_helpers import (
     run_v1,
     run_v2,
 )
-from verifiers.shares import canonical_mixture, round_to_one
-from verifiers.v2_consistency import BLOCKER_NOTE, NO_LLM_NOTE, UNAVAILABLE_NOTE, V2Consistency
 
 Mutation = Callable[[dict[str, Any]], Any]
 

@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arbiter.contracts import DocumentBundle, PhaseStatus, Severity, VerifierStatus
+from arbiter.verifiers.base import Subject, VerifyContext
+from arbiter.verifiers.v3_traps import NO_LLM_NOTE, V3Traps
 from tests.v34_helpers import PROFILE, classification, codes, make_bundle, make_page, run, segment
-from verifiers.base import Subject, VerifyContext
-from verifiers.v3_traps import NO_LLM_NOTE, V3Traps
 
 GENOMIC, LAB, PATH, NOTE, ADMIN = (
     "GENOMIC_REPORT",

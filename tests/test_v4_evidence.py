@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arbiter.contracts import DocumentBundle, PhaseStatus, Severity, VerifierResult, VerifierStatus
+from arbiter.verifiers import textmatch
+from arbiter.verifiers.base import Subject, VerifyContext
+from arbiter.verifiers.v4_evidence import NO_LLM_NOTE, V4Evidence
 from tests.v34_helpers import PROFILE, classification, codes, make_bundle, make_page, run, segment
-from verifiers import textmatch
-from verifiers.base import Subject, VerifyContext
-from verifiers.v4_evidence import NO_LLM_NOTE, V4Evidence
 
 LAB = "LAB_REPORT"
 PAGES = [

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from arbiter.contracts import Severity
 from arbiter.contracts.profile import load_profile
 from arbiter.decide.governor import verify_with_retries
+from arbiter.verifiers.number_edges import cuts_number
+from arbiter.verifiers.textmatch import PageIndex
+from arbiter.verifiers.v4_evidence import V4Evidence
 from tests.v34_helpers import PROFILE, classification, codes, make_bundle, make_page, run, segment
-from verifiers.number_edges import cuts_number
-from verifiers.textmatch import PageIndex
-from verifiers.v4_evidence import V4Evidence
 
 THRESHOLD = PROFILE.tolerances.fuzzy_match_threshold
 

@@ -15,11 +15,11 @@ from ocr_helpers import ocr_bundle, text_only_bundle
 from arbiter.contracts import DocumentBundle, Severity, VerifierResult
 from arbiter.contracts.profile import load_profile
 from arbiter.decide.governor import verify_with_retries
+from arbiter.verifiers.ocr_numbers import CONFUSABLE, check_numbers, numbers
+from arbiter.verifiers.textmatch import PageIndex
+from arbiter.verifiers.v4_evidence import V4Evidence
 from tests.conftest import FIXTURES
 from tests.v34_helpers import PROFILE, classification, codes, make_bundle, make_page, run, segment
-from verifiers.ocr_numbers import CONFUSABLE, check_numbers, numbers
-from verifiers.textmatch import PageIndex
-from verifiers.v4_evidence import V4Evidence
 
 THRESHOLD = PROFILE.tolerances.fuzzy_match_threshold
 VERIFIED, REFUSED, ABSENT = "verified", "numbers differ", "not found"

@@ -9,8 +9,8 @@ from arbiter.contracts import DocumentBundle, VerifierResult
 from arbiter.contracts.profile import Profile, load_profile
 from arbiter.decide.governor import verify_with_retries
 from arbiter.ingest import ingest_pdf
+from arbiter.verifiers.base import IssueList, Subject, VerifyContext, result
 from tests.conftest import FIXTURES
-from verifiers.base import IssueList, Subject, VerifyContext, result
 
 
 @dataclass

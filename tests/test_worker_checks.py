@@ -165,8 +165,8 @@ def test_a_keyboard_interrupt_in_a_worker_check_is_errored_with_a_blocker(
     import signal
 
     from arbiter.contracts import Severity, VerifierStatus
+    from arbiter.verifiers import default_verifiers
     from tests.governor_helpers import CrashingVerifier
-    from verifiers import default_verifiers
 
     monkeypatch.setattr(signal, "getsignal", lambda _sig: signal.SIG_IGN)  # the worker's SIGINT
     crashing = CrashingVerifier("V9", error=KeyboardInterrupt)  # type: ignore[arg-type]

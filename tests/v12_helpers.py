@@ -13,9 +13,9 @@ import jsonpatch
 from arbiter.contracts import DocumentBundle, Extractor, Page, VerifierResult
 from arbiter.contracts.profile import load_profile
 from arbiter.contracts.schemas import load_subject
-from verifiers.base import VerifyContext
-from verifiers.v1_schema import V1Schema
-from verifiers.v2_consistency import V2Consistency
+from arbiter.verifiers.base import VerifyContext
+from arbiter.verifiers.v1_schema import V1Schema
+from arbiter.verifiers.v2_consistency import V2Consistency
 
 PROFILE = load_profile()
 TYPES = PROFILE.taxonomy.document_types

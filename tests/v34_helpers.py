@@ -10,7 +10,7 @@ from typing import Any
 from arbiter.contracts import BlockType, ClassificationOutput, DocumentBundle, LineBox, Page, Paragraph
 from arbiter.contracts.profile import Profile, load_profile
 from arbiter.contracts.verification import VerifierResult
-from verifiers.base import Subject, Verifier, VerifyContext
+from arbiter.verifiers.base import Subject, Verifier, VerifyContext
 
 PROFILE: Profile = load_profile()
 TYPES = PROFILE.taxonomy.document_types

@@ -20,7 +20,7 @@ from arbiter.contracts import (
 )
 from arbiter.contracts.subject import SchemaProblem as SchemaProblem  # re-exported for the verifiers
 from arbiter.contracts.subject import Subject as Subject  # re-exported for the verifiers and runners
-from verifiers.codes import CodeSpec, spec
+from arbiter.verifiers.codes import CodeSpec, spec
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,11 @@ from arbiter.contracts.profile import Profile
 from arbiter.ingest.pagination import PageMark, page_fill, page_marks
 from arbiter.reader.model import PageReader, reader_for
 from arbiter.reader.starts import start_reader_for
-from verifiers.content_about import about_context
-from verifiers.content_lines import is_field, page_lines
-from verifiers.content_match import _compiled, _heading_index, _headings_in, _results_header
-from verifiers.literals import needs
-from verifiers.textnorm import normalize_plain
+from arbiter.verifiers.content_about import about_context
+from arbiter.verifiers.content_lines import is_field, page_lines
+from arbiter.verifiers.content_match import _compiled, _heading_index, _headings_in, _results_header
+from arbiter.verifiers.literals import needs
+from arbiter.verifiers.textnorm import normalize_plain
 
 _LIST_ITEM = re.compile(r"\s*(?:[•◦▪‣●○■□*\-–]|\d{1,2}[.)]\s)")  # a list item is no title
 

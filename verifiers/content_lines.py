@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from arbiter.contracts import BlockType, Page
-from verifiers.textnorm import normalize_plain
+from arbiter.verifiers.textnorm import normalize_plain
 
 _HEADER_FOOTER = (BlockType.HEADER, BlockType.FOOTER)
 # A fill-in field: only labels ending in ":" (each a few words), blanks or check boxes.

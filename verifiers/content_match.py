@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from arbiter.contracts.profile import Content
-from verifiers.textnorm import normalize_plain
+from arbiter.verifiers.textnorm import normalize_plain
 
 _WORDS = re.compile(r"[a-z]+")
 _LEAD = re.compile(r"[\s#*\-•.:0-9()]+")  # list numbers and bullets before a heading

@@ -30,8 +30,8 @@ from arbiter.diagnostics import describe
 from arbiter.errors import Deferred
 from arbiter.llm.config import DEFAULT_MODEL as LLM_DEFAULT_MODEL
 from arbiter.llm.port import LLMError, LLMRequest, Purpose
-from verifiers.base import IssueList, Verifier, VerifyContext
-from verifiers.llm_prompt import load_prompt, neutralise, render, rule_findings, untrusted
+from arbiter.verifiers.base import IssueList, Verifier, VerifyContext
+from arbiter.verifiers.llm_prompt import load_prompt, neutralise, render, rule_findings, untrusted
 
 log = logging.getLogger(__name__)
 

@@ -108,8 +108,8 @@ def page_text(bundle: DocumentBundle, number: int) -> str:
 def content_block(bundle: DocumentBundle, profile: Profile, pages: Iterable[int]) -> str:
     """The deterministic content reading of these pages (verifiers/content.py), delimited as untrusted data
     since its cues quote the document."""
-    from verifiers.content import read_bundle
-    from verifiers.content_text import summary
+    from arbiter.verifiers.content import read_bundle
+    from arbiter.verifiers.content_text import summary
 
     text = summary(read_bundle(bundle, profile), pages, profile.taxonomy.document_types)
     return untrusted("CONTENT_READING", text)

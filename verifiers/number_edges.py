@@ -5,7 +5,7 @@ so that "1.5" never matches inside "11.5", nor "2.1" inside "-2.1".
 
 from __future__ import annotations
 
-from verifiers.ocr_numbers import has_sign, numbers
+from arbiter.verifiers.ocr_numbers import has_sign, numbers
 
 
 def numeric_edges(query: str) -> tuple[bool, bool]:

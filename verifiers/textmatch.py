@@ -17,10 +17,10 @@ from operator import attrgetter
 from rapidfuzz import fuzz
 
 from arbiter.contracts import DocumentBundle, LineBox, Page
-from verifiers.number_edges import cuts_number, numeric_edges, signs_differ, whole_numbers
-from verifiers.ocr_numbers import NumberCheck, check_numbers
-from verifiers.span_boxes import Box, boxes_for_span, clip_line, word_span
-from verifiers.textnorm import Normalized, normalize, normalize_plain
+from arbiter.verifiers.number_edges import cuts_number, numeric_edges, signs_differ, whole_numbers
+from arbiter.verifiers.ocr_numbers import NumberCheck, check_numbers
+from arbiter.verifiers.span_boxes import Box, boxes_for_span, clip_line, word_span
+from arbiter.verifiers.textnorm import Normalized, normalize, normalize_plain
 
 __all__ = [
     "COMPACT_SCORE",

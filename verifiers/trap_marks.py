@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from arbiter.contracts import Highlight
-from verifiers.span_boxes import boxes_for_span
-from verifiers.textmatch import Match, PageIndex
+from arbiter.verifiers.span_boxes import boxes_for_span
+from arbiter.verifiers.textmatch import Match, PageIndex
 
 # A sentence ends at ".", "!" or "?" before whitespace, or at a blank line; looked for this far around a match.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n\s*\n")

@@ -12,7 +12,7 @@ from typing import Any
 from arbiter.contracts import ClassificationOutput, DocumentBundle, Segment, VerifierResult
 from arbiter.contracts.profile import Profile
 from arbiter.contracts.schemas import display_path
-from verifiers.base import IssueList, SchemaProblem, Subject, VerifyContext, result
+from arbiter.verifiers.base import IssueList, SchemaProblem, Subject, VerifyContext, result
 
 # A segment's primary type: what the answer says the segment is. The arbiter may require its evidence
 # (`[arbiter] require_primary_evidence`), so a missing one has its own code.

@@ -18,9 +18,9 @@ from arbiter.contracts import (
     VerifierResult,
 )
 from arbiter.contracts.profile import Profile
-from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, result, skipped
-from verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase
-from verifiers.llm_prompt import (
+from arbiter.verifiers.base import IssueList, Subject, VerifyContext, penalty_score, result, skipped
+from arbiter.verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase
+from arbiter.verifiers.llm_prompt import (
     TextBudget,
     classification_block,
     content_block,
@@ -28,7 +28,7 @@ from verifiers.llm_prompt import (
     page_text,
     segment_heading,
 )
-from verifiers.shares import (
+from arbiter.verifiers.shares import (
     arg_max,
     leads,
     mixture_disagreement,
@@ -38,7 +38,7 @@ from verifiers.shares import (
     round_to_one,
     type_shares,
 )
-from verifiers.v2_content import check_content, check_primary_doubt
+from arbiter.verifiers.v2_content import check_content, check_primary_doubt
 
 NO_LLM_NOTE = "No LLM backend configured; semantic consistency not checked."
 BLOCKER_NOTE = "LLM phase skipped: the rules found a blocker."

@@ -12,12 +12,12 @@ from itertools import pairwise
 from arbiter.contracts import ClassificationOutput, DocumentBundle, Segment
 from arbiter.contracts.profile import Profile
 from arbiter.ingest.pagination import PageMark, continues, restart
-from verifiers.base import IssueList
-from verifiers.content import ContentReading, PageReading, read_bundle
-from verifiers.content_text import describe_cues
-from verifiers.shares import round_to_one, type_shares
-from verifiers.v2_reader import page_read_as_other, segment_read_as_other
-from verifiers.v2_reader import span as _span
+from arbiter.verifiers.base import IssueList
+from arbiter.verifiers.content import ContentReading, PageReading, read_bundle
+from arbiter.verifiers.content_text import describe_cues
+from arbiter.verifiers.shares import round_to_one, type_shares
+from arbiter.verifiers.v2_reader import page_read_as_other, segment_read_as_other
+from arbiter.verifiers.v2_reader import span as _span
 
 # What these rules report is a reading of the text, which a reviewer's judgement overrides: the review
 # app shows them on a correction as warnings, never as reasons it cannot be saved.

@@ -7,9 +7,9 @@ import math
 
 from arbiter.contracts import Segment
 from arbiter.contracts.profile import Profile
-from verifiers.base import IssueList
-from verifiers.content import ContentReading, PageReading
-from verifiers.shares import type_shares
+from arbiter.verifiers.base import IssueList
+from arbiter.verifiers.content import ContentReading, PageReading
+from arbiter.verifiers.shares import type_shares
 
 
 def span(first: int, last: int) -> str:

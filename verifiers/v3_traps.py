@@ -21,10 +21,10 @@ from arbiter.contracts import (
     VerifierResult,
 )
 from arbiter.contracts.profile import Profile
-from verifiers import trap_marks
-from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
-from verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase
-from verifiers.llm_prompt import (
+from arbiter.verifiers import trap_marks
+from arbiter.verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
+from arbiter.verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase
+from arbiter.verifiers.llm_prompt import (
     TextBudget,
     classification_block,
     content_block,
@@ -33,7 +33,7 @@ from verifiers.llm_prompt import (
     segment_heading,
     untrusted,
 )
-from verifiers.textmatch import PageIndex, normalize_plain
+from arbiter.verifiers.textmatch import PageIndex, normalize_plain
 
 NO_LLM_NOTE = "No LLM backend configured; contextual trap analysis not run."
 LLM_NOT_AVAILABLE_NOTE = "The configured LLM cannot answer requests; contextual trap analysis not run."

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from arbiter.contracts import ClassificationOutput, DocumentBundle, Evidence, Segment, TypeAssessment
 from arbiter.contracts.profile import Profile
-from verifiers.base import IssueList
-from verifiers.content import ContentReading, is_form_label, read_bundle, read_snippet
+from arbiter.verifiers.base import IssueList
+from arbiter.verifiers.content import ContentReading, is_form_label, read_bundle, read_snippet
 
 PRIMARY = "PRIMARY"
 

@@ -25,12 +25,12 @@ from arbiter.contracts import (
     VerifierResult,
 )
 from arbiter.contracts.profile import Profile
-from verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
-from verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase, skipped_phase
-from verifiers.llm_prompt import TextBudget, content_block, page_block, page_text, untrusted
-from verifiers.ocr_numbers import Number
-from verifiers.textmatch import Match, PageIndex
-from verifiers.v4_content import check_evidence_content
+from arbiter.verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
+from arbiter.verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase, skipped_phase
+from arbiter.verifiers.llm_prompt import TextBudget, content_block, page_block, page_text, untrusted
+from arbiter.verifiers.ocr_numbers import Number
+from arbiter.verifiers.textmatch import Match, PageIndex
+from arbiter.verifiers.v4_content import check_evidence_content
 
 NO_LLM_NOTE = "No LLM backend configured; semantic evidence assessment not run."
 LLM_NOT_AVAILABLE_NOTE = "The configured LLM cannot answer requests; semantic evidence assessment not run."

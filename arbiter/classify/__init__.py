@@ -11,7 +11,7 @@ from arbiter.classify.baseline import BaselineClassifier
 from arbiter.classify.file import FileClassifier
 from arbiter.classify.gemini import ClassificationDeferred, GeminiClassifier
 from arbiter.errors import ConfigError
-from verifiers.llm_phase import model_of
+from arbiter.verifiers.llm_phase import model_of
 
 CLASSIFIERS = ("baseline", "file", "gemini")
 

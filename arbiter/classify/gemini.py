@@ -16,8 +16,8 @@ from arbiter.contracts import ClassificationOutput, DocumentBundle
 from arbiter.contracts.profile import Profile
 from arbiter.errors import Deferred
 from arbiter.llm.port import LLM, LLMError, LLMRequest
-from verifiers.llm_phase import DEFAULT_MODEL, failure_reason
-from verifiers.llm_prompt import TextBudget, page_block, page_text, render
+from arbiter.verifiers.llm_phase import DEFAULT_MODEL, failure_reason
+from arbiter.verifiers.llm_prompt import TextBudget, page_block, page_text, render
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
 MAX_OUTPUT_TOKENS = 32_768  # a long packet's classification with evidence for every segment

@@ -165,8 +165,8 @@ def review(
     """Start the review app in the browser (sign-in required; add accounts with `arbiter users add`)."""
     if ctx.invoked_subcommand is not None:
         return
+    from arbiter.review_app.launch import launch
     from arbiter.run.compose import database_url
-    from review_app.launch import launch
 
     if auth not in ("local", "proxy"):
         raise fail("--auth must be local or proxy.")

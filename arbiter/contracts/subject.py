@@ -1,7 +1,7 @@
 """What a verifier checks: the raw answer text, its parsed form and its schema problems.
 
 These types sit in the contracts layer so that loading a raw answer (arbiter.contracts.schemas) needs
-nothing from the verifiers above it; verifiers.base re-exports them.
+nothing from the verifiers above it; arbiter.verifiers.base re-exports them.
 """
 
 from __future__ import annotations

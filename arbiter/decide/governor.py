@@ -39,9 +39,9 @@ from arbiter.decide.autofix import (
 )
 from arbiter.decide.policy import decide
 from arbiter.diagnostics import where
+from arbiter.verifiers.base import Subject, Verifier, VerifyContext
+from arbiter.verifiers.llm_phase import PhaseDeferred
 from arbiter.verify.runner import INLINE, run_verifiers
-from verifiers.base import Subject, Verifier, VerifyContext
-from verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
 
@@ -256,7 +256,7 @@ def _default_loader() -> Loader:
 
 
 def _default_verifiers() -> list[Verifier]:
-    from verifiers import default_verifiers
+    from arbiter.verifiers import default_verifiers
 
     return default_verifiers()
 

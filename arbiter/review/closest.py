@@ -14,8 +14,8 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from arbiter.contracts import DocumentBundle
-from verifiers.span_boxes import word_span
-from verifiers.textmatch import PageIndex, normalize_plain
+from arbiter.verifiers.span_boxes import word_span
+from arbiter.verifiers.textmatch import PageIndex, normalize_plain
 
 # Below this similarity (0-100) nothing on the page is said to resemble the quote.
 MIN_SCORE = 50.0

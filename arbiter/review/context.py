@@ -13,7 +13,7 @@ from typing import Any
 
 from arbiter.contracts import BlockType, DocumentBundle, Issue, OcrStatus, Page
 from arbiter.review.closest import Closest, closest_text
-from verifiers.textmatch import PageIndex
+from arbiter.verifiers.textmatch import PageIndex
 
 BEFORE = 2
 AFTER = 3

@@ -26,13 +26,13 @@ from arbiter.review.rows import (
     vendor_signals,
     whole_number,
 )
-from verifiers.base import VerifyContext
-from verifiers.shares import arg_max, canonical_mixture
-from verifiers.textmatch import PageIndex
-from verifiers.v1_schema import V1Schema
-from verifiers.v2_consistency import V2Consistency
-from verifiers.v2_content import JUDGEMENT_CODES
-from verifiers.v4_evidence import V4Evidence, quote
+from arbiter.verifiers.base import VerifyContext
+from arbiter.verifiers.shares import arg_max, canonical_mixture
+from arbiter.verifiers.textmatch import PageIndex
+from arbiter.verifiers.v1_schema import V1Schema
+from arbiter.verifiers.v2_consistency import V2Consistency
+from arbiter.verifiers.v2_content import JUDGEMENT_CODES
+from arbiter.verifiers.v4_evidence import V4Evidence, quote
 
 PRODUCER = {"name": "sme-review", "version": "1"}
 # Why a reviewer corrected the machine; the packet's own issue codes are offered beside these.

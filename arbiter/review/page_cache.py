@@ -2,7 +2,7 @@
 one-thread prefetcher that renders the page a reviewer is likely to open next into the same cache.
 
 A page asked for while its prefetch is still running waits for that render instead of starting a second
-one. No Streamlit here: the app keeps one PageCache per process (review_app.state.page_cache).
+one. No Streamlit here: the app keeps one PageCache per process (arbiter.review_app.state.page_cache).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 from arbiter.contracts.profile import Profile
 from arbiter.review.rows import DOMINANT_COLUMN, cell_number, whole_number
 from arbiter.review.rows import pool_evidence as evidence_for
-from verifiers.shares import arg_max
+from arbiter.verifiers.shares import arg_max
 
 TYPE_KEY = "document_type"
 __all__ = ["evidence_for"]

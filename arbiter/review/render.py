@@ -21,8 +21,8 @@ from arbiter.contracts import DocumentBundle, Issue
 from arbiter.errors import ArbiterError
 from arbiter.ingest import PDFIUM_LOCK
 from arbiter.review.glyphs import PageGlyphs
-from verifiers.span_boxes import word_span
-from verifiers.textmatch import PageIndex
+from arbiter.verifiers.span_boxes import word_span
+from arbiter.verifiers.textmatch import PageIndex
 
 Box = tuple[float, float, float, float]
 

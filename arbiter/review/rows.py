@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from arbiter.contracts.profile import Profile
-from verifiers.shares import arg_max
+from arbiter.verifiers.shares import arg_max
 
 PAGE_COLUMNS = ("start_page", "end_page")
 DOMINANT_COLUMN = "dominant_type"

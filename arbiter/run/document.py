@@ -47,8 +47,8 @@ from arbiter.run.worker import (  # noqa: F401  (re-exported)
     llm_usage,
 )
 from arbiter.store.errors import DatabaseUnavailable
-from verifiers.base import Verifier, VerifyContext
-from verifiers.llm_phase import PhaseDeferred
+from arbiter.verifiers.base import Verifier, VerifyContext
+from arbiter.verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
 

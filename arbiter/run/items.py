@@ -75,7 +75,7 @@ def verify_item(
     kind: KindSpec, raw: str | bytes, profile: Any, *, item_id: str = "item"
 ) -> VerificationOutcome:
     """One item through the kind's loader and verifiers, the arbiter's rules and the retry governor."""
-    from verifiers.grounded.subject import GroundedSubject, bundle_for
+    from arbiter.verifiers.grounded.subject import GroundedSubject, bundle_for
 
     loader = kind.subject_loader()
     subject = loader(raw)

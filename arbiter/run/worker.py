@@ -32,8 +32,8 @@ from arbiter.ingest.ocr import announce
 from arbiter.llm.client import DocumentLLM, LLMClient
 from arbiter.llm.port import LLM
 from arbiter.outputs import Location
-from verifiers import v1_schema, v2_consistency, v3_traps, v4_evidence
-from verifiers.base import Verifier, VerifyContext
+from arbiter.verifiers import v1_schema, v2_consistency, v3_traps, v4_evidence
+from arbiter.verifiers.base import Verifier, VerifyContext
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from typing import Any
 from arbiter.contracts import DocumentBundle, Issue, Location, Severity, VerifierResult, VerifierStatus
 from arbiter.contracts.profile import PolicyProfile
 from arbiter.diagnostics import where
-from verifiers.base import Subject, Verifier, VerifyContext
-from verifiers.llm_phase import PhaseDeferred
+from arbiter.verifiers.base import Subject, Verifier, VerifyContext
+from arbiter.verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
 

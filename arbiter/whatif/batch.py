@@ -142,7 +142,7 @@ def _reverify_each(
 def _serially(
     conn: Connection, work: Reverification, docs: Sequence[Recorded], truths: dict[str, Truth]
 ) -> list[Simulated]:
-    from verifiers import default_verifiers
+    from arbiter.verifiers import default_verifiers
 
     checks = default_verifiers()
     return [reverify_one(conn, work, doc, truths.get(doc.doc_id), checks) for doc in docs]

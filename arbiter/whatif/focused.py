@@ -1,4 +1,4 @@
-"""The focused re-check: V2's primary-doubt rule (verifiers.v2_content.check_primary_doubt) run again on each
+"""The focused re-check: V2's primary-doubt rule (arbiter.verifiers.v2_content.check_primary_doubt) run again on each
 stored attempt's version, in place of that rule's stored findings: no bundle, no other rule."""
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def recheck_doubt(
 ) -> list[dict[str, Any]] | None:
     """The stored results with V2's primary-doubt findings replaced by the candidate's (None: the version
     cannot be read, so the caller re-verifies)."""
-    from verifiers.base import IssueList
-    from verifiers.v2_content import check_primary_doubt
+    from arbiter.verifiers.base import IssueList
+    from arbiter.verifiers.v2_content import check_primary_doubt
 
     out = list(results)
     for index, v2 in enumerate(results):
@@ -86,8 +86,8 @@ def recheck_doubt(
 
 def doubt_findings(segments: Any, profile: Profile) -> int | None:
     """How many primary-doubt findings check_primary_doubt makes of these segments (None: unreadable)."""
-    from verifiers.base import IssueList
-    from verifiers.v2_content import check_primary_doubt
+    from arbiter.verifiers.base import IssueList
+    from arbiter.verifiers.v2_content import check_primary_doubt
 
     model = _light({"segments": segments}) if isinstance(segments, list) else None
     if model is None:

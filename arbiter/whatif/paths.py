@@ -43,7 +43,7 @@ VERIFIER_SECTIONS: dict[str, tuple[str, ...]] = {
     "V4": ("taxonomy", "tolerances", "content", "traps"),
 }  # What the language-model phases' prompts read: a change there makes the recorded model findings stale.
 LLM_SECTIONS = ("taxonomy", "content")
-# Thresholds of a rule that reads only the classification (verifiers.v2_content.check_primary_doubt reads
+# Thresholds of a rule that reads only the classification (arbiter.verifiers.v2_content.check_primary_doubt reads
 # the segments' types, confidences and shares): checked again on each stored version, nothing else re-run.
 FOCUSED_FIELDS = frozenset({"min_dominant_confidence", "dominant_margin"})
 

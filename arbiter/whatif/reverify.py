@@ -17,9 +17,9 @@ from arbiter.contracts.verification import MODEL_JUDGED
 from arbiter.decide.autofix import fingerprint, raw_fingerprint
 from arbiter.errors import ConfigError
 from arbiter.outputs import location
+from arbiter.verifiers.base import Subject, Verifier, VerifyContext
 from arbiter.whatif.history import Recorded
 from arbiter.whatif.paths import ACCEPT, ESCALATE, REDECIDED, REVERIFIED, Simulated
-from verifiers.base import Subject, Verifier, VerifyContext
 
 _LLM = IssueSource.LLM.value
 _PHASED = {"V2", "V3", "V4"}

@@ -4,7 +4,7 @@ import streamlit as st
 
 from arbiter.review.packet_view import escape
 from arbiter.review.queue_view import claim_labels, queue_rows
-from review_app import state
+from arbiter.review_app import state
 
 user = state.require_user()
 if not user.is_admin:

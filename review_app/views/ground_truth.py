@@ -5,7 +5,7 @@ import streamlit as st
 from arbiter.review.adjudication import answer_rows
 from arbiter.review.gt_view import history_rows, latest_rows, version_caption
 from arbiter.review.packet_view import escape
-from review_app import answer_panel, state
+from arbiter.review_app import answer_panel, state
 
 user = state.require_user()
 store = state.the_store()

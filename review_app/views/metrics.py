@@ -35,7 +35,7 @@ from arbiter.metrics.text import (
 )
 from arbiter.metrics.trust_text import known_answer_rows, reliability_rows
 from arbiter.review.blind import for_viewer
-from review_app import state
+from arbiter.review_app import state
 
 
 def chart(svg: str) -> None:
@@ -183,6 +183,6 @@ st.caption(
 )
 
 if state.require_user().is_admin:  # the What-if panel (review_app/whatif_panel.py; logic in arbiter/whatif/)
-    from review_app import whatif_panel
+    from arbiter.review_app import whatif_panel
 
     whatif_panel.show(state.the_store().url, as_of, state.settings().output_root, state.settings().output_url)

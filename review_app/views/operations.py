@@ -10,8 +10,8 @@ from arbiter.outputs import location
 from arbiter.review.operations_view import OpsDesk, ops_rows
 from arbiter.review.packet_view import escape
 from arbiter.review.queue_view import reason_label
+from arbiter.review_app import state
 from arbiter.store import RESOLUTIONS
-from review_app import state
 
 user = state.require_user()
 if not user.is_admin:

@@ -25,8 +25,16 @@ from arbiter.review.packet_view import (
 )
 from arbiter.review.paths import PathRefused
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
+from arbiter.review_app import (
+    adjudication_panel,
+    answer_panel,
+    correction_panel,
+    drafting,
+    flow,
+    page_viewer,
+    state,
+)
 from arbiter.store import DatabaseUnavailable, UnknownPacket
-from review_app import adjudication_panel, answer_panel, correction_panel, drafting, flow, page_viewer, state
 
 user = state.require_user()
 store = state.the_store()

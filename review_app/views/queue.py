@@ -13,7 +13,7 @@ from arbiter.review.queue_view import (
     queue_rows,
     reason_label,
 )
-from review_app import state
+from arbiter.review_app import state
 
 user = state.require_user()
 store = state.the_store()

@@ -5,7 +5,7 @@ import streamlit as st
 
 from arbiter.review.auth import sign_in_checked
 from arbiter.review.onboarding import NO_ACCOUNTS
-from review_app import session, state
+from arbiter.review_app import session, state
 
 st.title("Arbiter review")
 st.write("Sign in to review escalated documents.")

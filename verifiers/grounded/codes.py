@@ -8,7 +8,7 @@ verifiers/grounded/README.md documents the same table; tests/test_grounded_codes
 from __future__ import annotations
 
 from arbiter.contracts import Severity
-from verifiers.codes import CodeSpec
+from arbiter.verifiers.codes import CodeSpec
 
 B, M, m = Severity.BLOCKER, Severity.MAJOR, Severity.MINOR
 

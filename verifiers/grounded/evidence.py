@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from arbiter.contracts import DocumentBundle
 from arbiter.contracts.grounded import Chunk, Confidence, GroundedItem, GroundedProfile, Quote
-from verifiers.grounded.subject import GroundedSubject
-from verifiers.textmatch import Match, PageIndex
+from arbiter.verifiers.grounded.subject import GroundedSubject
+from arbiter.verifiers.textmatch import Match, PageIndex
 
 
 @dataclass(frozen=True)

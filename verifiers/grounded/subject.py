@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from arbiter.contracts import DocumentBundle, Extractor, Page
 from arbiter.contracts.grounded import Chunk, GroundedItem
 from arbiter.contracts.schemas import schema_problems
-from verifiers.base import SchemaProblem, Subject
+from arbiter.verifiers.base import SchemaProblem, Subject
 
 CONTEXT_EXTRACTOR = Extractor(name="retrieved-chunks", version="1")
 

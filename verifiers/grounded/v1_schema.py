@@ -11,9 +11,9 @@ from typing import Any
 
 from arbiter.contracts import VerifierResult
 from arbiter.contracts.grounded import GroundedItem, GroundedProfile
-from verifiers.base import IssueList, Subject, VerifyContext, result
-from verifiers.grounded.codes import CODES
-from verifiers.grounded.evidence import (
+from arbiter.verifiers.base import IssueList, Subject, VerifyContext, result
+from arbiter.verifiers.grounded.codes import CODES
+from arbiter.verifiers.grounded.evidence import (
     QuoteCheck,
     bundle_of,
     check_quotes,
@@ -22,7 +22,7 @@ from verifiers.grounded.evidence import (
     profile_of,
     verified_count,
 )
-from verifiers.grounded.subject import GroundedSubject
+from arbiter.verifiers.grounded.subject import GroundedSubject
 
 
 @dataclass

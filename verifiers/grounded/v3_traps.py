@@ -12,11 +12,18 @@ from typing import Any
 
 from arbiter.contracts import VerifierResult
 from arbiter.contracts.grounded import GroundedProfile
-from verifiers.base import IssueList, Subject, VerifyContext, result, skipped
-from verifiers.grounded.codes import CODES
-from verifiers.grounded.evidence import QuoteCheck, bundle_of, check_quotes, item_of, profile_of, quotes_by_id
-from verifiers.grounded.subject import GroundedSubject
-from verifiers.grounded.text import Reading, phrases_in, read
+from arbiter.verifiers.base import IssueList, Subject, VerifyContext, result, skipped
+from arbiter.verifiers.grounded.codes import CODES
+from arbiter.verifiers.grounded.evidence import (
+    QuoteCheck,
+    bundle_of,
+    check_quotes,
+    item_of,
+    profile_of,
+    quotes_by_id,
+)
+from arbiter.verifiers.grounded.subject import GroundedSubject
+from arbiter.verifiers.grounded.text import Reading, phrases_in, read
 
 
 @dataclass

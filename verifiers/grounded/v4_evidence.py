@@ -14,13 +14,20 @@ from typing import Any
 
 from arbiter.contracts import Highlight, VerifierResult
 from arbiter.contracts.grounded import GroundedItem, GroundedProfile
-from verifiers.base import IssueList, Subject, VerifyContext, result, skipped
-from verifiers.grounded.codes import CODES
-from verifiers.grounded.evidence import QuoteCheck, bundle_of, check_quotes, item_of, profile_of, quotes_by_id
-from verifiers.grounded.subject import GroundedSubject
-from verifiers.grounded.text import coverage, read, shared
-from verifiers.grounded.v2_consistency import about
-from verifiers.grounded.v3_traps import modal_change
+from arbiter.verifiers.base import IssueList, Subject, VerifyContext, result, skipped
+from arbiter.verifiers.grounded.codes import CODES
+from arbiter.verifiers.grounded.evidence import (
+    QuoteCheck,
+    bundle_of,
+    check_quotes,
+    item_of,
+    profile_of,
+    quotes_by_id,
+)
+from arbiter.verifiers.grounded.subject import GroundedSubject
+from arbiter.verifiers.grounded.text import coverage, read, shared
+from arbiter.verifiers.grounded.v2_consistency import about
+from arbiter.verifiers.grounded.v3_traps import modal_change
 
 
 @dataclass
