@@ -62,7 +62,7 @@ def test_grounded_demo_emits_only_catalogue_codes_and_no_check_crashes(tmp_path:
     codes, statuses = set(), set()
     for folder in (tmp_path / "out" / "agent_outputs").iterdir():
         for file in spec.output_files:
-            result = json.loads((folder / file).read_text())
+            result = json.loads((folder / file).read_text())["attempts"][-1]["result"]
             statuses.add(result["status"])
             codes |= {issue["code"] for issue in result["issues"]}
     assert codes
@@ -71,12 +71,14 @@ def test_grounded_demo_emits_only_catalogue_codes_and_no_check_crashes(tmp_path:
 
 
 def test_a_grounded_run_writes_exactly_the_registered_files(tmp_path: Path) -> None:
-    """Each item's folder holds its answer, its decision and the four files the registry names, nothing else."""
+    """Each item's folder holds the item as given, its decision and the four files the registry names (and
+    the fixed answer when a fix applied), nothing else."""
     spec = kind(GROUNDED)
     items = write_jsonl(demo_items()[:2], tmp_path / "items.jsonl")
     run_items(spec, [items], tmp_path / "out")
     for folder in (tmp_path / "out" / "agent_outputs").iterdir():
-        assert {p.name for p in folder.iterdir()} == {ANSWER_FILE, DECISION_FILE, *spec.output_files}
+        names = {p.name for p in folder.iterdir()} - {"classification_fixed.json"}
+        assert names == {ANSWER_FILE, DECISION_FILE, *spec.output_files}
 
 
 def test_the_registered_loader_is_the_one_verifiers_read() -> None:

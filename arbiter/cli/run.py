@@ -182,7 +182,6 @@ def run(
                     "--llm": llm,
                     "--llm-mode": llm_mode,
                     "--resume-batch": resume_batch,
-                    "--db": db,
                     "--extractor": extractor,
                     "--documentai-processor": documentai_processor,
                     "--documentai-replay": documentai_replay,
@@ -195,6 +194,7 @@ def run(
                 profile=profile,
                 workers=workers or 1,
                 force=force,
+                db=db,
                 progress=None if quiet else _progress_factory,
             )
         elif resume_batch:

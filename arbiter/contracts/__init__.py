@@ -21,6 +21,7 @@ from arbiter.contracts.classification import (
 from arbiter.contracts.record import DocumentRecord
 from arbiter.contracts.review import (
     BLIND_KINDS,
+    DEFAULT_KIND,
     AdjudicationCase,
     AdjudicationChoice,
     Corrections,
@@ -61,6 +62,7 @@ from arbiter.contracts.verification import (
 
 __all__ = [
     "BLIND_KINDS",
+    "DEFAULT_KIND",
     "SEVERITY_ORDER",
     "AdjudicationCase",
     "AdjudicationChoice",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arbiter.contracts.bundle import DocumentBundle
-from arbiter.contracts.review import GroundTruthRecord, SMEPacket
+from arbiter.contracts.review import DEFAULT_KIND, GroundTruthRecord, SMEPacket
 from arbiter.contracts.verification import VerificationOutcome
 
 
@@ -27,3 +27,4 @@ class DocumentRecord:
     risk: float | None = None  # an accept's audit risk score (record/risk.py); None for an escalation
     audit_probability: float | None = None  # the accept's inclusion probability in the audit sample
     producer: str | None = None  # who classified it (record/drift.py's stratum), for drift alarms across runs
+    answer_kind: str = DEFAULT_KIND  # arbiter/kinds: what kind of answer the document's run checked

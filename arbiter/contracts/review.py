@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arbiter.contracts.grounded import StatementVerdict
 from arbiter.contracts.verification import ArbiterDecision, FixRecord, Issue, SemanticChecks
 
 
@@ -38,6 +39,10 @@ class PacketKind(StrEnum):
 
 
 BLIND_KINDS = frozenset({PacketKind.AUDIT, PacketKind.SECOND_REVIEW})
+
+# The kind of answer a document, packet or ground-truth version holds (arbiter/kinds names the kinds); every
+# row written before answer kinds existed (migration 0013) is a medical classification.
+DEFAULT_KIND = "medical-classification"
 
 
 class GroundTruthSource(StrEnum):
@@ -121,6 +126,14 @@ class SMEPacket(Strict):
     adjudication: AdjudicationCase | None = Field(
         default=None, description="ADJUDICATION only: the two reviews that disagree, side by side."
     )
+    answer_kind: str = Field(
+        default=DEFAULT_KIND, description="The kind of answer under review (arbiter/kinds)."
+    )
+    context: dict[str, Any] | None = Field(
+        default=None,
+        description="For a kind whose items carry their own context (grounded-answer): the question and the "
+        "retrieved chunks the answer is checked against (GroundedContext). None for a PDF.",
+    )
     semantic_checks: SemanticChecks | None = Field(
         default=None,
         description="ESCALATION only: whether the decision rested on the rules alone or on the rules and a "
@@ -176,6 +189,13 @@ class GroundTruthRecord(Strict):
     pdf_sha256: str
     created_at: datetime
     run_id: str | None = None
+    answer_kind: str = Field(default=DEFAULT_KIND, description="The kind of answer (arbiter/kinds).")
+    statement_verdicts: list[StatementVerdict] | None = Field(
+        default=None,
+        description="grounded-answer only: each statement of the primary's answer judged (supported, "
+        "unsupported with the reason, corrected); None for a medical classification, and for an accept "
+        "no expert has judged.",
+    )
     semantic_checks: SemanticChecks | None = Field(
         default=None,
         description="How the decision that produced this ground truth was earned (the auto-accept, or the "

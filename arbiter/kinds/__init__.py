@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Literal
 
+from arbiter.contracts.review import DEFAULT_KIND
 from arbiter.errors import ConfigError
 
-MEDICAL = "medical-classification"
+MEDICAL = DEFAULT_KIND  # "medical-classification" (arbiter.contracts.review)
 GROUNDED = "grounded-answer"
 DEFAULT_KIND = MEDICAL
 

@@ -122,6 +122,8 @@ DOCUMENT_FIELDS = (
     "final_classification",
     "run_id",
     "policy_version",
+    "answer_kind",
+    "context",
 )
 
 

@@ -27,7 +27,7 @@ class Seeded:
 def known_packet(doc: Adjudicated, now: datetime, nonce: str) -> SMEPacket:
     """The audit packet of an adjudicated document, from its newest packet's document fields; the packet id has
     a real audit's form (a hash, here with a secret nonce so nobody can work it out)."""
-    fields = {k: doc.body.get(k) for k in DOCUMENT_FIELDS}
+    fields = {k: doc.body[k] for k in DOCUMENT_FIELDS if k in doc.body}  # packets before 0013: no kind
     fields.update(run_id=doc.run_id, created_at=now, updated_at=now)
     key = f"{doc.doc_id}|{doc.body.get('pdf_sha256')}|{doc.run_id}|{PacketKind.AUDIT.value}|{nonce}"
     return blind_packet(PacketKind.AUDIT, fields, "pkt-" + hashlib.sha256(key.encode()).hexdigest()[:16])

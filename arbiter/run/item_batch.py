@@ -1,31 +1,55 @@
 """`arbiter run --kind grounded-answer`: a batch of items through the same BatchRunner as PDFs (bounded
 concurrency, the results journal, the same summary.json, skip-unchanged, a clean stop on Ctrl+C), each item
-verified by the kind's verifiers, the arbiter's rules and the retry governor.
+verified by the kind's verifiers, the arbiter's rules and the retry governor, and recorded like a PDF:
+the database first (document, outcome, an escalation's packet in the review queue, an accept's automatic
+ground truth and its blind audit draw), then the JSON mirrors (arbiter/record/mirrors.py).
 
-What is shared with PDF runs: discovery-to-summary flow (BatchRunner, Tally, summary), the governor, the
-arbiter, the fixes, the verifier runner, the per-verifier files under OUT/agent_outputs/{id}/. What is not
-yet: the database (packets, the review queue, ground truth), the Ray engine and the language-model phases;
-this path writes files only and says so in the summary (`recorded_to_database: false`).
+An item's packet and ground truth hold its answer where a PDF's hold the classification
+(`primary_agent_classification`, `final_classification`, `ground_truth_classification`), name the kind
+(`answer_kind`), and the packet carries the question and the retrieved chunks (`context`) the desk shows
+beside each statement. The chunks are also the item's bundle (chunk i is page i + 1), mirrored under
+bundles/. What is not yet shared with PDF runs: the Ray engine and the language-model phases.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arbiter import __version__, atomic
-from arbiter.contracts import VerificationOutcome
+from arbiter.contracts import (
+    DocumentBundle,
+    DocumentRecord,
+    FinalDecision,
+    SMEPacket,
+    StopReason,
+    VerificationOutcome,
+)
+from arbiter.diagnostics import describe
 from arbiter.kinds import KindSpec
+from arbiter.outputs import location
+from arbiter.record.ground_truth import auto_accept_record
+from arbiter.record.packets import build_packet
+from arbiter.record.samples import blind_samples
+from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, InputDoc, ProgressFn, new_run_id
-from arbiter.run.items import RawItem, read_items, verify_item
+from arbiter.run.compose import database_url, open_store
+from arbiter.run.items import RawItem, check_item, read_items
+from arbiter.run.lock import run_lock
 from arbiter.run.result import DocResult
+from arbiter.store import DatabaseUnavailable
+
+log = logging.getLogger(__name__)
 
 DECISION_FILE = "arbiter_decision.json"
-ANSWER_FILE = "answer.json"
+ANSWER_FILE = "classification.json"  # the item as given (the mirror keeps a PDF run's file names)
+CONTEXT_KEYS = ("item_id", "producer", "question", "chunks")
 
 
 @dataclass(frozen=True)
@@ -33,47 +57,22 @@ class _Named:
     name: str
 
 
-@dataclass
-class ItemStore:
-    """Files under OUT: each item's answer, its verifiers' results (the kind's file names) and its decision."""
+def split_item(data: dict[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(the answer, the context: item id, producer, question and chunks) of an item's JSON; None for a part
+    that is missing or not an object."""
+    if not isinstance(data, dict):
+        return None, None
+    answer = data.get("answer")
+    context = {k: data[k] for k in CONTEXT_KEYS if k in data}
+    return (answer if isinstance(answer, dict) else None), (context or None)
 
-    root: Path
-    kind: KindSpec
 
-    def folder(self, item_id: str) -> Path:
-        return self.root / "agent_outputs" / item_id
-
-    def decided(self, doc_id: str) -> dict[str, Any] | None:
-        """The decision an earlier run recorded for this item (None: none, or one of another kind)."""
-        path = self.folder(doc_id) / DECISION_FILE
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) and data.get("kind") == self.kind.name else None
-
-    def completed_key(self, item_id: str) -> str | None:
-        previous = self.decided(item_id)
-        return str(previous.get("skip_key")) if previous else None
-
-    def save(self, item: RawItem, outcome: VerificationOutcome, key: str) -> None:
-        folder = self.folder(item.item_id)
-        atomic.write_text(folder / ANSWER_FILE, item.raw.rstrip("\n") + "\n")
-        last = outcome.attempts[-1].verifier_results if outcome.attempts else []
-        files = {spec.name: spec.output_file for spec in self.kind.verifiers}
-        for result in last:
-            if result.verifier in files:
-                atomic.write_json(folder / files[result.verifier], result)
-        decision = json.loads(outcome.model_dump_json())
-        decision |= {
-            "kind": self.kind.name,
-            "skip_key": key,
-            "accepted_after_fixes": outcome.accepted_after_fixes,
-            "error": None,
-            "semantic_checks": outcome.semantic_checks.value,
-            "origin": item.origin,
-        }
-        atomic.write_json(folder / DECISION_FILE, decision)
+def _parsed(raw: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 @dataclass
@@ -82,7 +81,7 @@ class ItemPipeline:
 
     kind: KindSpec
     profile: Any
-    store: ItemStore
+    store: DatabaseResultStore
     items: dict[str, RawItem]
     run_id: str = field(default_factory=new_run_id)
     llm: Any = None  # no language-model phase for items yet
@@ -104,11 +103,96 @@ class ItemPipeline:
         started = time.perf_counter()
         item = self.items[doc_id]
         key = self.skip_key(item)
-        if not force and self.store.completed_key(doc_id) == key:
+        if not force and self.store.completed_key(doc_id) == key and self._repair(item):
             return DocResult.skipped_unchanged(doc_id, path, _ms(started))
-        outcome = verify_item(self.kind, item.raw, self.profile, item_id=doc_id)
-        self.store.save(item, outcome, key)
-        return DocResult.decided(outcome, path, _ms(started), ())
+        try:
+            outcome, bundle = check_item(self.kind, item.raw, self.profile, item_id=doc_id)
+        except (KeyboardInterrupt, DatabaseUnavailable):
+            raise
+        except BaseException as exc:  # one item never stops the batch
+            log.error("internal error on item %s: %s", doc_id, describe(exc))
+            message = f"Arbiter failed on this item ({type(exc).__name__}); it needs a person to review it."
+            outcome = VerificationOutcome(
+                doc_id=doc_id,
+                final_decision=FinalDecision.ESCALATE_TO_SME,
+                escalation_reason="internal_error",
+                escalation_message=message,
+                stop_reason=StopReason.INPUT_FAILED,
+                policy_version=self.profile.arbiter.policy_version,
+            )
+            self._save(item, outcome, None, key, error="internal_error")
+            return DocResult.failed(outcome, path, "internal_error", _ms(started))
+        samples = self._save(item, outcome, bundle, key)
+        return DocResult.decided(outcome, path, _ms(started), samples)
+
+    def _repair(self, item: RawItem) -> bool:
+        def restore_bundle() -> bool:
+            _, bundle = check_item(self.kind, item.raw, self.profile, item_id=item.item_id)
+            target = location(self.store.bundle_path(item.item_id))
+            atomic.write_json(target, bundle)
+            return target.is_file()
+
+        return self.store.repair(item.item_id, restore_bundle)
+
+    def _save(
+        self,
+        item: RawItem,
+        outcome: VerificationOutcome,
+        bundle: DocumentBundle | None,
+        key: str,
+        *,
+        error: str | None = None,
+    ) -> tuple[Any, ...]:
+        """Record the item (database, then mirrors); its blind samples."""
+        doc_id = item.item_id
+        sha = hashlib.sha256(item.raw.encode()).hexdigest()
+        primary, context = split_item(_parsed(item.raw))
+        final, _ = split_item(outcome.final_classification)
+        outcome = outcome.model_copy(update={"final_classification": final})
+        kind = {"answer_kind": self.kind.name, "context": context}
+        fields: dict[str, Any] = {
+            "pdf_path": item.origin,
+            "pdf_sha256": sha,
+            "bundle_path": self.store.bundle_path(doc_id) if bundle is not None else None,
+            "total_pages": bundle.total_pages if bundle is not None else 0,
+            "primary": primary,
+            "production": None,
+            "run_id": self.run_id,
+        }
+        packet = gt = None
+        if outcome.final_decision == FinalDecision.ESCALATE_TO_SME:
+            packet = build_packet(outcome, **fields).model_copy(update=kind)
+        elif final is not None:
+            gt = auto_accept_record(
+                outcome, None, primary=primary, production=None, pdf_sha256=sha, run_id=self.run_id
+            )
+            gt = gt.model_copy(update={"answer_kind": self.kind.name}) if gt is not None else None
+        samples: tuple[SMEPacket, ...] = ()
+        draw = None
+        if error is None:
+            found, draw = blind_samples(outcome, packet, self.profile.sampling, **fields)
+            samples = tuple(s.model_copy(update=kind) for s in found)
+        producer = context.get("producer") if context else None
+        self.store.save(
+            DocumentRecord(
+                doc_id=doc_id,
+                run_id=self.run_id,
+                skip_key=key,
+                pdf_path=item.origin,
+                outcome=outcome,
+                primary_raw=item.raw,
+                bundle=bundle,
+                packet=packet,
+                ground_truth=gt,
+                error=error,
+                samples=samples,
+                risk=draw.risk if draw else None,
+                audit_probability=draw.probability if draw else None,
+                producer=str(producer.get("name"))[:128] if isinstance(producer, dict) else None,
+                answer_kind=self.kind.name,
+            )
+        )
+        return samples
 
 
 def run_items(
@@ -119,18 +203,32 @@ def run_items(
     profile: Path | None = None,
     workers: int = 1,
     force: bool = False,
+    db: str | None = None,
     progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
-    """Verify every item of the inputs; write OUT/agent_outputs/{id}/ and OUT/runs/{run_id}/summary.json."""
+    """Verify every item of the inputs into the run's database (an escalation's packet joins the review
+    queue) and OUT's mirrors; OUT/runs/{run_id}/summary.json."""
     items = read_items(inputs)
-    store = ItemStore(out_dir, kind)
-    pipeline = ItemPipeline(kind, kind.load_profile(profile), store, {i.item_id: i for i in items})
-    runner = BatchRunner(pipeline, store, workers=workers, force=force)
-    docs = [InputDoc(i.item_id, Path(i.origin)) for i in items]
-    summary = runner.run(docs, progress)
-    summary |= {"kind": kind.name, "recorded_to_database": False}
+    url = database_url(db, out_dir)
+    with run_lock(out_dir, url):
+        database = open_store(url)
+        with closing(_Disposing(database)):
+            store = DatabaseResultStore(database, out_dir)
+            pipeline = ItemPipeline(kind, kind.load_profile(profile), store, {i.item_id: i for i in items})
+            runner = BatchRunner(pipeline, store, workers=workers, force=force)
+            docs = [InputDoc(i.item_id, Path(i.origin)) for i in items]
+            summary = runner.run(docs, progress)
+    summary |= {"kind": kind.name}
     atomic.write_json(out_dir / "runs" / pipeline.run_id / "summary.json", summary)
     return summary
+
+
+@dataclass
+class _Disposing:
+    store: Any
+
+    def close(self) -> None:
+        self.store.dispose()
 
 
 def _ms(since: float) -> float:

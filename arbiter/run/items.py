@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arbiter.contracts import VerificationOutcome
+from arbiter.contracts import DocumentBundle, VerificationOutcome
 from arbiter.decide.governor import verify_with_retries
 from arbiter.errors import InputError
 from arbiter.kinds import KindSpec
@@ -71,10 +71,11 @@ def read_items(inputs: Iterable[Path]) -> list[RawItem]:
     return found
 
 
-def verify_item(
+def check_item(
     kind: KindSpec, raw: str | bytes, profile: Any, *, item_id: str = "item"
-) -> VerificationOutcome:
-    """One item through the kind's loader and verifiers, the arbiter's rules and the retry governor."""
+) -> tuple[VerificationOutcome, DocumentBundle]:
+    """One item through the kind's loader and verifiers, the arbiter's rules and the retry governor; with
+    the bundle of its context (the chunks as pages)."""
     from arbiter.verifiers.grounded.subject import GroundedSubject, bundle_for
 
     loader = kind.subject_loader()
@@ -84,4 +85,12 @@ def verify_item(
     bundle = bundle_for(subject, item_id) if isinstance(subject, GroundedSubject) else None
     if bundle is None:
         raise InputError(f"The kind {kind.name} has no context bundle for items.")
-    return verify_with_retries(raw, bundle, profile, verifiers=kind.build_verifiers(), loader=loader)
+    outcome = verify_with_retries(raw, bundle, profile, verifiers=kind.build_verifiers(), loader=loader)
+    return outcome, bundle
+
+
+def verify_item(
+    kind: KindSpec, raw: str | bytes, profile: Any, *, item_id: str = "item"
+) -> VerificationOutcome:
+    """One item's outcome (`arbiter verify --kind`; nothing written)."""
+    return check_item(kind, raw, profile, item_id=item_id)[0]

@@ -10,6 +10,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
+from arbiter.contracts.review import DEFAULT_KIND
+
 # Set before any table exists: Alembic downgrades need deterministic constraint names (ENGINEERING_NOTES).
 SQLModel.metadata.naming_convention = {
     "ix": "ix_%(column_0_label)s",
@@ -86,6 +88,10 @@ class DocumentRow(SQLModel, table=True):
         max_length=128,
         description="Who classified it: the drift alarms' stratum (migration 0010).",
     )
+    answer_kind: str = Field(
+        default=DEFAULT_KIND,
+        sa_column=sa.Column(sa.String(64), nullable=False, server_default=DEFAULT_KIND),
+    )  # the kind of answer (arbiter/kinds; migration 0013)
     created_at: datetime = _ts()
 
 
@@ -149,6 +155,10 @@ class PacketRow(SQLModel, table=True):
     )
     pair_of: str | None = Field(default=None, max_length=64)
     resolution: str | None = Field(default=None, max_length=32)
+    answer_kind: str = Field(
+        default=DEFAULT_KIND,
+        sa_column=sa.Column(sa.String(64), nullable=False, server_default=DEFAULT_KIND, index=True),
+    )  # the kind of answer (arbiter/kinds; migration 0013)
     created_at: datetime = _ts()
     updated_at: datetime = _ts()
     payload: dict[str, Any] = _json()
@@ -206,6 +216,10 @@ class GroundTruthRow(SQLModel, table=True):
     version: int
     supersedes: str | None = Field(default=None, max_length=64)
     source: str = Field(max_length=32)
+    answer_kind: str = Field(
+        default=DEFAULT_KIND,
+        sa_column=sa.Column(sa.String(64), nullable=False, server_default=DEFAULT_KIND),
+    )  # the kind of answer (arbiter/kinds; migration 0013)
     created_at: datetime = _ts()
     payload: dict[str, Any] = _json()
 

@@ -117,6 +117,7 @@ def insert_packet(conn: Connection, packet: SMEPacket, now: datetime) -> str:
             "status": status,
             "kind": kind,
             "pair_of": packet.pair_of,
+            "answer_kind": packet.answer_kind,
             "created_at": packet.created_at,
             "updated_at": packet.updated_at,
             "payload": packet.model_dump(
@@ -165,6 +166,7 @@ class Records(Repository):
                     "risk": record.risk,
                     "audit_p": record.audit_probability,
                     "producer": record.producer,
+                    "answer_kind": record.answer_kind,
                     "created_at": now,
                 },
             )
@@ -235,6 +237,8 @@ class Records(Repository):
             review=wanted.sme_review,
             run_id=wanted.run_id,
             now=wanted.created_at,
+            answer_kind=wanted.answer_kind,
+            statement_verdicts=wanted.statement_verdicts,
         )
         if new is not None:
             insert_gt(conn, new)

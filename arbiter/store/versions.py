@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arbiter.contracts import (
+    DEFAULT_KIND,
     GroundTruthRecord,
     GroundTruthSource,
     ProductionClassification,
@@ -19,6 +20,7 @@ from arbiter.contracts import (
     VerificationOutcome,
     VerificationSummary,
 )
+from arbiter.contracts.grounded import StatementVerdict
 from arbiter.store.adjudication import unsettled
 from arbiter.store.blind import hidden_from, record_seen
 from arbiter.store.models import ground_truth
@@ -53,14 +55,19 @@ def next_version(
     review: SMEReview | None = None,
     run_id: str | None = None,
     now: datetime | None = None,
+    answer_kind: str | None = None,
+    statement_verdicts: list[StatementVerdict] | None = None,
 ) -> GroundTruthRecord | None:
-    """The record that supersedes `previous`, or None when it would say exactly what `previous` says."""
+    """The record that supersedes `previous`, or None when it would say exactly what `previous` says.
+    `answer_kind` None: the previous version's kind (the default kind for a first version)."""
+    kind = answer_kind or (previous.answer_kind if previous is not None else DEFAULT_KIND)
     if (
         previous is not None
         and previous.ground_truth_source == source
         and previous.ground_truth_classification == classification
         and previous.pdf_sha256 == pdf_sha256
         and previous.sme_review == review
+        and previous.statement_verdicts == statement_verdicts
     ):
         return None
     version = 1 if previous is None else previous.version + 1
@@ -81,6 +88,8 @@ def next_version(
         created_at=now or datetime.now(UTC),
         run_id=run_id,
         semantic_checks=outcome.semantic_checks,
+        answer_kind=kind,
+        statement_verdicts=statement_verdicts,
     )
 
 
@@ -101,6 +110,7 @@ def insert_gt(conn: Connection, record: GroundTruthRecord) -> None:
         "version": record.version,
         "supersedes": record.supersedes,
         "source": record.ground_truth_source.value,
+        "answer_kind": record.answer_kind,
         "created_at": record.created_at,
         "payload": record.model_dump(mode="json"),
     }
