@@ -107,34 +107,46 @@ def _support(
     issues: IssueList, item: GroundedItem, checks: list[QuoteCheck], profile: GroundedProfile
 ) -> None:
     by_id = quotes_by_id(item, checks)
-    floor = profile.thresholds.support_min_coverage
     for i, statement in enumerate(item.answer.statements):
         quotes = [by_id[q] for q in statement.cites if q in by_id]
         if not quotes:
             continue  # V1.STATEMENT_UNCITED or V1.CITED_ID_UNKNOWN
-        said = read(statement.text, profile)
-        quoted = [read(q.quote.text, profile) for q in quotes]
-        held = set().union(*(q.content for q in quoted))
-        share = coverage(said.content, held)
-        gaps = []
-        if share < floor:
-            missing = sorted(said.content - shared(said.content, held))[:5]
-            gaps.append(
-                f"only {share:.0%} of its content words are in its quotes (missing: {', '.join(missing)})"
-            )
-        extra = said.numbers - set().union(*(q.numbers for q in quoted))
-        if extra:
-            gaps.append(f"its number(s) {', '.join(sorted(extra))} are not in its quotes")
-        if said.negated and not any(q.negated for q in quoted):
-            gaps.append("it negates what its quotes state")
-        elif not said.negated and all(q.negated for q in quoted):
-            gaps.append("it drops the negation its quotes state")
-        change = modal_change(said, quoted)
-        if change:
-            gaps.append(f"it {change}")
+        gaps = support_gaps(statement.text, [q.quote.text for q in quotes], profile)
         if gaps:
             issues.add(
                 "V4.STATEMENT_UNSUPPORTED",
                 f"Statement {i + 1} is not supported by its quotes: {'; '.join(gaps)}.",
                 path=f"/answer/statements/{i}",
             )
+
+
+def support_gaps(statement: str, quotes: list[str], profile: GroundedProfile) -> list[str]:
+    """Why a statement is not supported by the texts of its quotes, in plain English; empty when it is.
+
+    V4's offline support decision: at least `support_min_coverage` of the statement's content words in its
+    quotes, no number its quotes lack, the negation its quotes state kept, and their force (must, may, must
+    not) unchanged. A statement with no quote is not judged here (empty list): V1 reports it uncited.
+    """
+    if not quotes:
+        return []
+    said = read(statement, profile)
+    quoted = [read(q, profile) for q in quotes]
+    held = set().union(*(q.content for q in quoted))
+    share = coverage(said.content, held)
+    gaps = []
+    if share < profile.thresholds.support_min_coverage:
+        missing = sorted(said.content - shared(said.content, held))[:5]
+        gaps.append(
+            f"only {share:.0%} of its content words are in its quotes (missing: {', '.join(missing)})"
+        )
+    extra = said.numbers - set().union(*(q.numbers for q in quoted))
+    if extra:
+        gaps.append(f"its number(s) {', '.join(sorted(extra))} are not in its quotes")
+    if said.negated and not any(q.negated for q in quoted):
+        gaps.append("it negates what its quotes state")
+    elif not said.negated and all(q.negated for q in quoted):
+        gaps.append("it drops the negation its quotes state")
+    change = modal_change(said, quoted)
+    if change:
+        gaps.append(f"it {change}")
+    return gaps
