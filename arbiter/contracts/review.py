@@ -76,6 +76,9 @@ class ReviewedAnswer(Strict):
     review_notes: str = ""
     confidence: float = Field(ge=0.0, le=1.0)
     submitted_at: datetime
+    statement_verdicts: list[StatementVerdict] | None = Field(
+        default=None, description="grounded-answer only: the reviewer's verdict on each statement."
+    )
 
 
 class AdjudicationCase(Strict):

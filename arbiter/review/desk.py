@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from arbiter.contracts import DocumentBundle, GroundTruthRecord, ReviewStatus, SMEPacket, SMEReview
+from arbiter.contracts.grounded import StatementVerdict
 from arbiter.contracts.profile import Profile
 from arbiter.review.forms import (
     Checked,
@@ -190,11 +191,26 @@ class Desk:
         )
         return self._submit(packet, review, checked, token)
 
-    def submit(self, packet: SMEPacket, review: SMEReview, checked: Checked, token: str) -> Outcome:
-        """Save a review whose answer was already checked (the adjudication's decision comes this way)."""
-        return self._submit(packet, review, checked, token)
+    def submit(
+        self,
+        packet: SMEPacket,
+        review: SMEReview,
+        checked: Checked,
+        token: str,
+        statement_verdicts: list[StatementVerdict] | None = None,
+    ) -> Outcome:
+        """Save a review whose answer was already checked (the adjudication's decision and the answer desk's
+        reviews come this way; `statement_verdicts` for a grounded answer)."""
+        return self._submit(packet, review, checked, token, statement_verdicts)
 
-    def _submit(self, packet: SMEPacket, review: SMEReview, checked: Checked, token: str) -> Outcome:
+    def _submit(
+        self,
+        packet: SMEPacket,
+        review: SMEReview,
+        checked: Checked,
+        token: str,
+        statement_verdicts: list[StatementVerdict] | None = None,
+    ) -> Outcome:
         assert checked.classification is not None
         try:
             record = self.store.reviews.submit(
@@ -204,6 +220,7 @@ class Desk:
                 checked.classification,
                 idempotency_key=submission_key(packet.packet_id, self.reviewer, token),
                 now=self.clock(),
+                statement_verdicts=statement_verdicts,
             )
         except ClaimLost as exc:
             return Outcome(False, str(exc), claim_lost=True, problems=checked.problems)

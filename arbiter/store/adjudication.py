@@ -21,6 +21,8 @@ from arbiter.contracts import (
     SMEReview,
 )
 from arbiter.contracts.agreement import differences
+from arbiter.contracts.grounded import KIND as GROUNDED
+from arbiter.contracts.grounded import StatementVerdict, verdict_differences
 from arbiter.store.models import ground_truth, packets, reviews
 from arbiter.store.packet_rows import SUPERSEDED, load_packet, packet_from_row
 
@@ -58,10 +60,22 @@ def partner_answer(conn: Connection, packet: SMEPacket) -> ReviewedAnswer | None
         answer = (gt_payload or {}).get("ground_truth_classification")
     if not isinstance(answer, dict):
         return None
-    return answered(packet_id, SMEReview.model_validate(payload), answer)
+    # A grounded answer's verdicts are in the version the review wrote (or left in force, saying the same).
+    verdicts = (gt_payload or {}).get("statement_verdicts")
+    return answered(
+        packet_id,
+        SMEReview.model_validate(payload),
+        answer,
+        [StatementVerdict.model_validate(v) for v in verdicts] if isinstance(verdicts, list) else None,
+    )
 
 
-def answered(packet_id: str, review: SMEReview, classification: dict[str, Any]) -> ReviewedAnswer:
+def answered(
+    packet_id: str,
+    review: SMEReview,
+    classification: dict[str, Any],
+    verdicts: list[StatementVerdict] | None = None,
+) -> ReviewedAnswer:
     return ReviewedAnswer(
         packet_id=packet_id,
         reviewer=review.reviewer,
@@ -70,13 +84,19 @@ def answered(packet_id: str, review: SMEReview, classification: dict[str, Any]) 
         review_notes=review.review_notes,
         confidence=review.confidence,
         submitted_at=review.submitted_at,
+        statement_verdicts=verdicts,
     )
 
 
 def disagreement(packet: SMEPacket, mine: ReviewedAnswer, other: ReviewedAnswer) -> AdjudicationCase | None:
     """The case to adjudicate when the two answers disagree (first: the escalation's review), else None."""
     first, second = (mine, other) if packet.packet_kind == PacketKind.ESCALATION else (other, mine)
-    found = differences(first.classification, second.classification)
+    if packet.answer_kind == GROUNDED:
+        found = verdict_differences(
+            first.statement_verdicts, second.statement_verdicts, first.classification, second.classification
+        )
+    else:
+        found = differences(first.classification, second.classification)
     return AdjudicationCase(first=first, second=second, differences=found) if found else None
 
 

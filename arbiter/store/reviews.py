@@ -22,6 +22,7 @@ from arbiter.contracts import (
     StopReason,
     VerificationOutcome,
 )
+from arbiter.contracts.grounded import StatementVerdict
 from arbiter.contracts.limits import Limits, answer_problem, notes_problem
 from arbiter.store.adjudication import adjudication_packet, answered, disagreement, partner_answer
 from arbiter.store.audit import write_audit
@@ -101,10 +102,12 @@ class Reviews(Repository):
         *,
         idempotency_key: str,
         now: datetime | None = None,
+        statement_verdicts: list[StatementVerdict] | None = None,
     ) -> GroundTruthRecord:
         """Save a review: the claim must still be this reviewer's and unexpired, else ClaimLost (nothing
         is written; the caller keeps the draft). Review, ground-truth version, COMPLETED and audit event
-        commit together. The same idempotency_key again returns the first result."""
+        commit together. The same idempotency_key again returns the first result. `statement_verdicts`:
+        a grounded answer's verdict per statement, written into the version (None for a classification)."""
         if review.reviewer != reviewer:
             raise ValueError("The review is signed by a different reviewer than the one submitting it.")
         problem = notes_problem(review.review_notes, self.limits) or answer_problem(
@@ -116,7 +119,13 @@ class Reviews(Repository):
         for attempt in range(RETRIES):
             try:
                 return self._submit(
-                    packet_id, reviewer, review, ground_truth_classification, idempotency_key, stamp
+                    packet_id,
+                    reviewer,
+                    review,
+                    ground_truth_classification,
+                    idempotency_key,
+                    stamp,
+                    statement_verdicts,
                 )
             except IntegrityError:
                 # A concurrent review of the same document took the version number, or the key was reused.
@@ -136,6 +145,7 @@ class Reviews(Repository):
         classification: dict[str, Any],
         key: str,
         now: datetime,
+        verdicts: list[StatementVerdict] | None = None,
     ) -> GroundTruthRecord:
         with self.write() as conn:
             # The conditional UPDATE is the claim check and the lock in one; only when it fails is it worth
@@ -165,7 +175,7 @@ class Reviews(Repository):
             opened = (
                 None
                 if known
-                else self._adjudicate_if_split(conn, packet, review, classification, previous, now)
+                else self._adjudicate_if_split(conn, packet, review, classification, previous, now, verdicts)
             )
             source = None if opened is not None or known else _source_of(packet, review)
             record: GroundTruthRecord | None = previous
@@ -182,6 +192,8 @@ class Reviews(Repository):
                     review=review,
                     run_id=packet.run_id,
                     now=now,
+                    answer_kind=packet.answer_kind,
+                    statement_verdicts=verdicts,
                 )
                 if record is None:  # says exactly what the newest version says (same review twice)
                     record = previous
@@ -220,13 +232,14 @@ class Reviews(Repository):
         classification: dict[str, Any],
         previous: GroundTruthRecord | None,
         now: datetime,
+        verdicts: list[StatementVerdict] | None = None,
     ) -> SMEPacket | None:
         """When this is the later review of a double review and it disagrees with the earlier one, queue the
         ADJUDICATION packet (audited) and return it: nothing becomes the truth until it is decided."""
         other = partner_answer(conn, packet)
         if other is None or previous is None:
             return None
-        case = disagreement(packet, answered(packet.packet_id, review, classification), other)
+        case = disagreement(packet, answered(packet.packet_id, review, classification, verdicts), other)
         if case is None:
             return None
         opened = adjudication_packet(conn, packet, case, now)
