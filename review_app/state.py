@@ -15,7 +15,9 @@ from typing import Any
 
 import streamlit as st
 
+from arbiter.contracts.grounded import GroundedProfile
 from arbiter.contracts.profile import Profile
+from arbiter.kinds import GROUNDED, kind
 from arbiter.review.auth import PROXY_PASSWORD_REFUSED, ClientThrottle, SignedIn, from_proxy, proxy_name
 from arbiter.review.desk import AdminDesk, Desk
 from arbiter.review.packet_view import escape
@@ -45,6 +47,13 @@ def store(url: str | None) -> Store:
 @st.cache_resource(show_spinner=False)
 def profile() -> Profile:
     return run_profile()
+
+
+@st.cache_resource(show_spinner=False)
+def grounded_profile() -> GroundedProfile:
+    """The grounded-answer kind's bundled profile: the answer desk checks corrections with its rules."""
+    profile: GroundedProfile = kind(GROUNDED).load_profile(None)
+    return profile
 
 
 @st.cache_resource(show_spinner=False)

@@ -80,7 +80,7 @@ AGREE_REFUSED = (
     "This answer cannot be saved as it is: the problems are listed below. Mark the statement unsupported, "
     "fix its citation, edit it, or replace the answer with an abstention, then save the correction."
 )
-EXCERPT_CHARS = 220  # characters of a chunk shown on each side of a quote (the whole chunk is one click away)
+EXCERPT_CHARS = 150  # characters of a chunk shown on each side of a quote (the whole chunk is one click away)
 _STATEMENT_NO = re.compile(r"\b([Ss])tatement (\d+)\b")
 _PATH = re.compile(r"^/answer/(statements|quotes)/(\d+)")
 _CHUNK_PATH = re.compile(r"^/chunks/(\d+)")
@@ -172,14 +172,30 @@ def target_label(target: Target, item: GroundedItem) -> str:
     return "The answer"
 
 
-def statement_views(item: GroundedItem, issues: list[Issue], profile: GroundedProfile) -> list[StatementView]:
-    """Every statement with its citations located and the issues that point at it or at its quotes."""
-    bundle = bundle_of(item)
-    checks = check_quotes(item, bundle, profile)
-    by_id = quotes_by_id(item, checks)
+def statement_views(
+    item: GroundedItem, issues: list[Issue], profile: GroundedProfile, draft: AnswerDraft | None = None
+) -> list[StatementView]:
+    """Every statement with its citations located and the issues that point at it or at its quotes; with a
+    `draft`, each statement as the reviewer has it now (their text, the quote they picked)."""
+    shown = item
+    if draft is not None:
+        statements = [
+            Statement(
+                text=draft.edit(i).text or s.text,
+                cites=list(c if (c := draft.edit(i).cites) is not None else s.cites),
+            )
+            for i, s in enumerate(item.answer.statements)
+        ]
+        answer = item.answer.model_copy(
+            update={"statements": statements, "quotes": [*item.answer.quotes, *draft.quotes]}
+        )
+        shown = item.model_copy(update={"answer": answer})
+    bundle = bundle_of(shown)
+    checks = check_quotes(shown, bundle, profile)
+    by_id = quotes_by_id(shown, checks)
     targets = [(target_of(i), i) for i in issues]
     views = []
-    for index, statement in enumerate(item.answer.statements):
+    for index, statement in enumerate(shown.answer.statements):
         citations = []
         for quote_id in statement.cites:
             check = by_id.get(quote_id)
@@ -270,8 +286,13 @@ def closest_chunk_markdown(closest: Closest, chunk: Chunk) -> str:
 
 
 def issue_line(issue: Issue, item: GroundedItem) -> str:
-    """'Statement 3: Statement 3 is not supported …' — the target, then the message (plain text)."""
-    return f"{target_label(target_of(issue), item)}: {issue.message}"
+    """'Quote REQ-001 (statement 1): Quote REQ-001 is not …' — the target, then the message (plain text);
+    the message alone when it starts by naming its statement."""
+    label = target_label(target_of(issue), item)
+    short = label.split(" (")[0]
+    if not issue.message.startswith(short):
+        return f"{label}: {issue.message}"
+    return issue.message if label == short else f"{issue.message} ({label[len(short) + 2 : -1]})"
 
 
 # ------------------------------------------------------------------------------------------ the draft

@@ -28,6 +28,9 @@ DEFAULTED: dict[str, tuple[str, type]] = {
 # Tables the page keeps in its own draft dict; its editors start from them. "evidence" is an evidence
 # editor's rows, kept the same way.
 TABLES = ("rows", "mixture", "evidence")
+# Drafts the page keeps as one JSON object in its draft dict: "answer" is the answer desk's AnswerDraft
+# (arbiter/review/answer_desk.py) of a grounded-answer packet.
+OBJECTS = ("answer",)
 RESTORED = "restored"  # marks a page draft dict that has been filled from the server once
 DEFAULTS = "defaults"
 
@@ -43,6 +46,9 @@ def collect(packet_id: str, session: Mapping[Any, Any], kept: Mapping[str, Any])
             payload[name] = session[key.format(packet_id)]
     for name in TABLES:
         if kept.get(name) is not None:
+            payload[name] = kept[name]
+    for name in OBJECTS:
+        if isinstance(kept.get(name), dict):
             payload[name] = kept[name]
     return dict(json.loads(canonical(payload)))
 
@@ -73,6 +79,9 @@ def restore(
     for name in TABLES:
         if isinstance(payload.get(name), list) and kept.get(name) is None:
             kept[name] = [row for row in payload[name] if isinstance(row, dict)]
+    for name in OBJECTS:
+        if isinstance(payload.get(name), dict) and kept.get(name) is None:
+            kept[name] = dict(payload[name])
 
 
 def initial(kept: Mapping[str, Any], name: str, fallback: Any) -> Any:

@@ -8,6 +8,7 @@ import streamlit as st
 from arbiter.contracts import PacketKind, ReviewStatus
 from arbiter.record.packets import semantic_checks_text, sort_issues
 from arbiter.review import documents
+from arbiter.review.answer_desk import is_answer_packet
 from arbiter.review.answer_view import agree_line, types_in_play
 from arbiter.review.context import NOT_ON_PAGE, issue_context
 from arbiter.review.desk import machine_answer
@@ -27,6 +28,7 @@ from arbiter.review.paths import PathRefused
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
 from arbiter.review_app import (
     adjudication_panel,
+    answer_page,
     answer_panel,
     correction_panel,
     drafting,
@@ -72,6 +74,11 @@ except DatabaseUnavailable:
 attempt = state.attempt_of(packet_id)
 holding = desk.keep_alive(packet_id)
 drafting.restore_once(store, user.name, packet, profile, holding)  # the server's draft, after a reload
+if is_answer_packet(packet):  # a grounded answer: the answer desk's page (review_app/answer_page.py)
+    answer_page.show(packet, desk, attempt, holding)
+    done = packet.review_status in (ReviewStatus.COMPLETED, ReviewStatus.SUPERSEDED)
+    drafting.save(store, user.name, packet_id, holding and not done)
+    st.stop()
 answer = machine_answer(packet)
 
 # Every value from a document, a file name or an input file goes through `escape`: shown as text, never
