@@ -15,7 +15,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arbiter.contracts import Issue, IssueSource, Severity
-from arbiter.contracts.verification import Location
 from arbiter.contracts.grounded import (
     GroundedItem,
     GroundedProfile,
@@ -25,6 +24,7 @@ from arbiter.contracts.grounded import (
     load_grounded_profile,
     verdict_differences,
 )
+from arbiter.contracts.verification import Location
 from arbiter.demo.grounded.build import demo_items
 from arbiter.review import answer_desk as ad
 from arbiter.review import drafts
@@ -62,6 +62,14 @@ def cite(index: int, chunk: str, sentence: str | None = None) -> Op:
 
 def text(index: int, new: str) -> Op:
     return lambda d, i: ad.edit_text(d, i, index, new)
+
+
+def keep(index: int) -> Op:
+    return lambda d, i: ad.mark_unsupported(d, i, index, None)
+
+
+def reset(index: int) -> Op:
+    return lambda d, i: ad.reset(d, i, index)
 
 
 def abstain(missing: str) -> Op:
@@ -157,7 +165,8 @@ def test_a_saved_correction_is_a_valid_answer_with_its_confidence() -> None:
     assert abstained.answer is not None
     assert abstained.answer["abstained"] is True
     assert abstained.answer["missing_evidence"] == ["one", "two"]
-    assert abstained.answer["statements"] == [] and abstained.answer["confidence"] is None
+    assert abstained.answer["statements"] == []
+    assert abstained.answer["confidence"] is None
 
 
 def test_a_picked_sentence_is_quoted_verbatim_with_its_offsets() -> None:
@@ -166,8 +175,10 @@ def test_a_picked_sentence_is_quoted_verbatim_with_its_offsets() -> None:
     sentence = ad.chunk_sentences(chunk)[0][2]
     draft = ad.cite(ad.AnswerDraft(), subject, 0, "C13", profile(), sentence)
     quote = ad.cited_quote(draft, subject, 0)
-    assert quote is not None and quote.quote_id == "SME-001"
-    assert quote.start is not None and quote.end is not None
+    assert quote is not None
+    assert quote.quote_id == "SME-001"
+    assert quote.start is not None
+    assert quote.end is not None
     assert chunk.text[quote.start : quote.end] == quote.text == sentence
     # the same sentence again is the same quote, not a second one
     again = ad.cite(draft, subject, 0, "C13", profile(), sentence)
@@ -243,21 +254,25 @@ def test_the_statement_cards_carry_their_issues_and_located_quotes() -> None:
     assert [len(v.issues) for v in views] == [0, 0, 1]
     assert [len(c.issues) for v in views for c in v.citations] == [0, 1, 0]
     first = views[0].citations[0]
-    assert first.chunk is not None and first.span is not None and first.exact
+    assert first.chunk is not None
+    assert first.span is not None
+    assert first.exact
     assert first.chunk.text[first.span[0] : first.span[1]] == first.text
     assert ad.issue_line(issues[0], subject) == "Statement 3 is not supported"
-    assert ad.general_issues(issues + [_issue("/answer/statements")]) == [_issue("/answer/statements")]
+    assert ad.general_issues([*issues, _issue("/answer/statements")]) == [_issue("/answer/statements")]
 
 
 def test_a_quote_not_in_its_chunk_shows_the_closest_passage_and_what_differs() -> None:
     subject = item("q05-quote-not-in-chunk")
     [view] = ad.statement_views(subject, [], profile())
     [citation] = view.citations
-    assert citation.span is None and citation.closest is not None
+    assert citation.span is None
+    assert citation.closest is not None
     differing = {w.text for w in citation.closest.quoted if w.differs}
     assert differing == {"health", "care", "provider"}
     text = ad.closest_chunk_markdown(citation.closest, citation.chunk)  # type: ignore[arg-type]
-    assert "Closest passage" in text and ":red-background[**health**]" in text
+    assert "Closest passage" in text
+    assert ":red-background[**health**]" in text
 
 
 def test_a_draft_citation_is_shown_where_the_statement_now_points() -> None:
@@ -289,8 +304,10 @@ def test_a_long_chunk_is_cut_around_the_quote() -> None:
     start = body.index("w200")
     before, quote, after = ad.excerpt(body, (start, start + 4))
     assert quote == "w200"
-    assert before.startswith("…") and after.endswith("…")
-    assert len(before) <= ad.EXCERPT_CHARS + 2 and len(after) <= ad.EXCERPT_CHARS + 2
+    assert before.startswith("…")
+    assert after.endswith("…")
+    assert len(before) <= ad.EXCERPT_CHARS + 2
+    assert len(after) <= ad.EXCERPT_CHARS + 2
 
 
 def test_chunk_caption_names_source_section_page_and_score() -> None:
@@ -371,7 +388,7 @@ def edit_sequences(draw: st.DrawFn) -> tuple[str, list[Op]]:
         if kind == "mark":
             ops.append(unsupported(index, draw(st.sampled_from(list(R)))))
         elif kind == "keep":
-            ops.append(lambda d, i, k=index: ad.mark_unsupported(d, i, k, None))
+            ops.append(keep(index))
         elif kind == "cite":
             ops.append(cite(index, draw(st.sampled_from(chunks))))
         elif kind == "sentence":
@@ -383,7 +400,7 @@ def edit_sequences(draw: st.DrawFn) -> tuple[str, list[Op]]:
             pieces = [s.text for s in subject.answer.statements] + ["", "Must.", "é 30 days ![x](y)"]
             ops.append(text(index, draw(st.sampled_from(pieces) | st.text(max_size=40))))
         elif kind == "reset":
-            ops.append(lambda d, i, k=index: ad.reset(d, i, k))
+            ops.append(reset(index))
         elif kind == "abstain":
             ops.append(abstain(draw(st.sampled_from(["", "a rule", "x\ny"]))))
         else:
@@ -399,7 +416,8 @@ def test_no_edit_sequence_crashes_and_none_hides_an_unsupported_statement(case: 
     assert ad.AnswerDraft.from_json(draft.to_json()) == draft
     assert len(checked.verdicts) == len(subject.answer.statements)
     if not checked.ok:
-        assert checked.blocking and all(p.message for p in checked.blocking)
+        assert checked.blocking
+        assert all(p.message for p in checked.blocking)
         return
     assert checked.answer is not None
     machine_checks = quotes_by_id(subject, check_quotes(subject, ad.bundle_of(subject), profile()))
@@ -410,13 +428,15 @@ def test_no_edit_sequence_crashes_and_none_hides_an_unsupported_statement(case: 
         statement = subject.answer.statements[verdict.index]
         assert verdict.cites == statement.cites
         quotes = [machine_checks[q] for q in statement.cites if q in machine_checks]
-        assert quotes and all(q.found for q in quotes)
+        assert quotes
+        assert all(q.found for q in quotes)
         assert support_gaps(statement.text, [q.quote.text for q in quotes], profile()) == []
     saved = GroundedItem.model_validate({**subject.model_dump(mode="json"), "answer": checked.answer})
     saved_checks = quotes_by_id(saved, check_quotes(saved, ad.bundle_of(saved), profile()))
     for statement in saved.answer.statements:  # every statement kept rests on quotes that hold it
         quotes = [saved_checks[q] for q in statement.cites if q in saved_checks]
-        assert quotes and all(q.found for q in quotes)
+        assert quotes
+        assert all(q.found for q in quotes)
         assert support_gaps(statement.text, [q.quote.text for q in quotes], profile()) == []
 
 
