@@ -62,11 +62,11 @@ def _on_chunk(packet_id: str, item: GroundedItem, profile: GroundedProfile, inde
 
 
 def _on_sentence(
-    packet_id: str, item: GroundedItem, profile: GroundedProfile, index: int, chunk_id: str
+    packet_id: str, item: GroundedItem, profile: GroundedProfile, index: int, chunk_id: str, texts: list[str]
 ) -> None:
-    sentence = st.session_state.get(_key("sentence", packet_id, index))
-    if isinstance(sentence, str):
-        draft = ad.cite(_draft(packet_id), item, index, chunk_id, profile, sentence)
+    picked = st.session_state.get(_key("sentence", packet_id, index))
+    if isinstance(picked, int) and 0 <= picked < len(texts):
+        draft = ad.cite(_draft(packet_id), item, index, chunk_id, profile, texts[picked])
         _store_draft(packet_id, draft, index)
 
 
@@ -231,16 +231,18 @@ def _statement_controls(
         label_visibility="collapsed",
     )
     if picked is not None and picked.chunk_id in chunk_of:
-        options = [text for text, _quote in ad.candidates(chunk_of[picked.chunk_id], item, draft)]
+        options = ad.candidates(chunk_of[picked.chunk_id], item, draft)
+        labels = [ad.candidate_label(n, option) for n, option in enumerate(options)]
+        texts = [text for text, _quote in options]
         st.selectbox(
             f"Quote for statement {i + 1}",
-            options,
-            index=options.index(picked.text) if picked.text in options else None,
-            format_func=lambda t: t if len(t) < 120 else t[:117] + "…",
+            range(len(options)),
+            index=texts.index(picked.text) if picked.text in texts else None,
+            format_func=labels.__getitem__,
             key=_key("sentence", pid, i),
             on_change=_on_sentence,
-            args=(pid, item, profile, i, picked.chunk_id),
-            help="The sentence of the chunk this statement rests on.",
+            args=(pid, item, profile, i, picked.chunk_id, texts),
+            help="The passage of the chunk this statement rests on.",
         )
     edit_col, undo_col = st.columns(2, gap="small")
     with edit_col.popover("Edit text", width="stretch"):

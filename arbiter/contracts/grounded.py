@@ -140,7 +140,9 @@ def verdict_differences(
     b_abstains = isinstance(second_answer, dict) and bool(second_answer.get("abstained"))
     if a_abstains != b_abstains:
         which = "first" if a_abstains else "second"
-        found.append(f"Abstention: the {which} review replaces the answer with an abstention, the other does not.")
+        found.append(
+            f"Abstention: the {which} review replaces the answer with an abstention, the other does not."
+        )
     a = {v.index: v for v in first or []}
     b = {v.index: v for v in second or []}
     for index in sorted(set(a) | set(b)):

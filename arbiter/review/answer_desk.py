@@ -434,9 +434,22 @@ def candidates(chunk: Chunk, item: GroundedItem, draft: AnswerDraft) -> list[tup
     return own + [(text, None) for _s, _e, text in chunk_sentences(chunk) if text not in texts]
 
 
-def _support_rank(statement: str, text: str, profile: GroundedProfile) -> tuple[bool, float]:
+def candidate_label(number: int, option: tuple[str, Quote | None], width: int = 110) -> str:
+    """A passage as the quote picker lists it, unique by its number: '2. REQ-001: A covered entity …'."""
+    text, quote = option
+    flat = " ".join(text.split())
+    shown = flat if len(flat) <= width else flat[: width - 1] + "…"
+    return f"{number + 1}. " + (f"{quote.quote_id}: " if quote is not None else "") + shown
+
+
+def _support_rank(
+    statement: str, option: tuple[str, Quote | None], profile: GroundedProfile
+) -> tuple[bool, bool, float]:
+    """Supporting first, then the answer's own quote, then the most content words covered."""
+    text, own = option
     return (
         not support_gaps(statement, [text], profile),
+        own is not None,
         coverage(read(statement, profile).content, read(text, profile).content),
     )
 
@@ -461,7 +474,7 @@ def cite(
         options = [o for o in options if o[0] == sentence]
     if not options:
         return draft
-    text, same = max(options, key=lambda o: _support_rank(statement, o[0], profile))
+    text, same = max(options, key=lambda o: _support_rank(statement, o, profile))
     quotes = draft.quotes
     if same is None:
         start = chunk.text.find(text)
@@ -749,6 +762,8 @@ def agree(
     checked = check_agreement(item, profile)
     if not checked.ok:
         return Outcome(False, AGREE_REFUSED, problems=checked.problems, needs_correction=True)
+    answer = machine_answer(packet)  # saved as given, not as re-read (no defaults added)
+    assert answer is not None
     review = SMEReview(
         reviewer=desk.reviewer,
         agrees_with_primary=True,
@@ -757,7 +772,7 @@ def agree(
         started_at=started_at,
         submitted_at=desk.clock(),
     )
-    return desk.submit(packet, review, checked.as_checked(), token, list(checked.verdicts))
+    return desk.submit(packet, review, Checked(answer, checked.problems), token, list(checked.verdicts))
 
 
 def correct(
