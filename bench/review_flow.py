@@ -9,6 +9,9 @@ Tasks (TASKS, a list of functions: add one to measure another task, e.g. a corre
 - page_flip: Alt+L / Alt+J on a multi-page packet until the other page's image is drawn (p50 / p95).
 - type_correction, boundary_correction, boundary_on_strip, evidence_edit (bench/review_tasks_correct.py): a correction from
   opening Correct to the saved version, in actions and seconds, each on its own freshly seeded store.
+- answer_agree, answer_unsupported, answer_citation, answer_abstention (bench/review_tasks_answer.py): the answer
+  desk on grounded-answer packets (the demo's items), each decision from the open packet to the next packet on
+  screen, in actions and seconds, on one store seeded with the demo's answers (each task on its own packet).
 The baseline runs the same tasks the old way on the app as it was before issue 12 (BASE_COMMIT, exported
 with `git archive`): agree, which went back to the queue, then Alt+N there; page flips that reran the page.
 """
@@ -41,11 +44,15 @@ TARGETS = {
     "agree_and_move_on_actions": 1,
     "page_flip_p95_ms": 300.0,
     "type_correction_actions": 4,
+    "answer_agree_actions": 1,
+    "answer_unsupported_actions": 4,
+    "answer_citation_actions": 4,
+    "answer_abstention_actions": 4,
 }
 PRESETS: dict[str, dict[str, Any]] = {
     "full": {"agrees": 5, "flips": 20},
     "quick": {"agrees": 3, "flips": 10},
-    "tiny": {"agrees": 1, "flips": 2, "baseline": False, "fixes": ("type_correction",)},
+    "tiny": {"agrees": 1, "flips": 2, "baseline": False, "fixes": ("type_correction",), "answers": False},
 }
 # Escalated fixtures the demo classifications leave agreeable, and multi-page ones to flip through.
 # Every document is sampled, so each leaves a packet; all of these can be agreed with as they stand.
@@ -277,13 +284,80 @@ def corrections(only: tuple[str, ...] | None = None) -> dict[str, Any]:
     return results
 
 
+# The answer-desk tasks: (task, demo item, statement or chunk it acts on). The demo's items (tests/answer_helpers.py
+# names what each one is) escalate under the bundled grounded profile.
+ANSWER_TASKS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("answer_agree", "q17-hedged", {}),
+    ("answer_unsupported", "q02-unsupported-statement", {"statement": 2, "reason": "changed modal"}),
+    ("answer_citation", "q11-irrelevant-citation", {"statement": 0, "chunk_id": "C09"}),
+    ("answer_abstention", "q38-answered-without-evidence", {}),
+)
+
+
+def answer_flows() -> dict[str, Any]:
+    """The answer desk's decisions, each on its packet, in a fresh signed-in Chromium context."""
+    import browser_helpers
+    import playwright.sync_api as playwright_api
+    from answer_helpers import packet_of, seed_answers
+    from browser_helpers import CHROMIUM, CHROMIUM_ARGS
+    from review_helpers import PASSWORD
+
+    from arbiter.contracts import ReviewStatus
+    from arbiter.review.settings import AppSettings
+    from bench.review_tasks_answer import TASKS as ANSWER_TASK_FUNCTIONS
+
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="arbiter-answers-") as tmp_name:
+        tmp = Path(tmp_name)
+        data = seed_answers(tmp)
+        settings = AppSettings(db_url=data.url, docs_root=data.docs, output_root=data.out_dir)
+        try:
+            with (
+                browser_helpers.running_app(settings, tmp / "streamlit.log") as url,
+                playwright_api.sync_playwright() as pw,
+            ):
+                browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+                try:
+                    for name, doc_id, options in ANSWER_TASKS:
+                        for held in data.store.queue.page(
+                            status=ReviewStatus.IN_REVIEW, claimed_by="alice", limit=50
+                        ):
+                            data.store.queue.release(held.packet_id, "alice")
+                        packet = packet_of(data.store, doc_id)
+                        assert data.store.queue.claim(packet.packet_id, "alice") is not None, doc_id
+                        page = browser.new_context(viewport=VIEWPORT).new_page()
+                        page.set_default_timeout(60_000)
+                        browser_helpers.sign_in(page, url, "alice", PASSWORD)
+                        page.get_by_role("link", name="Packet").click()
+                        page.get_by_role("heading", name=doc_id).wait_for()
+                        _settle(page)
+                        try:
+                            results[name] = ANSWER_TASK_FUNCTIONS[name](
+                                page, doc_id, packet.packet_id, **options
+                            )
+                        except Exception as exc:  # one task's failure is reported; the others still run
+                            results[name] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+                        page.context.close()
+                finally:
+                    browser.close()
+        finally:
+            data.store.dispose()
+    return results
+
+
 def run(
-    agrees: int = 5, flips: int = 20, baseline: bool = True, fixes: tuple[str, ...] | None = None
+    agrees: int = 5,
+    flips: int = 20,
+    baseline: bool = True,
+    fixes: tuple[str, ...] | None = None,
+    answers: bool = True,
 ) -> dict[str, Any]:
-    """Every task (`fixes`: only these correction tasks; None: all three)."""
+    """Every task (`fixes`: only these correction tasks; None: all three; `answers`: the answer desk's)."""
     sizes = {"agrees": agrees, "flips": flips}
     new = measure(None, sizes)
     new.update(corrections(fixes))
+    if answers:
+        new.update(answer_flows())
     old: dict[str, Any] | None = None
     if baseline:
         with tempfile.TemporaryDirectory(prefix="arbiter-base-") as base:
@@ -296,6 +370,9 @@ def run(
         "type_correction_actions": new["type_correction"].get("actions", math.inf)
         <= TARGETS["type_correction_actions"],
     }
+    if answers:
+        for name, _doc, _options in ANSWER_TASKS:
+            met[f"{name}_actions"] = new[name].get("actions", math.inf) <= TARGETS[f"{name}_actions"]
     return {
         "viewport": VIEWPORT,
         "targets": TARGETS,

@@ -27,9 +27,12 @@ VERDICTS = (SUPPORTED, *(r.value for r in UnsupportedReason))
 CSS = (
     "<style>.st-key-answer_head h1 {font-size: 1.6rem; padding-bottom: 0;}"
     " .st-key-answer_decision h3 {font-size: 1.25rem; padding: 0;}"
-    " .st-key-issues_box h3 {font-size: 1.1rem; padding: 0;}</style>"
+    " .st-key-issues_box h3 {font-size: 1.1rem; padding: 0;}"
+    # The decision stays on screen while the statements scroll (Save is one click away at any statement).
+    " div[data-testid='stColumn']:has(.st-key-answer_side) {position: sticky; top: 4rem; align-self: flex-start;}"
+    "</style>"
 )
-ISSUES_HEIGHT = 330  # px: the issues frame under the decision
+ISSUES_HEIGHT = 210  # px: the issues frame under the decision
 
 
 def _key(name: str, packet_id: str, index: int | None = None) -> str:
@@ -185,16 +188,18 @@ def _statement(
             st.markdown(f"**{i + 1}.** {escape(view.text)}{badge}")
             if edit.text is not None:
                 st.caption("The machine said: " + escape(item.answer.statements[i].text))
-            if not packet.blind:
+            if not packet.blind and edit.empty and not draft.abstain:
                 for issue in view.issues:
                     st.caption(_issue_markdown(issue, item, with_target=False))
-            if editable and not draft.abstain:
-                _statement_controls(pid, i, item, profile, draft)
+            elif not packet.blind and view.issues:
+                st.caption("The machine's findings on this statement as it was are listed under Issues.")
         with chunk_col:
             if not view.citations:
                 st.caption("Cites no quote.")
             for citation in view.citations:
-                _citation(citation, packet.blind, item)
+                _citation(citation, packet.blind or not edit.empty or draft.abstain, item)
+        if editable and not draft.abstain:
+            _statement_controls(pid, i, item, profile, draft)
 
 
 def _statement_controls(
@@ -202,7 +207,8 @@ def _statement_controls(
 ) -> None:
     edit = draft.edit(i)
     current = edit.reason.value if edit.reason is not None else SUPPORTED
-    st.selectbox(
+    verdict_col, chunk_col, edit_col, undo_col = st.columns([4, 5, 2, 2], gap="small")
+    verdict_col.selectbox(
         f"Verdict on statement {i + 1}",
         VERDICTS,
         index=VERDICTS.index(current),
@@ -217,7 +223,7 @@ def _statement_controls(
     chunk_ids = [c.chunk_id for c in item.chunks]
     picked = ad.cited_quote(draft, item, i)
     chunk_of = {c.chunk_id: c for c in item.chunks}
-    st.selectbox(
+    chunk_col.selectbox(
         f"Cite another chunk for statement {i + 1}",
         chunk_ids,
         index=chunk_ids.index(picked.chunk_id)
@@ -225,7 +231,7 @@ def _statement_controls(
         else None,
         format_func=lambda c: f"{c} · {chunk_of[c].source} · score {chunk_of[c].score:.2f}",
         key=_key("chunk", pid, i),
-        placeholder="Fix citation: cite another chunk…",
+        placeholder="Fix citation: another chunk…",
         on_change=_on_chunk,
         args=(pid, item, profile, i),
         label_visibility="collapsed",
@@ -244,8 +250,7 @@ def _statement_controls(
             args=(pid, item, profile, i, picked.chunk_id, texts),
             help="The passage of the chunk this statement rests on.",
         )
-    edit_col, undo_col = st.columns(2, gap="small")
-    with edit_col.popover("Edit text", width="stretch"):
+    with edit_col.popover("Edit", width="stretch", help="Edit the statement's text"):
         st.text_area(
             f"Statement {i + 1}",
             value=edit.text or item.answer.statements[i].text,
@@ -349,7 +354,9 @@ def _decision(
     if not changed:
         refused = ad.check_agreement(item, profile).blocking
         if refused:
-            st.caption(escape(f"Agree cannot save this answer as it is: {refused[0].message}"))
+            first = refused[0].message.split(":")[0]
+            more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+            st.caption(escape(f"Agree cannot save this answer as it is: {first}{more}."))
     failed = state.drafts().setdefault(pid, {}).pop("answer_failed", None)
     if failed is not None:
         st.error(escape(failed.message))
@@ -442,7 +449,7 @@ def show(packet: SMEPacket, desk: Desk, attempt: dict[str, Any], holding: bool) 
             for chunk in item.chunks:
                 st.caption(escape(ad.chunk_caption(chunk)))
                 st.markdown(escape(" ".join(chunk.text.split())))
-    with right:
+    with right, st.container(key="answer_side"):
         with st.container(key="answer_decision"):
             _decision(packet, desk, item, profile, draft, attempt, can_submit)
         _issues(packet, item)

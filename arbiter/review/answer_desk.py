@@ -80,7 +80,7 @@ AGREE_REFUSED = (
     "This answer cannot be saved as it is: the problems are listed below. Mark the statement unsupported, "
     "fix its citation, edit it, or replace the answer with an abstention, then save the correction."
 )
-EXCERPT_CHARS = 150  # characters of a chunk shown on each side of a quote (the whole chunk is one click away)
+EXCERPT_CHARS = 130  # characters of a chunk shown on each side of a quote (the whole chunk is one click away)
 _STATEMENT_NO = re.compile(r"\b([Ss])tatement (\d+)\b")
 _PATH = re.compile(r"^/answer/(statements|quotes)/(\d+)")
 _CHUNK_PATH = re.compile(r"^/chunks/(\d+)")
@@ -164,7 +164,7 @@ def target_label(target: Target, item: GroundedItem) -> str:
     if target.kind == "quote" and target.index is not None and target.index < len(answer.quotes):
         quote = answer.quotes[target.index]
         users = [str(i + 1) for i, s in enumerate(answer.statements) if quote.quote_id in s.cites]
-        cited = f" (statement {', '.join(users)})" if users else " (cited by no statement)"
+        cited = f" (statement {', '.join(users)})" if users else ""
         return f"Quote {quote.quote_id}{cited}"
     if target.kind == "chunk" and target.index is not None and target.index < len(item.chunks):
         chunk = item.chunks[target.index]
@@ -681,6 +681,8 @@ def check_draft(draft: AnswerDraft, item: GroundedItem, profile: GroundedProfile
     answer, origin = corrected_answer(draft, item, profile)
     candidate = item.model_copy(update={"answer": answer})
     found = rule_problems(candidate, profile, origin) + evidence_problems(candidate, profile, origin)
+    if any(p.code == "FORM.MISSING_EVIDENCE" for p in problems):  # said once, in the form's words
+        found = [p for p in found if p.code != "V1.ABSTENTION_WITHOUT_MISSING_EVIDENCE"]
     if not draft.changed:
         problems.append(
             Problem(
