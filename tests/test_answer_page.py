@@ -175,6 +175,31 @@ def test_the_answer_is_replaced_with_an_abstention(answers: Seeded) -> None:
     assert {v.verdict for v in record.statement_verdicts or []} == {Verdict.UNSUPPORTED}
 
 
+def test_a_statement_is_edited_and_the_ground_truth_page_shows_the_verdicts(answers: Seeded) -> None:
+    at, packet = _open(answers, UNSUPPORTED)
+    new = "The covered entity may extend the time for such actions by no more than 30 days."
+    at.text_area(key=f"ans_text_{packet.packet_id}_2").input(new).run()
+    assert any("corrected" in t for t in _texts(at.markdown))
+    at.button(key="answer_save").click().run()
+    assert not at.exception
+    [record] = _history(answers, UNSUPPORTED)
+    assert [v.verdict for v in record.statement_verdicts or []] == [
+        Verdict.SUPPORTED,
+        Verdict.SUPPORTED,
+        Verdict.CORRECTED,
+    ]
+    assert record.ground_truth_classification["statements"][2]["text"] == new
+    at.switch_page("views/ground_truth.py").run()
+    at.selectbox(key="gt_doc").select(UNSUPPORTED).run()
+    assert not at.exception
+    [rows] = [d.value for d in at.dataframe if "Verdict" in d.value.columns]
+    assert list(rows["Verdict"]) == [
+        "supported, cites REQ-001",
+        "supported, cites REQ-002",
+        "corrected, cites REQ-001",
+    ]
+
+
 def test_a_correction_that_fails_says_why_and_saves_nothing(answers: Seeded) -> None:
     at, packet = _open(answers, UNSUPPORTED)
     at.selectbox(key=f"ans_verdict_{packet.packet_id}_0").select("not_in_source").run()

@@ -878,5 +878,32 @@ def adjudicate(
     return desk.submit(packet, review, Checked(kept.classification, ()), token, kept.statement_verdicts)
 
 
+def ground_truth_rows(primary: Any, verdicts: list[StatementVerdict] | None) -> list[dict[str, str]]:
+    """A grounded answer's ground-truth version as a table: each statement of the machine's answer and the
+    verdict on it (no verdicts: an accept no expert judged)."""
+    statements = primary.get("statements") if isinstance(primary, dict) else None
+    texts = [str(s.get("text", "")) for s in statements or [] if isinstance(s, dict)]
+    by_index = {v.index: v for v in verdicts or []}
+    return [
+        {
+            "#": str(n + 1),
+            "Statement": text,
+            "Verdict": _words(by_index.get(n)) if verdicts is not None else "not judged",
+        }
+        for n, text in enumerate(texts)
+    ]
+
+
+def answer_summary(answer: Any) -> str:
+    """'2 statements, medium confidence' or 'Abstains; missing: …' (plain text)."""
+    if not isinstance(answer, dict):
+        return "No readable answer."
+    if answer.get("abstained"):
+        missing = [str(m) for m in answer.get("missing_evidence") or []]
+        return "Abstains; missing: " + ("; ".join(missing) or "nothing listed")
+    n = len(answer.get("statements") or [])
+    return f"{n} statement{'' if n == 1 else 's'}, {answer.get('confidence') or 'no'} confidence"
+
+
 def answer_json(answer: Any) -> str:
     return json.dumps(answer, indent=2, sort_keys=True, default=str)

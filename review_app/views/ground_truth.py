@@ -2,7 +2,9 @@
 
 import streamlit as st
 
+from arbiter.kinds import GROUNDED
 from arbiter.review.adjudication import answer_rows
+from arbiter.review.answer_desk import answer_json, answer_summary, ground_truth_rows
 from arbiter.review.gt_view import history_rows, latest_rows, version_caption
 from arbiter.review.packet_view import escape
 from arbiter.review_app import answer_panel, state
@@ -38,6 +40,18 @@ if doc_id:
             st.markdown("**Reviewer's comment:** " + escape(review.review_notes))
         if review is not None and review.reason_codes:
             st.caption(escape("Reasons: " + ", ".join(review.reason_codes)))
+        if chosen.answer_kind == GROUNDED:  # a grounded answer: its statements and the verdict on each
+            st.markdown("**" + escape(answer_summary(chosen.ground_truth_classification)) + "**")
+            rows = ground_truth_rows(chosen.primary_agent_classification, chosen.statement_verdicts)
+            st.dataframe(rows, hide_index=True, key="gt_statements")
+            st.download_button(
+                "Download as JSON",
+                answer_json(chosen.ground_truth_classification),
+                file_name=f"{doc_id}-v{version}.json",
+                mime="application/json",
+                key=f"download_gt_{doc_id}_{version}",
+            )
+            st.stop()
         st.dataframe(answer_rows(chosen.ground_truth_classification), hide_index=True, key="gt_segments")
         answer_panel.show(
             chosen.ground_truth_classification,
