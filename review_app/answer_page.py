@@ -207,7 +207,7 @@ def _statement_controls(
 ) -> None:
     edit = draft.edit(i)
     current = edit.reason.value if edit.reason is not None else SUPPORTED
-    verdict_col, chunk_col, edit_col, undo_col = st.columns([4, 5, 2, 2], gap="small")
+    verdict_col, chunk_col, edit_col, undo_col = st.columns([5, 5, 2, 2], gap="small")
     verdict_col.selectbox(
         f"Verdict on statement {i + 1}",
         VERDICTS,
