@@ -336,7 +336,11 @@ def _decision(
         type="primary" if changed else "secondary",
         shortcut="Alt+S",
         key="answer_save",
-        disabled=not can_submit or not changed,
+        # A correction that fails its check cannot be saved (the reasons are listed below); an abstention
+        # stays savable while its missing evidence may still be in the text box, unapplied (the save reads it).
+        disabled=not can_submit
+        or not changed
+        or (checked is not None and not checked.ok and not draft.abstain),
         on_click=_correct,
         args=(desk, packet, profile, attempt),
         help="Save the corrected answer and open the next packet (Alt+S)",

@@ -204,10 +204,21 @@ def test_a_correction_that_fails_says_why_and_saves_nothing(answers: Seeded) -> 
     at, packet = _open(answers, UNSUPPORTED)
     at.selectbox(key=f"ans_verdict_{packet.packet_id}_0").select("not_in_source").run()
     assert any(e.startswith("Statement 3 is not supported") for e in _texts(at.error))  # said before saving
-    at.button(key="answer_save").click().run()
-    assert not at.exception
-    assert any("problems to fix before it can be saved" in e for e in _texts(at.error))
+    assert at.button(key="answer_save").disabled
+    # and on the submit path, whatever the page allowed
+    item = ad.item_of(packet)
+    assert item is not None
+    draft = ad.mark_unsupported(ad.AnswerDraft(), item, 0, UnsupportedReason.NOT_IN_SOURCE)
+    now = datetime.now(UTC)
+    outcome = ad.correct(
+        Desk(answers.store, "alice"), packet, load_grounded_profile(), draft, notes="", confidence=0.9,
+        started_at=now, token="t",
+    )  # fmt: skip
+    assert not outcome.ok
+    assert outcome.message == "The correction has problems to fix before it can be saved."
+    assert any(p.message.startswith("Statement 3 is not supported") for p in outcome.blocking)
     assert _history(answers, UNSUPPORTED) == []
+    assert answers.store.queue.get(packet.packet_id).review_status == "IN_REVIEW"
 
 
 def test_the_draft_survives_a_reload(answers: Seeded) -> None:

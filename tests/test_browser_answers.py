@@ -74,6 +74,20 @@ def desk_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Desk]:
         data.store.dispose()
 
 
+def _pick(page: Any, key: str, option: str) -> None:
+    """Open a selectbox and pick an option (once more if the rerun before it closed the list)."""
+    for attempt in range(2):
+        page.locator(f".st-key-{key}").get_by_role("combobox").click()
+        try:
+            page.get_by_role("option").filter(has_text=option).first.click(timeout=5_000)
+            break
+        except playwright_api.TimeoutError:
+            if attempt:
+                raise
+            settle(page)
+    settle(page)
+
+
 def _applied_shot(name: str) -> Any:
     """A screenshot with the typed text applied (Ctrl+Enter; the Save click applies it in the task itself)."""
 
@@ -109,17 +123,12 @@ def test_the_first_statements_quote_is_on_the_first_screen(desk: Desk) -> None:
 def test_a_correction_that_fails_is_shown_before_saving(desk: Desk) -> None:
     """The wrong statement marked: the page says why the correction cannot be saved (screenshot)."""
     page, packet_id = desk.open(UNSUPPORTED)
-    page.locator(f".st-key-ans_verdict_{packet_id}_0").get_by_role("combobox").click()
-    page.get_by_role("option").filter(has_text="Unsupported: not in source").first.click()
-    settle(page)
+    _pick(page, f"ans_verdict_{packet_id}_0", "Unsupported: not in source")
     page.get_by_text("Statement 3 is not supported by its quotes").first.wait_for()
     _shot(page, "answer-unsupported-refused.png")
-    page.locator(f".st-key-ans_verdict_{packet_id}_0").get_by_role("combobox").click()
-    page.get_by_role("option").filter(has_text="Supported").first.click()
+    page.get_by_role("button", name="Undo").first.click()
     settle(page)
-    page.locator(f".st-key-ans_verdict_{packet_id}_2").get_by_role("combobox").click()
-    page.get_by_role("option").filter(has_text="Unsupported: changed modal").first.click()
-    settle(page)
+    _pick(page, f"ans_verdict_{packet_id}_2", "Unsupported: changed modal")
     page.get_by_text("unsupported: changed modal").first.wait_for()
     _shot(page, "answer-unsupported.png")
 
