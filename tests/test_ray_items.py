@@ -13,7 +13,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import sqlalchemy as sa
@@ -25,8 +25,8 @@ from arbiter.kinds import GROUNDED, kind
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import InputDoc
 from arbiter.run.item_batch import ItemPipeline, run_items
-from arbiter.run.items import read_items
-from arbiter.run.ray_items import ItemSpec, RayItemRunner
+from arbiter.run.items import RawItem, read_items
+from arbiter.run.ray_items import TASK_BYTES, TASK_ITEMS, ItemSpec, RayItemRunner
 from arbiter.store import Store
 from arbiter.store.models import packets
 from tests.test_ray_cli_cluster import RAY, two_nodes
@@ -165,3 +165,27 @@ def test_an_item_no_task_finished_is_escalated_in_plain_words(tmp_path: Path) ->
         assert sink.completed_key(lost.item_id) is None  # redone by the next run
     finally:
         store.dispose()
+
+
+def test_items_go_to_tasks_in_bounded_batches() -> None:
+    """A task holds at most TASK_ITEMS items and about TASK_BYTES of their text (a larger item alone), in
+    order, every item once."""
+    raws = [
+        RawItem(f"i{n}", json.dumps({"item_id": f"i{n}", "pad": "x" * 100}), f"in.jsonl:{n}")
+        for n in range(300)
+    ]
+    raws[100] = RawItem("big", "x" * (TASK_BYTES + 1), "in.jsonl:100")
+    raws[200] = RawItem("half", "x" * (TASK_BYTES // 2), "in.jsonl:200")
+    spec = kind(GROUNDED)
+    pipeline = ItemPipeline(spec, spec.load_profile(None), cast(Any, None), {})
+    runner = RayItemRunner(pipeline, cast(Any, None), raws, workers=1, force=False)
+    plan = list(runner._plan([InputDoc(i.item_id, Path(i.origin)) for i in raws]))
+    assert [d.doc_id for batch in plan for d in batch] == [i.item_id for i in raws]
+    assert max(len(batch) for batch in plan) == TASK_ITEMS
+    assert ["big"] in [[d.doc_id for d in batch] for batch in plan]
+    for batch in plan:
+        if len(batch) > 1:
+            assert (
+                sum(max(TASK_BYTES // TASK_ITEMS, len(runner.items[d.doc_id].raw)) for d in batch)
+                <= TASK_BYTES
+            )
