@@ -8,7 +8,8 @@ An item's packet and ground truth hold its answer where a PDF's hold the classif
 (`primary_agent_classification`, `final_classification`, `ground_truth_classification`), name the kind
 (`answer_kind`), and the packet carries the question and the retrieved chunks (`context`) the desk shows
 beside each statement. The chunks are also the item's bundle (chunk i is page i + 1), mirrored under
-bundles/. What is not yet shared with PDF runs: the Ray engine and the language-model phases.
+bundles/. `--engine ray` runs the same per-item code (ItemPipeline.process_item) as Ray tasks
+(arbiter/run/ray_items.py). What is not yet shared with PDF runs: the language-model phases.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,7 @@ from arbiter.contracts import (
     VerificationOutcome,
 )
 from arbiter.diagnostics import describe
+from arbiter.errors import ConfigError
 from arbiter.kinds import KindSpec
 from arbiter.outputs import location
 from arbiter.record.ground_truth import auto_accept_record
@@ -100,10 +103,16 @@ class ItemPipeline:
         return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
     def process(self, path: Path, doc_id: str, *, force: bool = False) -> DocResult:
+        return self.process_item(self.items[doc_id], force=force)
+
+    def process_item(self, item: RawItem, *, force: bool = False) -> DocResult:
+        """One item verified, decided and recorded (database, then mirrors), or skipped when this kind,
+        profile and code already decided the same text and its files are all there. What both engines run
+        per item: the local engine's threads and the Ray engine's tasks (arbiter/run/ray_items.py)."""
         started = time.perf_counter()
-        item = self.items[doc_id]
+        doc_id, path = item.item_id, Path(item.origin)
         key = self.skip_key(item)
-        if not force and self.store.completed_key(doc_id) == key and self._repair(item):
+        if not force and self.store.completed_key(doc_id) == key and self.repair(item):
             return DocResult.skipped_unchanged(doc_id, path, _ms(started))
         try:
             outcome, bundle = check_item(self.kind, item.raw, self.profile, item_id=doc_id)
@@ -111,21 +120,29 @@ class ItemPipeline:
             raise
         except BaseException as exc:  # one item never stops the batch
             log.error("internal error on item %s: %s", doc_id, describe(exc))
-            message = f"Arbiter failed on this item ({type(exc).__name__}); it needs a person to review it."
-            outcome = VerificationOutcome(
-                doc_id=doc_id,
-                final_decision=FinalDecision.ESCALATE_TO_SME,
-                escalation_reason="internal_error",
-                escalation_message=message,
-                stop_reason=StopReason.INPUT_FAILED,
-                policy_version=self.profile.arbiter.policy_version,
-            )
-            self._save(item, outcome, None, key, error="internal_error")
-            return DocResult.failed(outcome, path, "internal_error", _ms(started))
+            return self.failed(item, type(exc).__name__, started)
         samples = self._save(item, outcome, bundle, key)
         return DocResult.decided(outcome, path, _ms(started), samples)
 
-    def _repair(self, item: RawItem) -> bool:
+    def failed(self, item: RawItem, what: str, started: float) -> DocResult:
+        """The item recorded as an internal error: an escalation saying, in plain words, that Arbiter failed
+        on it (`what`: the exception, or how a Ray task was lost) and a person must review it. The next run
+        decides it again."""
+        message = f"Arbiter failed on this item ({what}); it needs a person to review it."
+        outcome = VerificationOutcome(
+            doc_id=item.item_id,
+            final_decision=FinalDecision.ESCALATE_TO_SME,
+            escalation_reason="internal_error",
+            escalation_message=message,
+            stop_reason=StopReason.INPUT_FAILED,
+            policy_version=self.profile.arbiter.policy_version,
+        )
+        self._save(item, outcome, None, self.skip_key(item), error="internal_error")
+        return DocResult.failed(outcome, Path(item.origin), "internal_error", _ms(started))
+
+    def repair(self, item: RawItem) -> bool:
+        """The recorded item's files rebuilt from the database where missing; False when one cannot be."""
+
         def restore_bundle() -> bool:
             _, bundle = check_item(self.kind, item.raw, self.profile, item_id=item.item_id)
             target = location(self.store.bundle_path(item.item_id))
@@ -201,23 +218,47 @@ def run_items(
     out_dir: Path,
     *,
     profile: Path | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     force: bool = False,
     db: str | None = None,
-    progress: ProgressFn | None = None,
+    progress: Callable[[int], ProgressFn | None] | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
     """Verify every item of the inputs into the run's database (an escalation's packet joins the review
-    queue) and OUT's mirrors; OUT/runs/{run_id}/summary.json."""
+    queue) and OUT's mirrors, on this machine (`workers` threads, default 1) or as Ray tasks (engine "ray":
+    arbiter/run/ray_items.py; default workers: the cluster's CPUs); OUT/runs/{run_id}/summary.json.
+    `progress` makes the per-item callback from the number of items."""
+    if engine not in ("local", "ray"):
+        raise ConfigError(f"Unknown engine {engine!r}; choose local or ray.")
+    if ray_address and engine != "ray":
+        raise ConfigError("--ray-address needs --engine ray.")
     items = read_items(inputs)
+    if engine == "ray":
+        out_dir = out_dir.resolve()  # the tasks write the mirrors: the same absolute path on every node
     url = database_url(db, out_dir)
     with run_lock(out_dir, url):
         database = open_store(url)
         with closing(_Disposing(database)):
             store = DatabaseResultStore(database, out_dir)
             pipeline = ItemPipeline(kind, kind.load_profile(profile), store, {i.item_id: i for i in items})
-            runner = BatchRunner(pipeline, store, workers=workers, force=force)
-            docs = [InputDoc(i.item_id, Path(i.origin)) for i in items]
-            summary = runner.run(docs, progress)
+            if engine == "ray":
+                from arbiter.run.ray_items import run_items_on_ray
+
+                summary = run_items_on_ray(
+                    pipeline,
+                    items,
+                    url,
+                    profile=profile,
+                    workers=workers,
+                    force=force,
+                    address=ray_address,
+                    progress=progress,
+                )
+            else:
+                runner = BatchRunner(pipeline, store, workers=workers or 1, force=force)
+                docs = [InputDoc(i.item_id, Path(i.origin)) for i in items]
+                summary = runner.run(docs, progress(len(docs)) if progress else None)
     summary |= {"kind": kind.name}
     atomic.write_json(out_dir / "runs" / pipeline.run_id / "summary.json", summary)
     return summary
