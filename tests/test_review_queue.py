@@ -52,6 +52,7 @@ def test_filters_become_store_arguments() -> None:
         "reason": None,
         "code": None,
         "doc_type": None,
+        "answer_kind": None,
     }
 
 
@@ -82,6 +83,7 @@ def test_queue_rows_are_plain_words() -> None:
     assert row == {
         "Priority": "Critical",
         "Document": "doc-1",
+        "Kind": "Medical classification",
         "Type": "LAB_REPORT",
         "Why escalated": "Non fixable major",
         "Issue codes": "V4.SNIPPET_NOT_FOUND",

@@ -5,7 +5,6 @@ both kinds as before. On SQLite, PostgreSQL and PostgreSQL as the application ro
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import timedelta
 
 import pytest
@@ -14,6 +13,7 @@ from store_fixtures import (  # noqa: F401 (fixtures)
     T0,
     accepted,
     escalated,
+    of_kind,
     pg_app_role_urls_fixture,
     pg_server_url_fixture,
     review,
@@ -21,27 +21,12 @@ from store_fixtures import (  # noqa: F401 (fixtures)
     with_sample,
 )
 
-from arbiter.contracts import DocumentRecord, PacketKind, Severity
+from arbiter.contracts import PacketKind, Severity
 from arbiter.kinds import GROUNDED, MEDICAL
 from arbiter.store import KindNotAllowed, PermissionDenied, Store, UnknownUser
 
 NOW = T0 + timedelta(hours=1)
 OTHER = {**CLASSIFICATION, "dominant_type": "LAB_REPORT"}
-
-
-def of_kind(record: DocumentRecord, answer_kind: str) -> DocumentRecord:
-    """The record with its packet, blind samples and ground truth holding `answer_kind`."""
-    return dataclasses.replace(
-        record,
-        answer_kind=answer_kind,
-        packet=record.packet.model_copy(update={"answer_kind": answer_kind}) if record.packet else None,
-        ground_truth=(
-            record.ground_truth.model_copy(update={"answer_kind": answer_kind})
-            if record.ground_truth
-            else None
-        ),
-        samples=tuple(s.model_copy(update={"answer_kind": answer_kind}) for s in record.samples),
-    )
 
 
 def _packet(store: Store, doc_id: str, kind: PacketKind) -> str:
