@@ -87,9 +87,7 @@ def kind_label(answer_kind: str) -> str:
 
 def kind_help(kinds: Iterable[str]) -> str:
     """One line per kind: its label and the registry's summary of it (the kind filter's help)."""
-    return "\n\n".join(
-        f"{kind_label(k)}: {KINDS[k].summary}" if k in KINDS else kind_label(k) for k in kinds
-    )
+    return "\n\n".join(f"{kind_label(k)}: {KINDS[k].summary}" if k in KINDS else kind_label(k) for k in kinds)
 
 
 def kind_counts(by_kind: dict[str, dict[str, int]]) -> list[tuple[str, str]]:
