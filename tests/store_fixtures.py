@@ -239,6 +239,21 @@ def with_sample(record: DocumentRecord, *, created: datetime = T0) -> DocumentRe
     return dataclasses.replace(record, samples=(blind,))
 
 
+def of_kind(record: DocumentRecord, answer_kind: str) -> DocumentRecord:
+    """The record with its packet, blind samples and ground truth holding `answer_kind` (arbiter/kinds)."""
+    return dataclasses.replace(
+        record,
+        answer_kind=answer_kind,
+        packet=record.packet.model_copy(update={"answer_kind": answer_kind}) if record.packet else None,
+        ground_truth=(
+            record.ground_truth.model_copy(update={"answer_kind": answer_kind})
+            if record.ground_truth
+            else None
+        ),
+        samples=tuple(s.model_copy(update={"answer_kind": answer_kind}) for s in record.samples),
+    )
+
+
 def review(reviewer: str, *, agrees: bool = True, at: datetime | None = None) -> SMEReview:
     stamp = at or datetime.now(UTC)
     return SMEReview(

@@ -20,6 +20,7 @@ from arbiter.cli.support import (
     require_database,
 )
 from arbiter.errors import UserError
+from arbiter.kinds import KINDS
 from arbiter.outputs import location
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
 from arbiter.store import Store
@@ -106,13 +107,17 @@ def users_add(
 
 @users_app.command("list", cls=ArbiterCommand)
 def users_list(out_dir: OutOpt = "output", db: DbOpt = None) -> None:
-    """List the accounts, their roles and whether they are locked."""
+    """List the accounts, their roles, whether they are locked and the kinds of answer they review."""
     store = _store(db, out_dir)
     try:
-        table = Table("name", "role", "active", "locked")
+        table = Table("name", "role", "active", "locked", "kinds")
         for user in store.users.list_all():
             table.add_row(
-                user.name, str(user.role), "yes" if user.active else "no", "LOCKED" if user.locked else "no"
+                user.name,
+                str(user.role),
+                "yes" if user.active else "no",
+                "LOCKED" if user.locked else "no",
+                ", ".join(user.kinds) or "all",
             )
         out.print(table)
     finally:
@@ -135,6 +140,35 @@ def users_unlock(
     finally:
         store.dispose()
     out.print(f"Unlocked {name}.")
+
+
+@users_app.command("kinds", cls=ArbiterCommand)
+def users_kinds(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The account.")],
+    by: Annotated[str, typer.Option("--by", metavar="ADMIN", help="The admin who changes it (audited).")],
+    kinds: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="KIND", help=f"The kinds of answer it reviews: {' | '.join(KINDS)}."),
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Review every kind again (no restriction).")] = False,
+    out_dir: OutOpt = "output",
+    db: DbOpt = None,
+) -> None:
+    """Restrict an account to kinds of answer (a clinician to medical-classification, a compliance analyst
+    to grounded-answer), or give it every kind back with --all (as the named admin; audited). Its open claims
+    of other kinds go back to the queue."""
+    if every and kinds:
+        raise fail("Name the kinds or give --all, not both.")
+    if not every and not kinds:
+        raise fail("Name the kinds of answer the account reviews, or give --all for every kind.")
+    store = _store(db, out_dir, writes=True)
+    try:
+        now = store.users.set_kinds(name, [] if every else list(kinds or []), actor=by)
+    except (ValueError, PermissionDenied, UnknownUser) as exc:
+        raise fail(str(exc)) from None
+    finally:
+        store.dispose()
+    out.print(f"{name} reviews {', '.join(now)} only." if now else f"{name} reviews every kind.")
 
 
 @review_app.callback(invoke_without_command=True)
