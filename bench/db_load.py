@@ -263,7 +263,21 @@ def max_connections(direct_url: str) -> int:
         engine.dispose()
 
 
-def run(nodes: list[int], threads: int, seconds: float, cap: int, limit: int | None) -> dict[str, Any]:
+def async_commit(direct_url: str) -> None:
+    """The knob for the first bottleneck: the database stops waiting for each commit's WAL flush
+    (`synchronous_commit = off`; a crash loses at most the last few hundred milliseconds of commits)."""
+    name = sa.make_url(direct_url).database
+    engine = sa.create_engine(direct_url, poolclass=sa.pool.NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
+    finally:
+        engine.dispose()
+
+
+def run(
+    nodes: list[int], threads: int, seconds: float, cap: int, limit: int | None, asynchronous: bool = False
+) -> dict[str, Any]:
     started = time.perf_counter()
     if binary() is None:
         raise SystemExit("PgBouncer is not installed: run .ci/system-deps.sh (Debian's pgbouncer package).")
@@ -272,6 +286,8 @@ def run(nodes: list[int], threads: int, seconds: float, cap: int, limit: int | N
         store = Store(direct_url)
         store.migrate()
         store.dispose()
+        if asynchronous:
+            async_commit(direct_url)
         room = max_connections(direct_url) - 10
         bounced: list[dict[str, Any]] = []
         direct: list[dict[str, Any]] = []
@@ -286,6 +302,7 @@ def run(nodes: list[int], threads: int, seconds: float, cap: int, limit: int | N
         "templates": len(records),
         "threads_per_node": threads,
         "seconds_per_step": seconds,
+        "synchronous_commit": "off" if asynchronous else "on",
         "cpus": os.cpu_count(),
         "pgbouncer": {"server_connections": cap, "steps": bounced, **sustained(bounced)},
         "baseline": {"name": "direct to PostgreSQL, no PgBouncer", "steps": direct, **sustained(direct)},
@@ -300,11 +317,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=8.0, help="length of each step")
     parser.add_argument("--cap", type=int, default=10, help="PgBouncer's server connections")
     parser.add_argument("--quick", action="store_true", help="two short steps on six templates (a smoke run)")
+    parser.add_argument(
+        "--async-commit",
+        action="store_true",
+        help="with synchronous_commit = off on the throwaway database (the knob for a WAL-flush bottleneck)",
+    )
     args = parser.parse_args(argv)
     nodes = [int(n) for n in args.nodes.split(",") if n.strip()]
     if args.quick:
         nodes, args.seconds = [1, 2], 1.5
-    print(json.dumps(run(nodes, args.threads, args.seconds, args.cap, 6 if args.quick else None), indent=2))
+    limit = 6 if args.quick else None
+    print(json.dumps(run(nodes, args.threads, args.seconds, args.cap, limit, args.async_commit), indent=2))
 
 
 if __name__ == "__main__":
