@@ -1,4 +1,4 @@
-"""The grounded-answer export layout (`arbiter export --kind grounded-answer`; docs/ground-truth/answers.md).
+"""The grounded-answer export layout (`arbiter export --kind grounded-answer`; docs/ground-truth/index.md, "Grounded answers").
 
 The ground truth in force per item (answer rows only), written as:
 

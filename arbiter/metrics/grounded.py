@@ -1,4 +1,4 @@
-"""Metrics of the grounded-answer kind (docs/design.md §9.3; docs/ground-truth/answers.md): how grounded the
+"""Metrics of the grounded-answer kind (docs/design.md §9.3; docs/ground-truth/index.md, "Grounded answers"): how grounded the
 answering system's statements are, how right its citations and its abstentions are, how often its answer needed
 no correction, and the arbiter's false-accept rate on audited accepts of answers.
 
