@@ -315,3 +315,41 @@ def test_answer_rows_leave_the_medical_export_and_metrics_unchanged(store: Store
     # And the answers' figures leave the medical rows out.
     answers = compute_grounded(store)
     assert (answers.totals.items, answers.audit.open) == (7, 1)
+
+
+# The commands ------------------------------------------------------------------------------------------------
+def test_the_commands_take_the_answer_kind(tmp_path: Path) -> None:
+    """`arbiter metrics --kind grounded-answer` prints the hand-counted figures (text and --json); `arbiter export
+    --kind grounded-answer` writes the answer layout; an unknown kind is refused before the database is opened."""
+    from typer.testing import CliRunner
+
+    from arbiter.cli.main import app
+
+    store = Store(f"sqlite:///{tmp_path / 'arbiter.db'}")
+    store.migrate()
+    seed_answers(store)
+    store.dispose()
+    runner = CliRunner()
+    db = ["--out", str(tmp_path), "--db", f"sqlite:///{tmp_path / 'arbiter.db'}"]
+    text = runner.invoke(app, ["metrics", "--kind", KIND, *db], env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    assert "Grounded answers: 6 items with ground truth (4 expert-reviewed), 2 reviews." in text.output
+    assert "Groundedness: 62.5 %" in text.output
+    assert "5 of 8 statements" in text.output
+    assert "Arbiter false-accept rate on answers: Too few audits" in text.output
+    data = json.loads(runner.invoke(app, ["metrics", "--kind", KIND, "--json", *db]).output)
+    assert data["kind"] == KIND
+    assert (data["scores"][0]["citation_precision"]["k"], data["scores"][0]["citation_precision"]["n"]) == (
+        6,
+        9,
+    )
+    assert (data["audit"]["false_accept"]["k"], data["audit"]["false_accept"]["n"]) == (1, 2)
+    to = tmp_path / "answers"
+    done = runner.invoke(app, ["export", "--kind", KIND, "--format", "csv", "--to", str(to), *db])
+    assert done.exit_code == 0, done.output
+    assert "Exported 6 answer items" in done.output
+    assert sorted(p.name for p in to.iterdir()) == ["answer_statements.csv", "answers.csv", "manifest.json"]
+    for command in (["metrics"], ["export", "--format", "csv"]):
+        refused = runner.invoke(app, [*command, "--kind", "poetry", *db])
+        assert refused.exit_code != 0
+        assert "--kind must be" in refused.output
