@@ -1,6 +1,6 @@
 """The grounded-answer export layout (`arbiter export --kind grounded-answer`; docs/ground-truth/index.md, "Grounded answers").
 
-The ground truth in force per item (answer rows only), written as:
+The ground truth in force per item (answer rows only), written by export/writer.py as:
 
 - ground_truth.jsonl: the GroundTruthRecords as stored (every field, the answers and statement verdicts nested);
 - answers.csv / answers.parquet: one row per item (ITEM_COLUMNS): the version, whether the primary and the
@@ -16,25 +16,17 @@ are list<string>, counts int64, flags bool, times UTC timestamps; in CSV lists a
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-import arbiter
-from arbiter import atomic
-from arbiter.contracts import GroundTruthSource
 from arbiter.contracts.grounded import KIND, Verdict
-from arbiter.export.arrow import TIMESTAMP, ExportError
+from arbiter.export.arrow import TIMESTAMP
 from arbiter.export.flat import neutralise
-from arbiter.metrics.grounded import NOT_JUDGED, UNJUDGED, JudgedItem, judge
-from arbiter.outputs import Location
-from arbiter.store import Store
-from arbiter.store.adjudication import unsettled_count
+from arbiter.metrics.grounded import NOT_JUDGED, UNJUDGED, JudgedItem
 
 LAYOUT = "grounded-answer/1"
 STRING, INT, BOOL, STRINGS = pa.string(), pa.int64(), pa.bool_(), pa.list_(pa.string())
@@ -195,111 +187,3 @@ def _cell(value: Any) -> Any:
 def csv_cells(table: pa.Table) -> list[tuple[Any, ...]]:
     """A table's rows as CSV cells (lists `|`-joined, flags true/false, None empty, formulas neutralised)."""
     return [tuple(neutralise(_cell(v)) for v in row.values()) for row in table.to_pylist()]
-
-
-def export_answers(
-    store: Store,
-    formats: Sequence[str],
-    out_dir: Location,
-    staging: Path | None,
-    *,
-    as_of: datetime | None,
-    batch: int,
-    generated: datetime,
-) -> dict[str, Any]:
-    """The grounded-answer export (the module's layout) with its manifest; returns the manifest."""
-    from arbiter.export import writer as w
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    previous = w._retire_manifest(out_dir)
-    outputs: list[tuple[str, Any]] = []  # (table, _Output)
-    sources: Counter[str] = Counter({s.value: 0 for s in GroundTruthSource})
-    policies: Counter[str] = Counter()
-    newest: datetime | None = None
-    records = statements = 0
-    try:
-        if "jsonl" in formats:
-            outputs.append(("records", w._Output(out_dir, "jsonl", staging)))
-        for fmt in ("csv", "parquet"):
-            if fmt in formats:
-                item_name, statement_name = w.ANSWER_FILES[fmt]
-                outputs.append(
-                    ("answers", w._Output(out_dir, fmt, staging, name=item_name, header=ITEM_COLUMNS,
-                                          schema=ITEM_SCHEMA, to_csv=csv_cells))
-                )  # fmt: skip
-                outputs.append(
-                    ("answer_statements", w._Output(out_dir, fmt, staging, name=statement_name,
-                                                    header=STATEMENT_COLUMNS, schema=STATEMENT_SCHEMA,
-                                                    to_csv=csv_cells))
-                )  # fmt: skip
-        with w._prefetched(store, as_of, batch, KIND) as batches:
-            for gt_ids, texts in batches:
-                items, lines = [], []
-                for gt_id, text in zip(gt_ids, texts, strict=True):
-                    try:
-                        data = json.loads(text)
-                    except ValueError:
-                        raise ExportError(
-                            f"Ground truth {gt_id} is stored as invalid JSON; the export stopped."
-                        ) from None
-                    if not isinstance(data, dict):
-                        raise ExportError(
-                            f"Ground truth {gt_id} is not a GroundTruthRecord object; the export stopped."
-                        )
-                    items.append(rows_of(judge(data)))
-                    lines.append(text)
-                    sources[str(data.get("ground_truth_source") or "(none)")] += 1
-                    policies[str(data.get("policy_version") or "(none)")] += 1
-                item_table = pa.Table.from_pylist([i for i, _ in items], schema=ITEM_SCHEMA)
-                statement_table = pa.Table.from_pylist(
-                    [s for _, ss in items for s in ss], schema=STATEMENT_SCHEMA
-                )
-                for table, out in outputs:
-                    out.write(lines, item_table if table != "answer_statements" else statement_table)
-                records += len(lines)
-                statements += statement_table.num_rows
-                for row, _ in items:
-                    at = row["created_at"]
-                    if at is not None:
-                        newest = at if newest is None else max(newest, at)
-        files = []
-        for table, out in outputs:
-            entry = out.commit()
-            entry["table"] = table
-            files.append(entry)
-        with store.read() as conn:
-            awaiting = unsettled_count(conn, as_of, KIND)
-    except BaseException:
-        for _, out in outputs:
-            out.discard()
-        raise
-    for name in set(previous) - {f["name"] for f in files}:
-        (out_dir / name).unlink(missing_ok=True)
-    manifest = {
-        "manifest_version": w.MANIFEST_VERSION,
-        "kind": w.KIND,
-        "answer_kind": KIND,
-        "layout": LAYOUT,
-        "tables": {
-            "records": "ground_truth.jsonl: GroundTruthRecord per item, as stored",
-            "answers": "one row per item: " + ", ".join(ITEM_COLUMNS),
-            "answer_statements": "one row per statement of the primary's answer: "
-            + ", ".join(STATEMENT_COLUMNS),
-        },
-        "formats": [f for f in w.FORMATS if f in formats],
-        "as_of": w.iso(as_of) if as_of else None,
-        "generated_at": w.iso(generated),
-        "records": records,
-        "statements": statements,
-        "newest_version_created_at": w.iso(newest) if newest else None,
-        "counts_by_source": dict(sorted(sources.items())),
-        "awaiting_adjudication": awaiting,
-        "policy_versions": dict(sorted(policies.items())),
-        "contract": w.contract_info(),
-        "arbiter_version": arbiter.__version__,
-        "writer": {"pyarrow": pa.__version__, "parquet_compression": w.PARQUET_COMPRESSION},
-        "database": w.redact(store.url),
-        "files": files,
-    }
-    atomic.write_json(out_dir / w.MANIFEST, manifest)
-    return manifest

@@ -31,9 +31,12 @@ import sqlalchemy as sa
 import arbiter
 from arbiter import atomic
 from arbiter.contracts import DEFAULT_KIND, GroundTruthSource
+from arbiter.contracts.grounded import KIND as GROUNDED
 from arbiter.contracts.version import CONTRACT_VERSION
+from arbiter.export import grounded as answers
 from arbiter.export.arrow import ExportError, arrow_schema, flex_fields, to_table
 from arbiter.export.flat import COLUMNS, csv_rows
+from arbiter.metrics.grounded import judge
 from arbiter.outputs import Location
 from arbiter.store import Store
 from arbiter.store.adjudication import unsettled_count
@@ -43,7 +46,6 @@ FORMATS = ("jsonl", "csv", "parquet")
 FILE_NAMES = {"jsonl": "ground_truth.jsonl", "csv": "ground_truth.csv", "parquet": "ground_truth.parquet"}
 # The answer kinds an export can hold, one per export (each its own layout; a manifest without answer_kind is
 # the medical layout).
-GROUNDED = "grounded-answer"
 KINDS = (DEFAULT_KIND, GROUNDED)
 # The grounded-answer layout's files (export/grounded.py), named here so an export into the same folder retires them.
 ANSWER_FILES = {
@@ -235,9 +237,7 @@ def export_ground_truth(
     staging = None if isinstance(out_dir, Path) else Path(tempfile.mkdtemp(prefix="arbiter-export-"))
     try:
         if kind == GROUNDED:
-            from arbiter.export.grounded import export_answers
-
-            return export_answers(
+            return _export_answers(
                 store, formats, out_dir, staging, as_of=as_of, batch=batch, generated=generated
             )
         return _export(store, formats, out_dir, staging, as_of=as_of, batch=batch, generated=generated)
@@ -299,6 +299,113 @@ def _export(
         "awaiting_adjudication": awaiting,
         "policy_versions": dict(sorted(policies.items())),
         "json_fallbacks": dict(fallbacks),
+        "contract": contract_info(),
+        "arbiter_version": arbiter.__version__,
+        "writer": {"pyarrow": pa.__version__, "parquet_compression": PARQUET_COMPRESSION},
+        "database": redact(store.url),
+        "files": files,
+    }
+    atomic.write_json(out_dir / MANIFEST, manifest)
+    return manifest
+
+
+def _export_answers(
+    store: Store,
+    formats: Sequence[str],
+    out_dir: Location,
+    staging: Path | None,
+    *,
+    as_of: datetime | None,
+    batch: int,
+    generated: datetime,
+) -> dict[str, Any]:
+    """The grounded-answer export (export/grounded.py's layout: the records, the answers and answer_statements
+    tables) with its manifest; returns the manifest."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    previous = _retire_manifest(out_dir)
+    outputs: list[tuple[str, Any]] = []  # (table, _Output)
+    sources: Counter[str] = Counter({s.value: 0 for s in GroundTruthSource})
+    policies: Counter[str] = Counter()
+    newest: datetime | None = None
+    records = statements = 0
+    try:
+        if "jsonl" in formats:
+            outputs.append(("records", _Output(out_dir, "jsonl", staging)))
+        for fmt in ("csv", "parquet"):
+            if fmt in formats:
+                item_name, statement_name = ANSWER_FILES[fmt]
+                outputs.append(
+                    ("answers", _Output(out_dir, fmt, staging, name=item_name, header=answers.ITEM_COLUMNS,
+                                          schema=answers.ITEM_SCHEMA, to_csv=answers.csv_cells))
+                )  # fmt: skip
+                outputs.append(
+                    ("answer_statements", _Output(out_dir, fmt, staging, name=statement_name,
+                                                    header=answers.STATEMENT_COLUMNS, schema=answers.STATEMENT_SCHEMA,
+                                                    to_csv=answers.csv_cells))
+                )  # fmt: skip
+        with _prefetched(store, as_of, batch, GROUNDED) as batches:
+            for gt_ids, texts in batches:
+                items, lines = [], []
+                for gt_id, text in zip(gt_ids, texts, strict=True):
+                    try:
+                        data = json.loads(text)
+                    except ValueError:
+                        raise ExportError(
+                            f"Ground truth {gt_id} is stored as invalid JSON; the export stopped."
+                        ) from None
+                    if not isinstance(data, dict):
+                        raise ExportError(
+                            f"Ground truth {gt_id} is not a GroundTruthRecord object; the export stopped."
+                        )
+                    items.append(answers.rows_of(judge(data)))
+                    lines.append(text)
+                    sources[str(data.get("ground_truth_source") or "(none)")] += 1
+                    policies[str(data.get("policy_version") or "(none)")] += 1
+                item_table = pa.Table.from_pylist([i for i, _ in items], schema=answers.ITEM_SCHEMA)
+                statement_table = pa.Table.from_pylist(
+                    [s for _, ss in items for s in ss], schema=answers.STATEMENT_SCHEMA
+                )
+                for table, out in outputs:
+                    out.write(lines, item_table if table != "answer_statements" else statement_table)
+                records += len(lines)
+                statements += statement_table.num_rows
+                for row, _ in items:
+                    at = row["created_at"]
+                    if at is not None:
+                        newest = at if newest is None else max(newest, at)
+        files = []
+        for table, out in outputs:
+            entry = out.commit()
+            entry["table"] = table
+            files.append(entry)
+        with store.read() as conn:
+            awaiting = unsettled_count(conn, as_of, GROUNDED)
+    except BaseException:
+        for _, out in outputs:
+            out.discard()
+        raise
+    for name in set(previous) - {f["name"] for f in files}:
+        (out_dir / name).unlink(missing_ok=True)
+    manifest = {
+        "manifest_version": MANIFEST_VERSION,
+        "kind": KIND,
+        "answer_kind": GROUNDED,
+        "layout": answers.LAYOUT,
+        "tables": {
+            "records": "ground_truth.jsonl: GroundTruthRecord per item, as stored",
+            "answers": "one row per item: " + ", ".join(answers.ITEM_COLUMNS),
+            "answer_statements": "one row per statement of the primary's answer: "
+            + ", ".join(answers.STATEMENT_COLUMNS),
+        },
+        "formats": [f for f in FORMATS if f in formats],
+        "as_of": iso(as_of) if as_of else None,
+        "generated_at": iso(generated),
+        "records": records,
+        "statements": statements,
+        "newest_version_created_at": iso(newest) if newest else None,
+        "counts_by_source": dict(sorted(sources.items())),
+        "awaiting_adjudication": awaiting,
+        "policy_versions": dict(sorted(policies.items())),
         "contract": contract_info(),
         "arbiter_version": arbiter.__version__,
         "writer": {"pyarrow": pa.__version__, "parquet_compression": PARQUET_COMPRESSION},

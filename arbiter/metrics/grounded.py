@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.engine import Connection
 
@@ -50,6 +51,7 @@ from arbiter.metrics.result import Audit, Confusion, Guarantee, Rate, Share
 from arbiter.metrics.stats import confusion, rate
 from arbiter.store import Store
 from arbiter.store.exports import in_force_query
+from arbiter.store.models import ground_truth
 from arbiter.store.versions import SME_SOURCES
 
 VERDICTS, AS_ANSWERED, UNJUDGED = "verdicts", "as_answered", "unjudged"
@@ -258,7 +260,6 @@ def scores(items: Iterable[JudgedItem], scope: Literal["all", "sme"]) -> Grounde
     judged = sum(verdicts.values())
     supported = verdicts[Verdict.SUPPORTED.value]
     precision, recall = rate(matched, cited), rate(matched, truth_cited)
-    matrix = Counter({key: choices[key] for key in choices})
     return GroundedScores(
         scope=scope,
         items=n,
@@ -278,7 +279,7 @@ def scores(items: Iterable[JudgedItem], scope: Literal["all", "sme"]) -> Grounde
         answered_when_it_could=rate(
             choices[(ANSWER, ANSWER)], choices[(ANSWER, ANSWER)] + choices[(ANSWER, ABSTAIN)]
         ),
-        abstention=confusion(matrix, (ABSTAIN, ANSWER)),
+        abstention=confusion(choices, (ABSTAIN, ANSWER)),
         answer_accuracy=rate(correct, with_primary),
     )
 
@@ -349,10 +350,6 @@ def compute_grounded(
 
 def has_answers(store: Store) -> bool:
     """Whether any answer item has ground truth (the Metrics page shows its section then)."""
-    import sqlalchemy as sa
-
-    from arbiter.store.models import ground_truth
-
     with store.read() as conn:
         found = conn.execute(
             sa.select(ground_truth.c.gt_id).where(ground_truth.c.answer_kind == KIND).limit(1)
