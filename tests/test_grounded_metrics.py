@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -353,3 +354,24 @@ def test_the_commands_take_the_answer_kind(tmp_path: Path) -> None:
         refused = runner.invoke(app, [*command, "--kind", "poetry", *db])
         assert refused.exit_code != 0
         assert "--kind must be" in refused.output
+
+
+def test_an_answer_export_retires_the_files_of_the_one_it_replaces(tmp_path: Path) -> None:
+    """Exported again into the same folder with fewer formats, the earlier tables go (the manifest lists what is
+    there); as of before any version, the export is empty."""
+    from grounded_truth_helpers import T0
+
+    store = Store(f"sqlite:///{tmp_path / 'arbiter.db'}")
+    store.migrate()
+    seed_answers(store)
+    out = tmp_path / "x"
+    export_ground_truth(store, ["csv", "parquet"], out, kind=KIND)
+    manifest = export_ground_truth(store, ["jsonl"], out, kind=KIND)
+    assert sorted(p.name for p in out.iterdir()) == ["ground_truth.jsonl", "manifest.json"]
+    assert [f["table"] for f in manifest["files"]] == ["records"]
+    early = export_ground_truth(
+        store, ["csv"], tmp_path / "early", as_of=T0 - timedelta(seconds=1), kind=KIND
+    )
+    assert (early["records"], early["statements"]) == (0, 0)
+    assert _read_csv(tmp_path / "early" / "answers.csv") == [list(ITEM_COLUMNS)]
+    store.dispose()
