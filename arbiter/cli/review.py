@@ -307,12 +307,21 @@ def export(
             help="Export directory or object storage URL (default: OUT/exports/as-of-TIME or latest-TIME).",
         ),
     ] = None,
+    answer_kind: Annotated[
+        str,
+        typer.Option(
+            "--kind",
+            metavar="KIND",
+            help="Whose ground truth: medical-classification (the default) or grounded-answer (its own layout: "
+            "answers and answer_statements tables).",
+        ),
+    ] = "medical-classification",
     out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Write files from the database: ground truth as JSONL/CSV/Parquet with a manifest, or the JSON mirrors."""
     from arbiter.export import ExportError, parse_as_of, parse_formats
-    from arbiter.export.writer import default_dir, describe, export_ground_truth, refuse_future
+    from arbiter.export.writer import KINDS, default_dir, describe, export_ground_truth, refuse_future
     from arbiter.record.mirrors import export_mirrors
 
     if fmt is None and (as_of is not None or to is not None):
@@ -324,6 +333,8 @@ def export(
         formats = parse_formats(fmt) if fmt is not None else ()
         when = parse_as_of(as_of) if as_of is not None else None
         refuse_future(when, now)  # said before the database is opened, as every usage error is
+        if answer_kind not in KINDS:
+            raise ExportError(f"--kind must be one of {', '.join(KINDS)}; got '{answer_kind}'.")
     except ExportError as exc:
         raise fail(str(exc)) from None
     try:
@@ -339,7 +350,7 @@ def export(
                 "Regenerated " + ", ".join(f"{n} {what}" for what, n in counts.items()) + f" under {out_dir}."
             )
         if formats:
-            manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
+            manifest = export_ground_truth(store, formats, target, as_of=when, now=now, kind=answer_kind)
             out.print(describe(manifest, target), soft_wrap=True)
             if when is not None and not manifest["records"]:
                 out.print(_nothing_in_force(store, when), soft_wrap=True)
