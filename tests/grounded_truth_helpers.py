@@ -17,7 +17,8 @@ from arbiter.contracts import (
     StopReason,
     VerificationOutcome,
 )
-from arbiter.contracts.grounded import KIND, StatementVerdict, UnsupportedReason, Verdict
+from arbiter.contracts.answers import StatementVerdict, UnsupportedReason, Verdict
+from arbiter.contracts.grounded import KIND
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.packets import build_blind_packet
 from arbiter.store import Store

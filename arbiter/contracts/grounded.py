@@ -18,6 +18,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from arbiter.contracts.answers import StatementVerdict as StatementVerdict  # re-exported
+from arbiter.contracts.answers import UnsupportedReason as UnsupportedReason
+from arbiter.contracts.answers import Verdict as Verdict
 from arbiter.contracts.limits import Limits
 from arbiter.contracts.profile import ArbiterPolicy, Retry, Sampling
 from arbiter.errors import ConfigError
@@ -100,31 +103,6 @@ class GroundedContext(Strict):
     item_id: str
     question: Question
     chunks: list[Chunk]
-
-
-# ------------------------------------------------------------------------------------------ review
-class Verdict(StrEnum):
-    """An expert's verdict on one statement of the primary's answer."""
-
-    SUPPORTED = "supported"  # the statement stands, with its citations
-    UNSUPPORTED = "unsupported"  # no cited quote supports it (reason says how); removed from the answer
-    CORRECTED = "corrected"  # it stands after the expert fixed its citation or edited its text
-
-
-class UnsupportedReason(StrEnum):
-    NOT_IN_SOURCE = "not_in_source"
-    CHANGED_MODAL = "changed_modal"
-    CHANGED_NUMBER = "changed_number"
-    IRRELEVANT_CITATION = "irrelevant_citation"
-
-
-class StatementVerdict(Strict):
-    """Ground truth for one statement of the primary's answer (by its position there)."""
-
-    index: int = Field(ge=0, description="The statement's position in the primary's answer, from 0.")
-    verdict: Verdict
-    reason: UnsupportedReason | None = Field(default=None, description="Why, for an unsupported statement.")
-    cites: list[str] = Field(default_factory=list, description="The quote ids it rests on after review.")
 
 
 # ------------------------------------------------------------------------------------------ profile

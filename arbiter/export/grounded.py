@@ -23,7 +23,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from arbiter.contracts.grounded import KIND, Verdict
+from arbiter.contracts.answers import Verdict
+from arbiter.contracts.grounded import KIND
 from arbiter.export.arrow import TIMESTAMP
 from arbiter.export.flat import neutralise
 from arbiter.metrics.grounded import NOT_JUDGED, UNJUDGED, JudgedItem

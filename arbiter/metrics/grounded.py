@@ -42,7 +42,8 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.engine import Connection
 
-from arbiter.contracts.grounded import KIND, UnsupportedReason, Verdict
+from arbiter.contracts.answers import UnsupportedReason, Verdict
+from arbiter.contracts.grounded import KIND
 from arbiter.contracts.profile import MetricsPolicy, Sampling
 from arbiter.metrics import guarantee, loader
 from arbiter.metrics.arbiter_side import audit_stats, shares

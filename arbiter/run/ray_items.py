@@ -27,7 +27,7 @@ from arbiter.kinds import kind
 from arbiter.outputs import location
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import InputDoc
-from arbiter.run.item_batch import ItemPipeline
+from arbiter.run.item_pipeline import ItemPipeline
 from arbiter.run.items import RawItem
 from arbiter.run.ray_batches import batches
 from arbiter.run.ray_engine import RayBatchRunner, TaskFn, check_database, ray_session
