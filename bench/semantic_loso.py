@@ -236,7 +236,7 @@ def run(
     all_sources = sorted({p.source for p in pages})
     folds = [s for s in all_sources if only is None or s in only]
     by_source: dict[str, list[Item]] = defaultdict(list)
-    for item in items(docs):
+    for item in items([d for d in docs if d.source in folds]):  # rendered only where a fold reads them
         by_source[item.source].append(item)
     report_folds: dict[str, Any] = {}
     total: dict[str, Any] = {}

@@ -70,7 +70,7 @@ def seeded_fixture(
 @pytest.fixture(name="pgbouncer_present")
 def pgbouncer_present_fixture() -> None:
     """The PgBouncer tests never skip: without the program they fail and say how to get it."""
-    from pgbouncer_helpers import binary
+    from testing.pgbouncer import binary
 
     assert binary() is not None, "needs Debian's pgbouncer: run `make test` (.ci/system-deps.sh installs it)"
 

@@ -32,7 +32,6 @@ from arbiter.store import Store
 
 PG_URL = os.environ.get("ARBITER_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-SPAWN_HEAD_START_S = 4.0
 CLASSIFICATION = {"dominant_type": "CLINICAL_NOTE", "segments": [], "document_mixture": []}
 
 
@@ -239,6 +238,21 @@ def with_sample(record: DocumentRecord, *, created: datetime = T0) -> DocumentRe
     return dataclasses.replace(record, samples=(blind,))
 
 
+def of_kind(record: DocumentRecord, answer_kind: str) -> DocumentRecord:
+    """The record with its packet, blind samples and ground truth holding `answer_kind` (arbiter/kinds)."""
+    return dataclasses.replace(
+        record,
+        answer_kind=answer_kind,
+        packet=record.packet.model_copy(update={"answer_kind": answer_kind}) if record.packet else None,
+        ground_truth=(
+            record.ground_truth.model_copy(update={"answer_kind": answer_kind})
+            if record.ground_truth
+            else None
+        ),
+        samples=tuple(s.model_copy(update={"answer_kind": answer_kind}) for s in record.samples),
+    )
+
+
 def review(reviewer: str, *, agrees: bool = True, at: datetime | None = None) -> SMEReview:
     stamp = at or datetime.now(UTC)
     return SMEReview(
@@ -264,7 +278,7 @@ def stress_worker(url: str, name: str, claims: int, release_every: int, go: Any,
 
     store = Store(url)
     store.users.get("warm-up")  # connect before the start signal
-    go.wait()
+    go.wait()  # a barrier: every worker is connected and the parent is waiting
     started = time.perf_counter()
     claimed = lost = released = 0
     claim_s: list[float] = []
@@ -298,9 +312,7 @@ def stress_worker(url: str, name: str, claims: int, release_every: int, go: Any,
     )
 
 
-def run_stress(
-    url: str, *, processes: int = 8, claims: int = 1000, release_every: int = 10
-) -> dict[str, Any]:
+def run_stress(url: str, *, processes: int = 4, claims: int = 500, release_every: int = 10) -> dict[str, Any]:
     """Seed processes × claims packets, run the reviewer processes at once, and return what they report."""
     import multiprocessing as mp
     import time
@@ -311,16 +323,16 @@ def run_stress(
     seed_packets(store, processes * claims, prefix="stress")
     store.dispose()
     ctx = mp.get_context("spawn")
-    go, results = ctx.Event(), ctx.Queue()
+    # All start together once every child has imported SQLAlchemy and pydantic and connected (no fixed sleep).
+    go, results = ctx.Barrier(processes + 1), ctx.Queue()
     workers = [
         ctx.Process(target=stress_worker, args=(url, f"rev{i}", claims, release_every, go, results))
         for i in range(processes)
     ]
     for w in workers:
         w.start()
-    time.sleep(SPAWN_HEAD_START_S)  # spawned children import SQLAlchemy and pydantic before they wait
+    go.wait(timeout=600)
     started = time.perf_counter()
-    go.set()
     reports = [results.get(timeout=600) for _ in workers]
     seconds = time.perf_counter() - started
     for w in workers:

@@ -15,15 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arbiter.contracts import Issue, IssueSource, Severity
-from arbiter.contracts.grounded import (
-    GroundedItem,
-    GroundedProfile,
-    StatementVerdict,
-    UnsupportedReason,
-    Verdict,
-    load_grounded_profile,
-    verdict_differences,
-)
+from arbiter.contracts.answers import StatementVerdict, UnsupportedReason, Verdict, verdict_differences
+from arbiter.contracts.grounded import GroundedItem, GroundedProfile, load_grounded_profile
 from arbiter.contracts.verification import Location
 from arbiter.demo.grounded.build import demo_items
 from arbiter.review import answer_desk as ad

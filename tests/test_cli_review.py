@@ -156,3 +156,41 @@ def test_users_unlock_lifts_a_lockout(tmp_path: Path) -> None:
         assert not store.users.get("ben").locked  # type: ignore[union-attr]
     finally:
         store.dispose()
+
+
+def test_users_kinds_restricts_an_account(tmp_path: Path) -> None:
+    """`users kinds NAME KIND... --by ADMIN` restricts an account to kinds of answer (shown by `users list`,
+    audited); `--all` gives every kind back; an unknown kind or a non-admin is refused in one line."""
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["db", "migrate", "--out", str(out)]).exit_code == 0
+    for name, role in (("ana", "admin"), ("ben", "reviewer")):
+        added = runner.invoke(app, ["users", "add", name, "--role", role, "--no-password", "--out", str(out)])
+        assert added.exit_code == 0, added.output
+    kinds = ["users", "kinds", "ben", "--out", str(out)]
+    done = runner.invoke(app, [*kinds, "grounded-answer", "--by", "ana"])
+    assert done.exit_code == 0, done.output
+    assert "ben reviews grounded-answer only." in done.output
+    listed = runner.invoke(app, ["users", "list", "--out", str(out)]).output
+    assert "grounded-answer" in listed
+    unknown = runner.invoke(app, [*kinds, "grounded", "--by", "ana"])
+    assert unknown.exit_code == 2
+    assert (
+        "There is no kind of answer named 'grounded'; the kinds are medical-classification, "
+        in unknown.output
+    )
+    assert "Traceback" not in unknown.output
+    refused = runner.invoke(app, [*kinds, "medical-classification", "--by", "ben"])
+    assert refused.exit_code == 2
+    assert "only admins" in refused.output
+    assert runner.invoke(app, [*kinds, "--by", "ana"]).exit_code == 2  # neither kinds nor --all
+    assert runner.invoke(app, [*kinds, "--all", "grounded-answer", "--by", "ana"]).exit_code == 2
+    every = runner.invoke(app, [*kinds, "--all", "--by", "ana"])
+    assert every.exit_code == 0, every.output
+    assert "ben reviews every kind." in every.output
+    store = Store(f"sqlite:///{out / 'arbiter.db'}")
+    try:
+        assert store.users.kinds("ben") == ()
+        changes = [e.details["to"] for e in store.audit.events(action="user.kinds", target="ben")]
+        assert sorted(map(tuple, changes)) == [(), ("grounded-answer",)]
+    finally:
+        store.dispose()

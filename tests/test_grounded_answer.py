@@ -160,10 +160,15 @@ def test_cli_run_verify_and_schema_serve_the_kind(tmp_path: Path) -> None:
 
 
 def test_pdf_only_options_are_refused_for_items(tmp_path: Path) -> None:
-    """An option items do not use (--engine ray, --llm) is refused in one line, never silently ignored."""
+    """An option items do not use (--classifier, --llm, --audit-share) is refused in one line, never silently
+    ignored; --engine is taken (--ray-address without it is refused)."""
     items = FIXTURES / "grounded" / "items.jsonl"
-    result = runner.invoke(
-        app, ["run", str(items), "--kind", GROUNDED, "--engine", "ray", "--out", str(tmp_path)]
-    )
-    assert result.exit_code != 0
-    assert "--engine" in result.output
+    for options, named in (
+        (["--classifier", "baseline", "--llm", "replay"], "--classifier, --llm"),
+        (["--audit-share", "0.5"], "--audit-share"),
+        (["--ray-address", "127.0.0.1:1"], "--ray-address needs --engine ray"),
+        (["--engine", "spark"], "Unknown engine"),
+    ):
+        result = runner.invoke(app, ["run", str(items), "--kind", GROUNDED, "--out", str(tmp_path), *options])
+        assert result.exit_code != 0
+        assert named in " ".join(result.output.split()), result.output

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from pgbouncer_helpers import ServerConnections, pgbouncer
 from store_fixtures import pg_server_url_fixture, reset  # noqa: F401  (fixture)
 
 from arbiter.errors import ConfigError
 from arbiter.run.job import RunOptions, execute
 from arbiter.store import Store, pooling
 from arbiter.store.db import make_engine
+from testing.pgbouncer import ServerConnections, pgbouncer
 from tests.conftest import FIXTURES
 
 needs_pgbouncer = pytest.mark.usefixtures("pgbouncer_present")  # fails, never skips, without PgBouncer

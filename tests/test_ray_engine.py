@@ -26,7 +26,6 @@ from typing import Any
 import pytest
 import ray
 import sqlalchemy as sa
-from pgbouncer_helpers import ServerConnections, pgbouncer
 from ray.cluster_utils import Cluster
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from s3_helpers import s3_server
@@ -44,6 +43,7 @@ from arbiter.run.ray_engine import execute_on_ray
 from arbiter.run.ray_limits import share_limits, start_limits
 from arbiter.run.ray_worker import WorkerSpec, process_document
 from arbiter.store import Store, pooling
+from testing.pgbouncer import ServerConnections, pgbouncer
 from tests.conftest import FIXTURES, REPO
 from tests.llm_fakes import FakeBackend
 

@@ -125,3 +125,31 @@ def test_figures_from_too_few_reviews_say_so_with_their_n(seeded: Seeded) -> Non
     assert "100.0 %" not in figures.values()
     assert any(str(c.value).startswith("As of ") for c in at.caption)
     assert at.button(key="metrics_refresh").label == "Recompute"
+
+
+def test_the_grounded_answers_section_shows_when_answers_have_ground_truth(seeded: Seeded) -> None:
+    """No answer item: no section. With the hand-counted answers (tests/grounded_truth_helpers.py): a Grounded answers
+    header, the answers' false-accept line and each scope's figures as text; the medical headline is unchanged."""
+    from grounded_truth_helpers import seed_answers
+
+    before = _metrics_page("alice")
+    assert "Grounded answers" not in [h.value for h in before.header]
+    headline = before.metric[0].value
+    seed_answers(seeded.store)
+    at = _metrics_page("alice")
+    at.button(
+        key="metrics_refresh"
+    ).click().run()  # the page keeps its figures a minute; Recompute reads again
+    assert not at.exception
+    assert at.metric[0].value == headline
+    assert [h.value for h in at.header] == ["Grounded answers"]
+    said = " ".join(str(m.value) for m in at.markdown)
+    assert "Arbiter false-accept rate on answers: Too few audits" in said
+    everything, expert = (
+        dict(zip(t.value["Figure"], t.value["Value"], strict=True))
+        for t in at.dataframe
+        if list(t.value.columns) == ["Figure", "Value", "Counts"]
+    )  # all items, then the expert-reviewed ones
+    assert everything["Groundedness"].startswith("62.5 %")
+    assert everything["Citation recall"].endswith("6 of 7 cites)")
+    assert expert["Answer accuracy"].startswith("25.0 %")

@@ -52,6 +52,7 @@ def test_filters_become_store_arguments() -> None:
         "reason": None,
         "code": None,
         "doc_type": None,
+        "answer_kind": None,
     }
 
 
@@ -82,6 +83,7 @@ def test_queue_rows_are_plain_words() -> None:
     assert row == {
         "Priority": "Critical",
         "Document": "doc-1",
+        "Kind": "Medical classification",
         "Type": "LAB_REPORT",
         "Why escalated": "Non fixable major",
         "Issue codes": "V4.SNIPPET_NOT_FOUND",
@@ -218,3 +220,19 @@ def test_pdf_outside_the_documents_root_is_refused(seeded: Seeded) -> None:
     with pytest.raises(documents.PathRefused):
         documents.pdf_of(elsewhere, PDFS)
     assert documents.bundle_of(elsewhere.model_copy(update={"pdf_sha256": "x"}), [PDFS]) is None
+
+
+def test_kinds_in_words() -> None:
+    """A kind's label comes from its registry name; the counts split by kind read as a sentence each."""
+    from arbiter.review.queue_view import kind_counts, kind_help, kind_label
+
+    assert kind_label("medical-classification") == "Medical classification"
+    assert kind_label("grounded-answer") == "Grounded answer"
+    assert kind_label("retired-kind") == "Retired kind"
+    assert kind_counts({"grounded-answer": {"PENDING": 2, "IN_REVIEW": 1, "COMPLETED": 5, "open": 3}}) == [
+        ("Grounded answer", "2 waiting, 1 in review, 5 done")
+    ]
+    assert kind_help(["grounded-answer"]).startswith(
+        "Grounded answer: An answer composed from retrieved chunks"
+    )
+    assert QueueFilters(answer_kind=["grounded-answer"]).query()["answer_kind"] == ["grounded-answer"]

@@ -4,6 +4,7 @@ moto's server), its lock and caches stay in a local work folder, and it decides 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +32,15 @@ def s3_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[fssp
     monkeypatch.setenv("ARBITER_WORK_DIR", str(tmp_path / "work"))
     with s3_server("night") as endpoint:
         yield fsspec.filesystem("s3", endpoint_url=endpoint, skip_instance_cache=True)
+
+
+def _few_pdfs(tmp_path: Path, n: int = 4) -> Path:
+    """A folder of the first n fixture PDFs: enough documents to show where each one's files go."""
+    folder = tmp_path / "few"
+    folder.mkdir()
+    for pdf in sorted((FIXTURES / "pdfs").glob("*.pdf"))[:n]:
+        shutil.copy(pdf, folder)
+    return folder
 
 
 def _options(out: str, db: str, **more: object) -> RunOptions:
@@ -97,7 +107,8 @@ def test_object_storage_with_postgresql_through_the_cli(
     empty = Store(pg_server_url)
     reset(empty)
     empty.dispose()
-    args = ["run", str(FIXTURES / "pdfs"), "--classifications", str(FIXTURES / "demo"), "--workers", "2"]
+    pdfs = _few_pdfs(tmp_path)
+    args = ["run", str(pdfs), "--classifications", str(FIXTURES / "demo"), "--workers", "2"]
     result = CliRunner().invoke(app, [*args, "--out", "s3://night/cli", "--db", pg_server_url, "--quiet"])
     assert result.exit_code == 0, result.output
     store = Store(pg_server_url)
@@ -105,7 +116,7 @@ def test_object_storage_with_postgresql_through_the_cli(
         recorded = len(store.records.doc_ids())
     finally:
         store.dispose()
-    assert recorded == len(s3.find("night/cli/index")) == len(list((FIXTURES / "pdfs").glob("*.pdf")))
+    assert recorded == len(s3.find("night/cli/index")) == len(list(pdfs.glob("*.pdf"))) > 1
 
 
 def test_workers_from_a_fork_server_started_before_the_storage_was_configured(
@@ -116,11 +127,12 @@ def test_workers_from_a_fork_server_started_before_the_storage_was_configured(
     monkeypatch.setenv("ARBITER_WORK_DIR", str(tmp_path / "work"))
     with IsolatedIngestor(workers=1), s3_server("early") as endpoint:
         options = _options("s3://early/run", f"sqlite:///{tmp_path / 'run.db'}")
-        summary = execute(replace(options, inputs=[str(FIXTURES / "pdfs")]))
+        pdfs = _few_pdfs(tmp_path)
+        summary = execute(replace(options, inputs=[str(pdfs)]))
         s3 = fsspec.filesystem("s3", endpoint_url=endpoint, skip_instance_cache=True)
         stored = len(s3.find("early/run/bundles"))
     assert (summary["errors"], summary["processed"]) == (0, summary["documents"])
-    assert stored == summary["documents"] == len(list((FIXTURES / "pdfs").glob("*.pdf")))
+    assert stored == summary["documents"] == len(list(pdfs.glob("*.pdf"))) > 1
 
 
 def test_object_storage_without_a_database_server_is_refused(

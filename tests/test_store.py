@@ -181,6 +181,7 @@ def test_filter_options_lists_what_is_present(store: Store) -> None:
         "reasons": ["non_fixable_major"],
         "doc_types": ["CLINICAL_NOTE"],
         "codes": ["V4.SNIPPET_NOT_FOUND"],
+        "kinds": ["medical-classification"],
     }
 
 
@@ -293,7 +294,7 @@ def _dump(store: Store, table: str) -> list[tuple[object, ...]]:
         "TRUNCATE reviews",
         "TRUNCATE packets CASCADE",
         "TRUNCATE runs, documents, outcomes, packets, packet_codes, packet_skips, known_answers, reviews, "
-        "ground_truth, users, audit_log",
+        "ground_truth, users, user_kinds, audit_log",
     ],
 )
 def test_postgresql_truncate_is_refused(pg_server_url: str, sql: str) -> None:

@@ -26,6 +26,7 @@ TABLES = {
     "reviews",
     "ground_truth",
     "users",
+    "user_kinds",
     "audit_log",
     "sessions",
     "app_secrets",
@@ -52,7 +53,7 @@ def test_upgrade_downgrade_upgrade(fresh: Store) -> None:
     """head builds every table, base removes them all, head again works and the store is usable."""
     fresh.migrate()
     assert _tables(fresh) == TABLES
-    assert fresh.current_revision() == "0013"
+    assert fresh.current_revision() == "0014"
     fresh.records.record(accepted("d1"))
     fresh.downgrade("base")
     assert _tables(fresh) == set()
@@ -92,4 +93,4 @@ def test_concurrent_migrations_do_not_collide(fresh: Store) -> None:
         for other in others:
             other.dispose()
     assert _tables(fresh) == TABLES
-    assert fresh.current_revision() == "0013"
+    assert fresh.current_revision() == "0014"

@@ -1,5 +1,6 @@
-"""Stress: 8 reviewer processes × 1,000 claims each (claim_next, then submit or release) on SQLite and
-PostgreSQL, with zero double claims. ARBITER_STRESS_CLAIMS overrides the per-process count."""
+"""Stress: 4 reviewer processes × 500 claims each (claim_next, then submit or release), all released at once
+on SQLite and PostgreSQL, with zero double claims. ARBITER_STRESS_PROCESSES and ARBITER_STRESS_CLAIMS
+override the process and per-process counts (e.g. 8 and 1000 for a longer soak)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from store_fixtures import claim_violations, create_pg_database, drop_pg_databas
 
 from arbiter.store import Store
 
-PROCESSES = 8
-CLAIMS = int(os.environ.get("ARBITER_STRESS_CLAIMS", "1000"))
+PROCESSES = int(os.environ.get("ARBITER_STRESS_PROCESSES", "4"))
+CLAIMS = int(os.environ.get("ARBITER_STRESS_CLAIMS", "500"))
 RELEASE_EVERY = 10
 
 
@@ -28,7 +29,9 @@ def stress_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         drop_pg_database(url)
 
 
-def test_eight_processes_never_double_claim(stress_url: str, record_property: pytest.RecordProperty) -> None:
+def test_concurrent_processes_never_double_claim(
+    stress_url: str, record_property: pytest.RecordProperty
+) -> None:
     """Every claim is exclusive: no submit loses its claim, each packet is reviewed at most once, and the
     audit log never shows a packet claimed while someone else held it."""
     report = run_stress(stress_url, processes=PROCESSES, claims=CLAIMS, release_every=RELEASE_EVERY)

@@ -25,8 +25,9 @@ def refuse_pdf_options(spec: KindSpec, given: dict[str, Any]) -> None:
     used = [name for name, value in given.items() if value not in (None, False, "local", "none", [], ())]
     if used:
         raise InputError(
-            f"--kind {spec.name} does not take {', '.join(used)} (items carry their own context; the database, "
-            "the Ray engine and the language-model phases do not serve this kind yet)."
+            f"--kind {spec.name} does not take {', '.join(used)} (items carry their own context and answer, "
+            "so the PDF, classifier and extraction options do not apply; the language-model phases and blind "
+            "sampling shares do not serve this kind yet)."
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -15,6 +16,8 @@ from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail
 from arbiter.errors import UserError
 from arbiter.metrics.as_of import parse_time
 from arbiter.outputs import location
+
+MEDICAL, GROUNDED = "medical-classification", "grounded-answer"
 
 out = Console()
 console = Console(stderr=True)
@@ -109,6 +112,15 @@ def metrics(
         ),
     ] = None,
     calibration: CalibrationOpt = None,
+    answer_kind: Annotated[
+        str,
+        typer.Option(
+            "--kind",
+            metavar="KIND",
+            help="Whose figures: medical-classification (the default) or grounded-answer (groundedness, citations, "
+            "abstention, answer accuracy and the arbiter's false-accept rate on answers).",
+        ),
+    ] = "medical-classification",
     out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
@@ -120,10 +132,19 @@ def metrics(
 
     if ctx.invoked_subcommand is not None:
         return
+    if answer_kind not in (MEDICAL, GROUNDED):
+        raise fail(f"--kind must be {MEDICAL} or {GROUNDED}; got '{answer_kind}'.")
+    if answer_kind == GROUNDED and (html is not None or calibration is not None):
+        raise fail(
+            "--html and --calibration are for medical-classification; grounded-answer has text and --json."
+        )
     try:
         when = parse_time(as_of) if as_of else None
     except ValueError as exc:
         raise fail(str(exc)) from None
+    if answer_kind == GROUNDED:
+        _grounded(when, json_out, out_dir, db)
+        return
     store = _store(db, out_dir)
     try:
         profile = load_profile()
@@ -150,6 +171,34 @@ def metrics(
         sys.stdout.write(report.to_json() + "\n")
     elif html is None:
         _summary(report)
+
+
+def _grounded(when: datetime | None, json_out: bool, out_dir: str, db: str | None) -> None:
+    """`arbiter metrics --kind grounded-answer`: the answers' figures (metrics/grounded.py)."""
+    from arbiter.contracts.profile import load_profile
+    from arbiter.metrics.grounded import compute_grounded
+    from arbiter.metrics.grounded_text import summary_lines
+    from arbiter.metrics.text import false_accept_sentence, headline_detail, headline_value
+
+    profile = load_profile()
+    store = _store(db, out_dir)
+    try:
+        report = compute_grounded(store, when, policy=profile.metrics, sampling=profile.sampling)
+    finally:
+        store.dispose()
+    if json_out:
+        sys.stdout.write(report.to_json() + "\n")
+        return
+    detail = headline_detail(report.audit)
+    out.print(
+        f"[bold]Arbiter false-accept rate on answers:[/] {headline_value(report.audit)}"
+        + (f" ({escape(detail)})" if detail else ""),
+        soft_wrap=True,
+    )
+    out.print(escape(false_accept_sentence(report.audit)), soft_wrap=True)
+    for line in summary_lines(report):
+        out.print(escape(line), soft_wrap=True)
+    out.print(f"Computed in {report.seconds:.2f} s.")
 
 
 @metrics_app.command("calibrate", cls=ArbiterCommand)

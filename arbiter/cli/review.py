@@ -20,6 +20,7 @@ from arbiter.cli.support import (
     require_database,
 )
 from arbiter.errors import UserError
+from arbiter.kinds import KINDS
 from arbiter.outputs import location
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
 from arbiter.store import Store
@@ -106,13 +107,17 @@ def users_add(
 
 @users_app.command("list", cls=ArbiterCommand)
 def users_list(out_dir: OutOpt = "output", db: DbOpt = None) -> None:
-    """List the accounts, their roles and whether they are locked."""
+    """List the accounts, their roles, whether they are locked and the kinds of answer they review."""
     store = _store(db, out_dir)
     try:
-        table = Table("name", "role", "active", "locked")
+        table = Table("name", "role", "active", "locked", "kinds")
         for user in store.users.list_all():
             table.add_row(
-                user.name, str(user.role), "yes" if user.active else "no", "LOCKED" if user.locked else "no"
+                user.name,
+                str(user.role),
+                "yes" if user.active else "no",
+                "LOCKED" if user.locked else "no",
+                ", ".join(user.kinds) or "all",
             )
         out.print(table)
     finally:
@@ -135,6 +140,35 @@ def users_unlock(
     finally:
         store.dispose()
     out.print(f"Unlocked {name}.")
+
+
+@users_app.command("kinds", cls=ArbiterCommand)
+def users_kinds(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The account.")],
+    by: Annotated[str, typer.Option("--by", metavar="ADMIN", help="The admin who changes it (audited).")],
+    kinds: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="KIND", help=f"The kinds of answer it reviews: {' | '.join(KINDS)}."),
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Review every kind again (no restriction).")] = False,
+    out_dir: OutOpt = "output",
+    db: DbOpt = None,
+) -> None:
+    """Restrict an account to kinds of answer (a clinician to medical-classification, a compliance analyst
+    to grounded-answer), or give it every kind back with --all (as the named admin; audited). Its open claims
+    of other kinds go back to the queue."""
+    if every and kinds:
+        raise fail("Name the kinds or give --all, not both.")
+    if not every and not kinds:
+        raise fail("Name the kinds of answer the account reviews, or give --all for every kind.")
+    store = _store(db, out_dir, writes=True)
+    try:
+        now = store.users.set_kinds(name, [] if every else list(kinds or []), actor=by)
+    except (ValueError, PermissionDenied, UnknownUser) as exc:
+        raise fail(str(exc)) from None
+    finally:
+        store.dispose()
+    out.print(f"{name} reviews {', '.join(now)} only." if now else f"{name} reviews every kind.")
 
 
 @review_app.callback(invoke_without_command=True)
@@ -273,12 +307,21 @@ def export(
             help="Export directory or object storage URL (default: OUT/exports/as-of-TIME or latest-TIME).",
         ),
     ] = None,
+    answer_kind: Annotated[
+        str,
+        typer.Option(
+            "--kind",
+            metavar="KIND",
+            help="Whose ground truth: medical-classification (the default) or grounded-answer (its own layout: "
+            "answers and answer_statements tables).",
+        ),
+    ] = "medical-classification",
     out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
     """Write files from the database: ground truth as JSONL/CSV/Parquet with a manifest, or the JSON mirrors."""
     from arbiter.export import ExportError, parse_as_of, parse_formats
-    from arbiter.export.writer import default_dir, describe, export_ground_truth, refuse_future
+    from arbiter.export.writer import KINDS, default_dir, describe, export_ground_truth, refuse_future
     from arbiter.record.mirrors import export_mirrors
 
     if fmt is None and (as_of is not None or to is not None):
@@ -290,6 +333,8 @@ def export(
         formats = parse_formats(fmt) if fmt is not None else ()
         when = parse_as_of(as_of) if as_of is not None else None
         refuse_future(when, now)  # said before the database is opened, as every usage error is
+        if answer_kind not in KINDS:
+            raise ExportError(f"--kind must be one of {', '.join(KINDS)}; got '{answer_kind}'.")
     except ExportError as exc:
         raise fail(str(exc)) from None
     try:
@@ -305,7 +350,7 @@ def export(
                 "Regenerated " + ", ".join(f"{n} {what}" for what, n in counts.items()) + f" under {out_dir}."
             )
         if formats:
-            manifest = export_ground_truth(store, formats, target, as_of=when, now=now)
+            manifest = export_ground_truth(store, formats, target, as_of=when, now=now, kind=answer_kind)
             out.print(describe(manifest, target), soft_wrap=True)
             if when is not None and not manifest["records"]:
                 out.print(_nothing_in_force(store, when), soft_wrap=True)

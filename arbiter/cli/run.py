@@ -178,13 +178,19 @@ def run(
                     "--classifier": classifier,
                     "--production": production,
                     "--password": password,
-                    "--engine": engine,
                     "--llm": llm,
+                    "--llm-model": llm_model,
                     "--llm-mode": llm_mode,
+                    "--no-cache": no_cache,
+                    "--doc-token-budget": doc_token_budget,
+                    "--run-token-budget": run_token_budget,
                     "--resume-batch": resume_batch,
                     "--extractor": extractor,
                     "--documentai-processor": documentai_processor,
+                    "--documentai-location": documentai_location,
                     "--documentai-replay": documentai_replay,
+                    "--audit-share": audit_share,
+                    "--second-review-share": second_review_share,
                 },
             )
             summary = run_items_command(
@@ -192,10 +198,12 @@ def run(
                 list(inputs),
                 out_dir,
                 profile=profile,
-                workers=workers or 1,
+                workers=workers,
                 force=force,
                 db=db,
                 progress=None if quiet else _progress_factory,
+                engine=engine,
+                ray_address=ray_address,
             )
         elif resume_batch:
             options, collected = resume(resume_batch, out_dir)

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arbiter.contracts.grounded import StatementVerdict
+from arbiter.contracts.answers import StatementVerdict
 from arbiter.contracts.verification import ArbiterDecision, FixRecord, Issue, SemanticChecks
 
 

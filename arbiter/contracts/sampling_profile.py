@@ -85,7 +85,16 @@ class DriftPolicy(Strict):
 
     enabled: bool = Field(default=True, description="Follow the producers' escalation rate and risk mix.")
     threshold: float = Field(
-        default=8.0, gt=0, description="The CUSUM score that raises an alarm (higher: fewer, later alarms)."
+        default=9.0,
+        gt=0,
+        description="The CUSUM score that raises an alarm on a producer with a track record (`min_history` "
+        "documents in earlier runs); higher: fewer, later alarms.",
+    )
+    new_threshold: float = Field(
+        default=4.0,
+        gt=0,
+        description="The CUSUM score that raises an alarm on a producer with fewer than `min_history` "
+        "documents in earlier runs (judged against the pooled rate).",
     )
     shift_odds: float = Field(
         default=4.0, gt=1, description="The rise the CUSUM is tuned to detect, as an odds ratio on the rate."

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,10 +30,13 @@ import sqlalchemy as sa
 
 import arbiter
 from arbiter import atomic
-from arbiter.contracts import GroundTruthSource
+from arbiter.contracts import DEFAULT_KIND, GroundTruthSource
+from arbiter.contracts.grounded import KIND as GROUNDED
 from arbiter.contracts.version import CONTRACT_VERSION
+from arbiter.export import grounded as answers
 from arbiter.export.arrow import ExportError, arrow_schema, flex_fields, to_table
 from arbiter.export.flat import COLUMNS, csv_rows
+from arbiter.metrics.grounded import judge
 from arbiter.outputs import Location
 from arbiter.store import Store
 from arbiter.store.adjudication import unsettled_count
@@ -41,6 +44,15 @@ from arbiter.store.exports import BATCH, iter_in_force
 
 FORMATS = ("jsonl", "csv", "parquet")
 FILE_NAMES = {"jsonl": "ground_truth.jsonl", "csv": "ground_truth.csv", "parquet": "ground_truth.parquet"}
+# The answer kinds an export can hold, one per export (each its own layout; a manifest without answer_kind is
+# the medical layout).
+KINDS = (DEFAULT_KIND, GROUNDED)
+# The grounded-answer layout's files (export/grounded.py), named here so an export into the same folder retires them.
+ANSWER_FILES = {
+    "csv": ("answers.csv", "answer_statements.csv"),
+    "parquet": ("answers.parquet", "answer_statements.parquet"),
+}
+DATA_FILES = frozenset([*FILE_NAMES.values(), *(n for names in ANSWER_FILES.values() for n in names)])
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
 KIND = "arbiter.ground_truth_export"
@@ -105,9 +117,20 @@ class _Output:
     """A data file written under a temporary name beside its final one (in `staging`, a local folder, when the
     final one is in object storage)."""
 
-    def __init__(self, directory: Location, fmt: str, staging: Path | None = None) -> None:
+    def __init__(
+        self,
+        directory: Location,
+        fmt: str,
+        staging: Path | None = None,
+        *,
+        name: str | None = None,
+        header: Sequence[str] = COLUMNS,
+        schema: pa.Schema | None = None,
+        to_csv: Callable[[pa.Table], list[tuple[Any, ...]]] | None = None,
+    ) -> None:
         self.format = fmt
-        self.path = directory / FILE_NAMES[fmt]
+        self.path = directory / (name or FILE_NAMES[fmt])
+        self._to_csv = to_csv
         where = staging if staging is not None else Path(str(directory))
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=where)
         os.close(fd)
@@ -122,9 +145,11 @@ class _Output:
         elif fmt == "csv":
             self._text = open(self.tmp, "w", encoding="utf-8", newline="")  # noqa: SIM115
             self._csv = csv.writer(self._text)
-            self._csv.writerow(COLUMNS)
+            self._csv.writerow(header)
         else:
-            self._parquet = pq.ParquetWriter(self.tmp, arrow_schema(), compression=PARQUET_COMPRESSION)
+            self._parquet = pq.ParquetWriter(
+                self.tmp, schema or arrow_schema(), compression=PARQUET_COMPRESSION
+            )
 
     def write(self, texts: list[bytes], table: pa.Table) -> None:
         if self.format == "jsonl":
@@ -133,11 +158,11 @@ class _Output:
             if lines:
                 self._bytes.write(b"\n".join(lines) + b"\n")
         elif self.format == "csv":
-            self._csv.writerows(csv_rows(table))
+            self._csv.writerows((self._to_csv or csv_rows)(table))
         else:
             assert self._parquet is not None
             self._parquet.write_table(table)
-        self.rows += len(texts)
+        self.rows += len(texts) if self.format == "jsonl" else table.num_rows
 
     def close(self) -> None:
         if self._bytes is not None:
@@ -196,17 +221,25 @@ def export_ground_truth(
     as_of: datetime | None = None,
     batch: int = BATCH,
     now: datetime | None = None,
+    kind: str = DEFAULT_KIND,
 ) -> dict[str, Any]:
     """Write the ground truth in force (newest, or as of `as_of`) per document in `formats` to `out_dir`
     (a folder, or object storage: the files are written in a local temporary folder and each put whole,
-    the manifest last) with manifest.json; returns the manifest. Streams `batch` records at a time."""
+    the manifest last) with manifest.json; returns the manifest. Streams `batch` records at a time.
+    `kind`: the answer kind whose ground truth is exported (each has its own layout; export/grounded.py)."""
     generated = now or datetime.now(UTC)
     refuse_future(as_of, generated)
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise ExportError(f"Unknown export format: {', '.join(unknown) or 'none given'}.")
+    if kind not in KINDS:
+        raise ExportError(f"--kind must be one of {', '.join(KINDS)}; got '{kind}'.")
     staging = None if isinstance(out_dir, Path) else Path(tempfile.mkdtemp(prefix="arbiter-export-"))
     try:
+        if kind == GROUNDED:
+            return _export_answers(
+                store, formats, out_dir, staging, as_of=as_of, batch=batch, generated=generated
+            )
         return _export(store, formats, out_dir, staging, as_of=as_of, batch=batch, generated=generated)
     finally:
         if staging is not None:
@@ -247,7 +280,7 @@ def _export(
                 newest = batch_newest if newest is None else max(newest, batch_newest)
         files = [out.commit() for out in outputs]
         with store.read() as conn:  # left out: their two reviews disagree and nobody has decided yet
-            awaiting = unsettled_count(conn, as_of)
+            awaiting = unsettled_count(conn, as_of, DEFAULT_KIND)
     except BaseException:
         for out in outputs:
             out.discard()
@@ -266,6 +299,113 @@ def _export(
         "awaiting_adjudication": awaiting,
         "policy_versions": dict(sorted(policies.items())),
         "json_fallbacks": dict(fallbacks),
+        "contract": contract_info(),
+        "arbiter_version": arbiter.__version__,
+        "writer": {"pyarrow": pa.__version__, "parquet_compression": PARQUET_COMPRESSION},
+        "database": redact(store.url),
+        "files": files,
+    }
+    atomic.write_json(out_dir / MANIFEST, manifest)
+    return manifest
+
+
+def _export_answers(
+    store: Store,
+    formats: Sequence[str],
+    out_dir: Location,
+    staging: Path | None,
+    *,
+    as_of: datetime | None,
+    batch: int,
+    generated: datetime,
+) -> dict[str, Any]:
+    """The grounded-answer export (export/grounded.py's layout: the records, the answers and answer_statements
+    tables) with its manifest; returns the manifest."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    previous = _retire_manifest(out_dir)
+    outputs: list[tuple[str, Any]] = []  # (table, _Output)
+    sources: Counter[str] = Counter({s.value: 0 for s in GroundTruthSource})
+    policies: Counter[str] = Counter()
+    newest: datetime | None = None
+    records = statements = 0
+    try:
+        if "jsonl" in formats:
+            outputs.append(("records", _Output(out_dir, "jsonl", staging)))
+        for fmt in ("csv", "parquet"):
+            if fmt in formats:
+                item_name, statement_name = ANSWER_FILES[fmt]
+                outputs.append(
+                    ("answers", _Output(out_dir, fmt, staging, name=item_name, header=answers.ITEM_COLUMNS,
+                                          schema=answers.ITEM_SCHEMA, to_csv=answers.csv_cells))
+                )  # fmt: skip
+                outputs.append(
+                    ("answer_statements", _Output(out_dir, fmt, staging, name=statement_name,
+                                                    header=answers.STATEMENT_COLUMNS, schema=answers.STATEMENT_SCHEMA,
+                                                    to_csv=answers.csv_cells))
+                )  # fmt: skip
+        with _prefetched(store, as_of, batch, GROUNDED) as batches:
+            for gt_ids, texts in batches:
+                items, lines = [], []
+                for gt_id, text in zip(gt_ids, texts, strict=True):
+                    try:
+                        data = json.loads(text)
+                    except ValueError:
+                        raise ExportError(
+                            f"Ground truth {gt_id} is stored as invalid JSON; the export stopped."
+                        ) from None
+                    if not isinstance(data, dict):
+                        raise ExportError(
+                            f"Ground truth {gt_id} is not a GroundTruthRecord object; the export stopped."
+                        )
+                    items.append(answers.rows_of(judge(data)))
+                    lines.append(text)
+                    sources[str(data.get("ground_truth_source") or "(none)")] += 1
+                    policies[str(data.get("policy_version") or "(none)")] += 1
+                item_table = pa.Table.from_pylist([i for i, _ in items], schema=answers.ITEM_SCHEMA)
+                statement_table = pa.Table.from_pylist(
+                    [s for _, ss in items for s in ss], schema=answers.STATEMENT_SCHEMA
+                )
+                for table, out in outputs:
+                    out.write(lines, item_table if table != "answer_statements" else statement_table)
+                records += len(lines)
+                statements += statement_table.num_rows
+                for row, _ in items:
+                    at = row["created_at"]
+                    if at is not None:
+                        newest = at if newest is None else max(newest, at)
+        files = []
+        for table, out in outputs:
+            entry = out.commit()
+            entry["table"] = table
+            files.append(entry)
+        with store.read() as conn:
+            awaiting = unsettled_count(conn, as_of, GROUNDED)
+    except BaseException:
+        for _, out in outputs:
+            out.discard()
+        raise
+    for name in set(previous) - {f["name"] for f in files}:
+        (out_dir / name).unlink(missing_ok=True)
+    manifest = {
+        "manifest_version": MANIFEST_VERSION,
+        "kind": KIND,
+        "answer_kind": GROUNDED,
+        "layout": answers.LAYOUT,
+        "tables": {
+            "records": "ground_truth.jsonl: GroundTruthRecord per item, as stored",
+            "answers": "one row per item: " + ", ".join(answers.ITEM_COLUMNS),
+            "answer_statements": "one row per statement of the primary's answer: "
+            + ", ".join(answers.STATEMENT_COLUMNS),
+        },
+        "formats": [f for f in FORMATS if f in formats],
+        "as_of": iso(as_of) if as_of else None,
+        "generated_at": iso(generated),
+        "records": records,
+        "statements": statements,
+        "newest_version_created_at": iso(newest) if newest else None,
+        "counts_by_source": dict(sorted(sources.items())),
+        "awaiting_adjudication": awaiting,
+        "policy_versions": dict(sorted(policies.items())),
         "contract": contract_info(),
         "arbiter_version": arbiter.__version__,
         "writer": {"pyarrow": pa.__version__, "parquet_compression": PARQUET_COMPRESSION},
@@ -301,20 +441,22 @@ def _retire_manifest(out_dir: Location) -> list[str]:
         raise ExportError(f"{path} is not an Arbiter export manifest; choose an empty directory (--to).")
     path.unlink()
     names = [e.get("name") for e in old.get("files") or [] if isinstance(e, dict)]
-    return [str(n) for n in names if n in FILE_NAMES.values()]
+    return [str(n) for n in names if n in DATA_FILES]
 
 
 _DONE = object()
 
 
 @contextmanager
-def _prefetched(store: Store, as_of: datetime | None, batch: int) -> Iterator[Iterator[Any]]:
+def _prefetched(
+    store: Store, as_of: datetime | None, batch: int, kind: str = DEFAULT_KIND
+) -> Iterator[Iterator[Any]]:
     """iter_in_force read on a second thread, one batch ahead, so the database's work (and the driver's)
     overlaps the parsing and writing of the previous batch. Errors on that thread are raised here."""
     if store.dialect == "sqlite" and sa.make_url(store.url).database in (None, "", ":memory:"):
         # An in-memory database is one connection per thread: read it on this one.
         with store.read() as conn:
-            yield iter_in_force(conn, as_of, batch=batch)
+            yield iter_in_force(conn, as_of, batch=batch, kind=kind)
         return
     handoff: queue.Queue[Any] = queue.Queue(maxsize=1)
     stop = threading.Event()
@@ -331,7 +473,7 @@ def _prefetched(store: Store, as_of: datetime | None, batch: int) -> Iterator[It
     def read() -> None:
         try:
             with store.read() as conn:
-                for item in iter_in_force(conn, as_of, batch=batch):
+                for item in iter_in_force(conn, as_of, batch=batch, kind=kind):
                     if not put(item):
                         return
         except BaseException as exc:  # handed to the consumer, which raises it
@@ -358,7 +500,8 @@ def describe(manifest: dict[str, Any], out_dir: Location) -> str:
     """One line for the terminal: how many documents, which versions, where, which files."""
     when = f"as of {manifest['as_of']}" if manifest["as_of"] else "newest versions"
     files = ", ".join(f"{f['name']} ({_size(f['bytes'])})" for f in manifest["files"])
-    return f"Exported {manifest['records']:,} documents ({when}) to {out_dir}: {files}, {MANIFEST}."
+    what = "answer items" if manifest.get("answer_kind") else "documents"
+    return f"Exported {manifest['records']:,} {what} ({when}) to {out_dir}: {files}, {MANIFEST}."
 
 
 def _size(n: int) -> str:

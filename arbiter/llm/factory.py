@@ -5,7 +5,6 @@ from __future__ import annotations
 from arbiter.llm.cache import DiskCache
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
-from arbiter.llm.gemini import GeminiBackend
 from arbiter.llm.openai_compat import OpenAICompatBackend
 from arbiter.llm.port import LLMBackend
 from arbiter.llm.replay import ReplayBackend
@@ -18,6 +17,8 @@ def build_backend(settings: LLMSettings) -> LLMBackend | None:
     if settings.backend == "replay":
         return ReplayBackend(settings.replay_dir)
     if settings.backend == "gemini":
+        from arbiter.llm.gemini import GeminiBackend  # google-genai takes seconds to import: only when used
+
         return GeminiBackend(settings)
     return OpenAICompatBackend(settings)
 

@@ -22,11 +22,12 @@ from sqlalchemy.engine import Connection
 
 from arbiter.contracts.sampling_profile import CalibrationPolicy
 from arbiter.metrics.result import Calibration, ReliabilityBin
-from arbiter.metrics.sql import bound, cut, not_known, params
+from arbiter.metrics.sql import bound, cut, not_known, of_kind, params
 from arbiter.metrics.stats import rate
 
 FORMAT = "arbiter.calibration/1"
-_ACCEPT = "d.final_decision = 'AUTO_ACCEPT' AND d.error IS NULL AND d.risk IS NOT NULL"
+# Medical accepts only (the risk score is the medical one's).
+_ACCEPT = f"d.final_decision = 'AUTO_ACCEPT' AND d.error IS NULL AND d.risk IS NOT NULL AND {of_kind('d.answer_kind')}"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Connection
 
 from arbiter.contracts.sampling_profile import DriftPolicy
 from arbiter.metrics.result import DriftAlarm
-from arbiter.metrics.sql import cut, stream
+from arbiter.metrics.sql import cut, of_kind, stream
 from arbiter.record.drift import DriftMonitor
 
 
@@ -24,7 +24,8 @@ def alarms(
         return []
     sql = (
         "SELECT d.run_id, d.producer, d.final_decision, d.risk FROM documents d JOIN runs r ON r.run_id = d.run_id "
-        f"WHERE d.error IS NULL AND d.producer IS NOT NULL AND {cut('d.created_at', as_of)} "
+        f"WHERE d.error IS NULL AND d.producer IS NOT NULL AND {of_kind('d.answer_kind')} "
+        f"AND {cut('d.created_at', as_of)} "
         "ORDER BY r.created_at, d.run_id, d.created_at, d.id"
     )
     current: str | None = None

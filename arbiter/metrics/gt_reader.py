@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arbiter.metrics.model import NO_LABEL, Labelled, Prediction, dominant_label, prediction
-from arbiter.metrics.sql import bound, cut, params
+from arbiter.metrics.sql import bound, cut, of_kind, params
 from arbiter.store.adjudication import unsettled_sql
 from arbiter.store.versions import SME_SOURCES
 
@@ -98,7 +98,7 @@ _FULL = {
 def _newest(as_of: datetime | None, lo: bool, hi: bool) -> str:
     # A document awaiting adjudication has no settled truth to score against (store/adjudication.py).
     settled = f"NOT {unsettled_sql('ground_truth.doc_id', as_of is not None)}"
-    where = [cut("created_at", as_of), settled]
+    where = [cut("created_at", as_of), of_kind("answer_kind"), settled]  # medical rows only
     where += (["doc_id >= :lo"] if lo else []) + (["doc_id < :hi"] if hi else [])
     return f"SELECT doc_id, max(version) AS version FROM ground_truth WHERE {' AND '.join(where)} GROUP BY doc_id"
 
@@ -123,7 +123,8 @@ def chunk_bounds(conn: Connection, as_of: datetime | None = None, size: int = CH
     a version 1, so version-1 rows in doc_id order walk the unique index)."""
     sql = (
         "SELECT doc_id FROM (SELECT doc_id, row_number() OVER (ORDER BY doc_id) AS n FROM ground_truth "
-        f"WHERE version = 1 AND {cut('created_at', as_of)}) x WHERE n % :size = 1 ORDER BY doc_id"
+        f"WHERE version = 1 AND {of_kind('answer_kind')} AND {cut('created_at', as_of)}) x "
+        "WHERE n % :size = 1 ORDER BY doc_id"
     )
     clause = bound(sql, as_of)
     return [row[0] for row in conn.execute(clause, {**params(as_of), "size": size})][1:]

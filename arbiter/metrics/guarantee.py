@@ -20,12 +20,13 @@ from datetime import datetime
 
 from sqlalchemy.engine import Connection
 
+from arbiter.contracts import DEFAULT_KIND
 from arbiter.contracts.profile import MetricsPolicy
 from arbiter.metrics.ipw import further_audits, horvitz_thompson
 from arbiter.metrics.loader import _EARNED
 from arbiter.metrics.result import Guarantee
 from arbiter.metrics.rows import PacketKind
-from arbiter.metrics.sql import bound, cut, not_known, params
+from arbiter.metrics.sql import bound, cut, not_known, of_kind, params
 
 ALL, KIND, TYPE = "all", "kind", "type"
 UNTYPED = "(no type)"
@@ -54,12 +55,13 @@ def _earned(dialect: str, alias: str) -> str:
     return _EARNED[dialect].replace("p.doc_id", f"{alias}.doc_id").replace("p.run_id", f"{alias}.run_id")
 
 
-def read(conn: Connection, as_of: datetime | None = None) -> AuditFrame:
-    """The accepts grouped by (kind, type) and every audit packet of an accept, as of the time."""
+def read(conn: Connection, as_of: datetime | None = None, answer_kind: str = DEFAULT_KIND) -> AuditFrame:
+    """The accepts of the answer kind grouped by (kind, type) and every audit packet of one, as of the time."""
     dialect = conn.dialect.name
     accepts_sql = (
         f"SELECT kind, doc_type, count(*) FROM (SELECT {_earned(dialect, 'd')} AS kind, d.doc_type "
-        f"FROM documents d WHERE {_ACCEPT} AND {cut('d.created_at', as_of)}) x GROUP BY kind, doc_type"
+        f"FROM documents d WHERE {_ACCEPT} AND {of_kind('d.answer_kind', answer_kind)} "
+        f"AND {cut('d.created_at', as_of)}) x GROUP BY kind, doc_type"
     )
     accepts: Counter[tuple[str, str]] = Counter()
     for kind, doc_type, count in conn.execute(bound(accepts_sql, as_of), params(as_of)):
@@ -76,7 +78,7 @@ def read(conn: Connection, as_of: datetime | None = None) -> AuditFrame:
         "GROUP BY packet_id) f ON f.packet_id = p.packet_id "
         "LEFT JOIN reviews r ON r.id = f.id "
         f"WHERE p.kind = '{PacketKind.AUDIT.value}' AND p.status <> 'SUPERSEDED' AND {_ACCEPT} AND {not_known()} "
-        f"AND {cut('p.created_at', as_of)}"
+        f"AND {of_kind('d.answer_kind', answer_kind)} AND {cut('p.created_at', as_of)}"
     )
     audits = [
         AuditRow(

@@ -11,6 +11,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from arbiter.contracts import DEFAULT_KIND
 from arbiter.contracts.agreement import differences
 from arbiter.metrics.result import KnownAnswerAccuracy
 from arbiter.metrics.stats import rate
@@ -33,6 +34,7 @@ def accuracy(conn: Connection, as_of: datetime | None = None) -> list[KnownAnswe
         .join(f, f.c.packet_id == known_answers.c.packet_id)
         .join(reviews, reviews.c.id == f.c.id)
         .join(ground_truth, ground_truth.c.gt_id == known_answers.c.gt_id)
+        .where(ground_truth.c.answer_kind == DEFAULT_KIND)  # answers compare as medical classifications
         .order_by(reviews.c.id)
     )
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])

@@ -16,10 +16,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from arbiter.contracts import PhaseStatus, SemanticChecks
+from arbiter.contracts import DEFAULT_KIND, PhaseStatus, SemanticChecks
 from arbiter.contracts.verification import MODEL_JUDGED, SEMANTIC_VERIFIERS
 from arbiter.metrics.rows import DocRun, PacketKind, Reviewed
-from arbiter.metrics.sql import KNOWN_ANSWER, bound, cut, not_known, params
+from arbiter.metrics.sql import KNOWN_ANSWER, bound, cut, not_known, of_kind, params
 from arbiter.store.models import UTCDateTime
 
 GTC = "ground_truth_classification"
@@ -97,14 +97,17 @@ class ReviewSide:
     open_audits: int
 
 
-def documents(conn: Connection, as_of: datetime | None = None) -> list[DocRun]:
-    """Every (document, run) row as of the time, grouped: each DocRun stands for `count` identical rows,
-    `latest` when they are their documents' newest runs (doc_id is left empty)."""
+def documents(
+    conn: Connection, as_of: datetime | None = None, answer_kind: str = DEFAULT_KIND
+) -> list[DocRun]:
+    """Every (document, run) row of the answer kind as of the time, grouped: each DocRun stands for `count`
+    identical rows, `latest` when they are their documents' newest runs (doc_id is left empty)."""
     sql = (
         "SELECT latest, run_id, final_decision, escalation_reason, error, facts, count(*) FROM ("
         "SELECT d.run_id, d.final_decision, d.escalation_reason, d.error, "
         "row_number() OVER (PARTITION BY d.doc_id ORDER BY d.created_at DESC, d.id DESC) = 1 AS latest, "
-        f"{_FACTS[conn.dialect.name]} AS facts FROM documents d WHERE {cut('d.created_at', as_of)}) x "
+        f"{_FACTS[conn.dialect.name]} AS facts FROM documents d WHERE {cut('d.created_at', as_of)} "
+        f"AND {of_kind('d.answer_kind', answer_kind)}) x "
         "GROUP BY latest, run_id, final_decision, escalation_reason, error, facts"
     )
     out = []
@@ -139,13 +142,15 @@ def _when(value: Any) -> datetime | None:
     return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp
 
 
-def reviews(conn: Connection, as_of: datetime | None = None) -> list[Reviewed]:
-    """Each packet's first review (as of the time), oldest first, with the packet's kind, pair and codes,
+def reviews(
+    conn: Connection, as_of: datetime | None = None, answer_kind: str = DEFAULT_KIND
+) -> list[Reviewed]:
+    """Each packet's first review (as of the time) of the answer kind's packets, oldest first, with the packet's kind, pair and codes,
     the dominant type of the ground-truth version the review wrote and, for audits, the type accepted."""
     sql = (
         f"SELECT {_REVIEW[conn.dialect.name]} FROM reviews r "
         f"JOIN (SELECT min(id) AS id FROM reviews WHERE {cut('created_at', as_of)} GROUP BY packet_id) f "
-        "ON f.id = r.id JOIN packets p ON p.packet_id = r.packet_id"
+        f"ON f.id = r.id JOIN packets p ON p.packet_id = r.packet_id WHERE {of_kind('p.answer_kind', answer_kind)}"
     )
     text = conn.execute(bound(sql, as_of), params(as_of)).scalar()
     out: dict[str, Reviewed] = {}
@@ -172,7 +177,7 @@ def reviews(conn: Connection, as_of: datetime | None = None) -> list[Reviewed]:
         pair = "string_agg(jsonb_build_array(c.packet_id, c.code)::text, ',')"
     codes_sql = (
         f"SELECT {pair} FROM packet_codes c JOIN packets p ON p.packet_id = c.packet_id "
-        f"WHERE p.kind = '{PacketKind.ESCALATION.value}' AND c.packet_id IN "
+        f"WHERE p.kind = '{PacketKind.ESCALATION.value}' AND {of_kind('p.answer_kind', answer_kind)} AND c.packet_id IN "
         f"(SELECT packet_id FROM reviews WHERE {cut('created_at', as_of)})"
     )
     codes: dict[str, list[str]] = {}
@@ -187,21 +192,35 @@ def reviews(conn: Connection, as_of: datetime | None = None) -> list[Reviewed]:
     return sorted(out.values(), key=lambda r: (r.submitted_at or oldest, r.packet_id))
 
 
-def open_audits(conn: Connection, as_of: datetime | None = None) -> int:
-    """Audit packets created by the time and not reviewed by then (superseded ones left out)."""
+def open_audits(conn: Connection, as_of: datetime | None = None, answer_kind: str = DEFAULT_KIND) -> int:
+    """Audit packets of the answer kind created by the time and not reviewed by then (superseded ones left out)."""
     sql = (
         f"SELECT count(*) FROM packets p WHERE p.kind = '{PacketKind.AUDIT.value}' "
+        f"AND {of_kind('p.answer_kind', answer_kind)} "
         f"AND p.status <> 'SUPERSEDED' AND {cut('p.created_at', as_of)} AND {not_known()} AND NOT EXISTS "
         f"(SELECT 1 FROM reviews r WHERE r.packet_id = p.packet_id AND {cut('r.created_at', as_of)})"
     )
     return int(conn.execute(bound(sql, as_of), params(as_of)).scalar_one())
 
 
-def runs(conn: Connection, as_of: datetime | None = None) -> list[tuple[str, datetime | None]]:
-    sql = f"SELECT run_id, created_at FROM runs WHERE {cut('created_at', as_of)} ORDER BY created_at, run_id"
+def runs(
+    conn: Connection, as_of: datetime | None = None, answer_kind: str = DEFAULT_KIND
+) -> list[tuple[str, datetime | None]]:
+    """The runs as of the time that checked the answer kind (a run with no document yet is every kind's)."""
+    sql = (
+        f"SELECT run_id, created_at FROM runs WHERE {cut('created_at', as_of)} AND (EXISTS (SELECT 1 FROM "
+        f"documents d WHERE d.run_id = runs.run_id AND {of_kind('d.answer_kind', answer_kind)}) OR NOT EXISTS "
+        "(SELECT 1 FROM documents d WHERE d.run_id = runs.run_id)) ORDER BY created_at, run_id"
+    )
     clause = bound(sql, as_of).columns(run_id=sa.String(), created_at=UTCDateTime())
     return [(run_id, created) for run_id, created in conn.execute(clause, params(as_of))]
 
 
-def review_side(conn: Connection, as_of: datetime | None = None) -> ReviewSide:
-    return ReviewSide(reviews(conn, as_of), runs(conn, as_of), open_audits(conn, as_of))
+def review_side(
+    conn: Connection, as_of: datetime | None = None, answer_kind: str = DEFAULT_KIND
+) -> ReviewSide:
+    return ReviewSide(
+        reviews(conn, as_of, answer_kind),
+        runs(conn, as_of, answer_kind),
+        open_audits(conn, as_of, answer_kind),
+    )

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from arbiter.contracts import DEFAULT_KIND
 from arbiter.store.models import UTCDateTime
 
 BATCH = 5_000
 KNOWN_ANSWER = "KNOWN_ANSWER"  # the kind the metrics give a known-answer packet's review (review/known.py)
+
+
+_KIND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+
+
+def of_kind(column: str, kind: str = DEFAULT_KIND) -> str:
+    """The row is of this answer kind (migration 0013's `answer_kind`; arbiter/kinds). The medical figures read
+    only medical rows, the grounded-answer figures only answer rows. A kind is a registry name (checked here,
+    so it is safe inline)."""
+    if not _KIND_NAME.match(kind):
+        raise ValueError(f"not an answer kind: {kind!r}")
+    return f"{column} = '{kind}'"
 
 
 def cut(column: str, as_of: datetime | None) -> str:

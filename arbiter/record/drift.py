@@ -105,13 +105,26 @@ class DriftMonitor:
     def _baseline(self, key: tuple[str, str]) -> float:
         own = self._history.get(key)
         if own is not None and own.n >= self.policy.min_history:
-            return (own.events + 0.5) / (own.n + 1.0)
+            # One standard error above the producer's own rate: an estimate that happened to come out low
+            # must not make its ordinary days look like drift.
+            rate = (own.events + 0.5) / (own.n + 1.0)
+            return min(1.0, rate + math.sqrt(rate * (1 - rate) / own.n))
         pooled = self._pooled[key[1]]
         prior = (
             self.policy.prior_escalation_rate if key[1] == ESCALATION else self.policy.prior_high_risk_share
         )
         weight = self.policy.prior_weight
         return (pooled.events + prior * weight) / (pooled.n + weight)
+
+    def _threshold(self, key: tuple[str, str]) -> float:
+        """`new_threshold` (lower: closer scrutiny) for a new producer — one without `min_history` documents
+        of its own in earlier runs while other producers have them; `threshold` otherwise (a producer with a
+        track record, or any producer while nobody has one, as in a database's first run)."""
+        own = self._history.get(key)
+        if own is not None and own.n >= self.policy.min_history:
+            return self.policy.threshold
+        earlier = sum(c.n for k, c in self._history.items() if k[1] == key[1])
+        return self.policy.new_threshold if earlier >= self.policy.min_history else self.policy.threshold
 
     def _update(self, stratum: str, test: str, event: bool) -> None:
         key = (stratum, test)
@@ -123,7 +136,7 @@ class DriftMonitor:
         chart.seen.events += event
         self._pooled[test].n += 1
         self._pooled[test].events += event
-        if chart.open is None and chart.score >= self.policy.threshold:
+        if chart.open is None and chart.score >= self._threshold(key):
             chart.open = {
                 "stratum": stratum,
                 "test": test,

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from arbiter.contracts import DocumentBundle, GroundTruthRecord, ReviewStatus, SMEPacket, SMEReview
-from arbiter.contracts.grounded import StatementVerdict
+from arbiter.contracts.answers import StatementVerdict
 from arbiter.contracts.profile import Profile
 from arbiter.review.forms import (
     Checked,
@@ -26,6 +26,7 @@ from arbiter.review.forms import (
 from arbiter.store import (
     ClaimLost,
     DatabaseUnavailable,
+    KindNotAllowed,
     NotIndependent,
     PermissionDenied,
     Store,
@@ -69,6 +70,11 @@ class Outcome:
         return [p for p in self.problems if p.blocking]
 
 
+def kinds_text(kinds: tuple[str, ...] | list[str]) -> str:
+    """Kinds of answer in words: "medical classifications and grounded answers"."""
+    return " and ".join(k.replace("-", " ") + "s" for k in kinds)
+
+
 def submission_key(packet_id: str, reviewer: str, token: str) -> str:
     """Idempotency key of one review attempt: a double click or a retried request saves once."""
     return hashlib.sha256(f"{packet_id}|{reviewer}|{token}".encode()).hexdigest()[:40]
@@ -101,13 +107,16 @@ class Desk:
         except DatabaseUnavailable:
             return Outcome(False, DATABASE_AWAY)
         if packet is None:
+            kinds = self.store.users.kinds(self.reviewer)
+            if kinds:
+                return Outcome(False, f"No packet of the kinds you review ({kinds_text(kinds)}) is waiting.")
             return Outcome(False, "The queue is empty: no packet is waiting for review.")
         return Outcome(True, f"You claimed {packet.doc_id}.", packet=packet)
 
     def claim(self, packet_id: str) -> Outcome:
         try:
             packet = self.store.queue.claim(packet_id, self.reviewer, lease=self.lease, now=self.clock())
-        except (UnknownPacket, TooManyClaims, NotIndependent) as exc:
+        except (UnknownPacket, TooManyClaims, NotIndependent, KindNotAllowed) as exc:
             return Outcome(False, str(exc))
         except DatabaseUnavailable:
             return Outcome(False, DATABASE_AWAY)
@@ -270,3 +279,13 @@ class AdminDesk:
         except (PermissionDenied, UnknownPacket, UnknownUser, ValueError, StoreError) as exc:
             return Outcome(False, str(exc))
         return Outcome(True, f"{packet.doc_id} is now claimed by {to_user}.", packet=packet)
+
+    def set_kinds(self, name: str, kinds: list[str]) -> Outcome:
+        """Restrict `name` to these kinds of answer (none: every kind); audited by the store."""
+        try:
+            now = self.store.users.set_kinds(name, kinds, actor=self.admin)
+        except (ValueError, StoreError) as exc:
+            return Outcome(False, str(exc))
+        if not now:
+            return Outcome(True, f"{name} reviews every kind of answer.")
+        return Outcome(True, f"{name} reviews {kinds_text(now)} only.")

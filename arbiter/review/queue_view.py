@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from arbiter.kinds import KINDS
+
 PAGE_SIZE = 25
 PRIORITY_LABELS = {0: "Critical", 1: "Major", 2: "Minor"}
 STATUS_LABELS = {"PENDING": "Waiting", "IN_REVIEW": "In review", "COMPLETED": "Done"}
@@ -20,6 +22,7 @@ class QueueFilters:
     reason: list[str] = field(default_factory=list)
     code: str | None = None
     doc_type: list[str] = field(default_factory=list)
+    answer_kind: list[str] = field(default_factory=list)
 
     def query(self) -> dict[str, Any]:
         """Keyword arguments for store.queue.page / store.queue.count. "Any status" means any review status:
@@ -29,6 +32,7 @@ class QueueFilters:
             "reason": list(self.reason) or None,
             "code": self.code or None,
             "doc_type": list(self.doc_type) or None,
+            "answer_kind": list(self.answer_kind) or None,
         }
 
 
@@ -73,6 +77,30 @@ def reason_label(reason: str) -> str:
     return words[:1].upper() + words[1:] if words else "Unspecified"
 
 
+def kind_label(answer_kind: str) -> str:
+    """A kind of answer as a plain label from its registry name: "medical-classification" → "Medical
+    classification" (a kind the registry no longer knows keeps its stored name)."""
+    spec = KINDS.get(answer_kind)
+    words = (spec.name if spec is not None else answer_kind).replace("-", " ").replace("_", " ").strip()
+    return words[:1].upper() + words[1:] if words else "Unspecified"
+
+
+def kind_help(kinds: Iterable[str]) -> str:
+    """One line per kind: its label and the registry's summary of it (the kind filter's help)."""
+    return "\n\n".join(f"{kind_label(k)}: {KINDS[k].summary}" if k in KINDS else kind_label(k) for k in kinds)
+
+
+def kind_counts(by_kind: dict[str, dict[str, int]]) -> list[tuple[str, str]]:
+    """(label, "3 waiting, 1 in review, 12 done") per kind, for the queue's counts split by kind."""
+    return [
+        (
+            kind_label(k),
+            f"{n.get('PENDING', 0)} waiting, {n.get('IN_REVIEW', 0)} in review, {n.get('COMPLETED', 0)} done",
+        )
+        for k, n in sorted(by_kind.items(), key=lambda item: kind_label(item[0]))
+    ]
+
+
 def _ago(moment: datetime | None, now: datetime) -> str:
     if moment is None:
         return ""
@@ -113,6 +141,7 @@ def queue_rows(summaries: Iterable[Any], now: datetime | None = None) -> list[di
             {
                 "Priority": PRIORITY_LABELS.get(s.priority, str(s.priority)),
                 "Document": s.doc_id,
+                "Kind": kind_label(s.answer_kind),
                 "Type": s.doc_type or "",
                 "Why escalated": reason_label(s.reason),
                 "Issue codes": ", ".join(s.top_codes),

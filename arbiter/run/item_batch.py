@@ -8,191 +8,29 @@ An item's packet and ground truth hold its answer where a PDF's hold the classif
 (`primary_agent_classification`, `final_classification`, `ground_truth_classification`), name the kind
 (`answer_kind`), and the packet carries the question and the retrieved chunks (`context`) the desk shows
 beside each statement. The chunks are also the item's bundle (chunk i is page i + 1), mirrored under
-bundles/. What is not yet shared with PDF runs: the Ray engine and the language-model phases.
+bundles/. `--engine ray` runs the same per-item code (ItemPipeline.process_item) as Ray tasks
+(arbiter/run/ray_items.py). What is not yet shared with PDF runs: the language-model phases.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
-import time
+from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arbiter import __version__, atomic
-from arbiter.contracts import (
-    DocumentBundle,
-    DocumentRecord,
-    FinalDecision,
-    SMEPacket,
-    StopReason,
-    VerificationOutcome,
-)
-from arbiter.diagnostics import describe
+from arbiter import atomic
+from arbiter.errors import ConfigError
 from arbiter.kinds import KindSpec
-from arbiter.outputs import location
-from arbiter.record.ground_truth import auto_accept_record
-from arbiter.record.packets import build_packet
-from arbiter.record.samples import blind_samples
 from arbiter.record.sink import DatabaseResultStore
-from arbiter.run.batch import BatchRunner, InputDoc, ProgressFn, new_run_id
+from arbiter.run.batch import BatchRunner, InputDoc, ProgressFn
 from arbiter.run.compose import database_url, open_store
-from arbiter.run.items import RawItem, check_item, read_items
+from arbiter.run.item_pipeline import ANSWER_FILE, DECISION_FILE, ItemPipeline, split_item
+from arbiter.run.items import read_items
 from arbiter.run.lock import run_lock
-from arbiter.run.result import DocResult
-from arbiter.store import DatabaseUnavailable
 
-log = logging.getLogger(__name__)
-
-DECISION_FILE = "arbiter_decision.json"
-ANSWER_FILE = "classification.json"  # the item as given (the mirror keeps a PDF run's file names)
-CONTEXT_KEYS = ("item_id", "producer", "question", "chunks")
-
-
-@dataclass(frozen=True)
-class _Named:
-    name: str
-
-
-def split_item(data: dict[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(the answer, the context: item id, producer, question and chunks) of an item's JSON; None for a part
-    that is missing or not an object."""
-    if not isinstance(data, dict):
-        return None, None
-    answer = data.get("answer")
-    context = {k: data[k] for k in CONTEXT_KEYS if k in data}
-    return (answer if isinstance(answer, dict) else None), (context or None)
-
-
-def _parsed(raw: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-@dataclass
-class ItemPipeline:
-    """What BatchRunner asks of a pipeline, for items that carry their own context."""
-
-    kind: KindSpec
-    profile: Any
-    store: DatabaseResultStore
-    items: dict[str, RawItem]
-    run_id: str = field(default_factory=new_run_id)
-    llm: Any = None  # no language-model phase for items yet
-
-    @property
-    def classifier(self) -> _Named:
-        return _Named(f"{self.kind.name} answers (from the input)")
-
-    def skip_key(self, item: RawItem) -> str:
-        parts = [
-            self.kind.name,
-            hashlib.sha256(item.raw.encode()).hexdigest(),
-            self.profile.digest,
-            __version__,
-        ]
-        return hashlib.sha256("|".join(parts).encode()).hexdigest()
-
-    def process(self, path: Path, doc_id: str, *, force: bool = False) -> DocResult:
-        started = time.perf_counter()
-        item = self.items[doc_id]
-        key = self.skip_key(item)
-        if not force and self.store.completed_key(doc_id) == key and self._repair(item):
-            return DocResult.skipped_unchanged(doc_id, path, _ms(started))
-        try:
-            outcome, bundle = check_item(self.kind, item.raw, self.profile, item_id=doc_id)
-        except (KeyboardInterrupt, DatabaseUnavailable):
-            raise
-        except BaseException as exc:  # one item never stops the batch
-            log.error("internal error on item %s: %s", doc_id, describe(exc))
-            message = f"Arbiter failed on this item ({type(exc).__name__}); it needs a person to review it."
-            outcome = VerificationOutcome(
-                doc_id=doc_id,
-                final_decision=FinalDecision.ESCALATE_TO_SME,
-                escalation_reason="internal_error",
-                escalation_message=message,
-                stop_reason=StopReason.INPUT_FAILED,
-                policy_version=self.profile.arbiter.policy_version,
-            )
-            self._save(item, outcome, None, key, error="internal_error")
-            return DocResult.failed(outcome, path, "internal_error", _ms(started))
-        samples = self._save(item, outcome, bundle, key)
-        return DocResult.decided(outcome, path, _ms(started), samples)
-
-    def _repair(self, item: RawItem) -> bool:
-        def restore_bundle() -> bool:
-            _, bundle = check_item(self.kind, item.raw, self.profile, item_id=item.item_id)
-            target = location(self.store.bundle_path(item.item_id))
-            atomic.write_json(target, bundle)
-            return target.is_file()
-
-        return self.store.repair(item.item_id, restore_bundle)
-
-    def _save(
-        self,
-        item: RawItem,
-        outcome: VerificationOutcome,
-        bundle: DocumentBundle | None,
-        key: str,
-        *,
-        error: str | None = None,
-    ) -> tuple[Any, ...]:
-        """Record the item (database, then mirrors); its blind samples."""
-        doc_id = item.item_id
-        sha = hashlib.sha256(item.raw.encode()).hexdigest()
-        primary, context = split_item(_parsed(item.raw))
-        final, _ = split_item(outcome.final_classification)
-        outcome = outcome.model_copy(update={"final_classification": final})
-        kind = {"answer_kind": self.kind.name, "context": context}
-        fields: dict[str, Any] = {
-            "pdf_path": item.origin,
-            "pdf_sha256": sha,
-            "bundle_path": self.store.bundle_path(doc_id) if bundle is not None else None,
-            "total_pages": bundle.total_pages if bundle is not None else 0,
-            "primary": primary,
-            "production": None,
-            "run_id": self.run_id,
-        }
-        packet = gt = None
-        if outcome.final_decision == FinalDecision.ESCALATE_TO_SME:
-            packet = build_packet(outcome, **fields).model_copy(update=kind)
-        elif final is not None:
-            gt = auto_accept_record(
-                outcome, None, primary=primary, production=None, pdf_sha256=sha, run_id=self.run_id
-            )
-            gt = gt.model_copy(update={"answer_kind": self.kind.name}) if gt is not None else None
-        samples: tuple[SMEPacket, ...] = ()
-        draw = None
-        if error is None:
-            found, draw = blind_samples(outcome, packet, self.profile.sampling, **fields)
-            samples = tuple(s.model_copy(update=kind) for s in found)
-        producer = context.get("producer") if context else None
-        self.store.save(
-            DocumentRecord(
-                doc_id=doc_id,
-                run_id=self.run_id,
-                skip_key=key,
-                pdf_path=item.origin,
-                outcome=outcome,
-                primary_raw=item.raw,
-                bundle=bundle,
-                packet=packet,
-                ground_truth=gt,
-                error=error,
-                samples=samples,
-                risk=draw.risk if draw else None,
-                audit_probability=draw.probability if draw else None,
-                producer=str(producer.get("name"))[:128] if isinstance(producer, dict) else None,
-                answer_kind=self.kind.name,
-            )
-        )
-        return samples
+__all__ = ["ANSWER_FILE", "DECISION_FILE", "ItemPipeline", "run_items", "split_item"]
 
 
 def run_items(
@@ -201,23 +39,47 @@ def run_items(
     out_dir: Path,
     *,
     profile: Path | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     force: bool = False,
     db: str | None = None,
-    progress: ProgressFn | None = None,
+    progress: Callable[[int], ProgressFn | None] | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
     """Verify every item of the inputs into the run's database (an escalation's packet joins the review
-    queue) and OUT's mirrors; OUT/runs/{run_id}/summary.json."""
+    queue) and OUT's mirrors, on this machine (`workers` threads, default 1) or as Ray tasks (engine "ray":
+    arbiter/run/ray_items.py; default workers: the cluster's CPUs); OUT/runs/{run_id}/summary.json.
+    `progress` makes the per-item callback from the number of items."""
+    if engine not in ("local", "ray"):
+        raise ConfigError(f"Unknown engine {engine!r}; choose local or ray.")
+    if ray_address and engine != "ray":
+        raise ConfigError("--ray-address needs --engine ray.")
     items = read_items(inputs)
+    if engine == "ray":
+        out_dir = out_dir.resolve()  # the tasks write the mirrors: the same absolute path on every node
     url = database_url(db, out_dir)
     with run_lock(out_dir, url):
         database = open_store(url)
         with closing(_Disposing(database)):
             store = DatabaseResultStore(database, out_dir)
             pipeline = ItemPipeline(kind, kind.load_profile(profile), store, {i.item_id: i for i in items})
-            runner = BatchRunner(pipeline, store, workers=workers, force=force)
-            docs = [InputDoc(i.item_id, Path(i.origin)) for i in items]
-            summary = runner.run(docs, progress)
+            if engine == "ray":
+                from arbiter.run.ray_items import run_items_on_ray
+
+                summary = run_items_on_ray(
+                    pipeline,
+                    items,
+                    url,
+                    profile=profile,
+                    workers=workers,
+                    force=force,
+                    address=ray_address,
+                    progress=progress,
+                )
+            else:
+                runner = BatchRunner(pipeline, store, workers=workers or 1, force=force)
+                docs = [InputDoc(i.item_id, Path(i.origin)) for i in items]
+                summary = runner.run(docs, progress(len(docs)) if progress else None)
     summary |= {"kind": kind.name}
     atomic.write_json(out_dir / "runs" / pipeline.run_id / "summary.json", summary)
     return summary
@@ -229,7 +91,3 @@ class _Disposing:
 
     def close(self) -> None:
         self.store.dispose()
-
-
-def _ms(since: float) -> float:
-    return round((time.perf_counter() - since) * 1000, 3)

@@ -39,9 +39,10 @@ from arbiter.run.compose import (
     pipeline,
     preflight,
 )
-from arbiter.run.document import IngestFn
+from arbiter.run.document import IngestFn, Pipeline
 from arbiter.run.lock import run_lock
 from arbiter.run.worker import WorkerJob, ingest_and_check
+from arbiter.store import Store
 
 ProgressFactory = Callable[[int], Callable[[Any], None] | None]
 
@@ -151,7 +152,9 @@ def execute(
                 extractor=extractor,
                 password=password,
             )
-            runner = BatchRunner(pipeline(engine, parts), store, workers=n, force=options.force)
+            chain = pipeline(engine, parts)
+            seed_drift(chain, database)
+            runner = BatchRunner(chain, store, workers=n, force=options.force)
             try:
                 summary = runner.run(docs, progress=progress(len(docs)) if progress else None)
             finally:
@@ -167,6 +170,13 @@ def execute(
             summary["llm_batch_job"] = {"name": record.name, "id": job_id, "requests": len(collector)}
             atomic.write_json(out / "runs" / summary["run_id"] / "summary.json", summary)
     return summary
+
+
+def seed_drift(chain: Pipeline, database: Store) -> None:
+    """The run's drift monitor starts from every earlier run the database holds: a producer with a track
+    record is judged against its own rate, a new one against the others' (record/drift.py)."""
+    if chain.drift is not None and chain.profile.drift.enabled:
+        chain.drift.seed(database.records.drift_history(chain.profile.drift.high_risk))
 
 
 def worker_job(engine: Engine, extractor: str | None, out: Location, cache_root: Path) -> WorkerJob | None:

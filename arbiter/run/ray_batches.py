@@ -73,14 +73,15 @@ def batches(
 
 
 def run_batch(
-    task: Callable[[Any, str, str, bool], Outcome], spec: Any, items: list[tuple[str, str]], force: bool
+    task: Callable[[Any, Any, str, bool], Outcome], spec: Any, items: list[tuple[Any, str]], force: bool
 ) -> list[Outcome]:
-    """One Ray task: each (pdf, doc_id) through `task` in turn. A user mistake or an unreachable database stops
-    the batch (and the run); any other exception is that document's outcome alone."""
+    """One Ray task: each (what the task reads: a PDF's path, an item's text; doc_id) through `task` in turn.
+    A user mistake or an unreachable database stops the batch (and the run); any other exception is that
+    document's outcome alone."""
     outcomes: list[Outcome] = []
-    for pdf, doc_id in items:
+    for source, doc_id in items:
         try:
-            outcomes.append(task(spec, pdf, doc_id, force))
+            outcomes.append(task(spec, source, doc_id, force))
         except (UserError, DatabaseUnavailable):
             raise
         except Exception as exc:

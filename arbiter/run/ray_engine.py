@@ -30,7 +30,7 @@ from arbiter.errors import ConfigError, UserError
 from arbiter.llm.client import Usage
 from arbiter.outputs import Location, is_url, location, work_dir
 from arbiter.record.sink import DatabaseResultStore
-from arbiter.run.batch import BatchRunner, InputDoc, default_workers, new_run_id
+from arbiter.run.batch import BatchRunner, InputDoc, RunPipeline, default_workers, new_run_id
 from arbiter.run.compose import Engine, PipelineParts, open_store, pipeline
 from arbiter.run.document import Pipeline
 from arbiter.run.lock import run_lock
@@ -45,7 +45,7 @@ LOCAL_OBJECT_STORE = 128 * 2**20  # a local instance's object store: tasks pass 
 CLIENT_RETRIES = 3  # Ray Client: tries when its head is slow to start the per-client server
 CLIENT_RETRY_WAIT_S = 2.0
 _ADDRESS = re.compile(r"^(?P<scheme>ray://)?(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
-TaskFn = Callable[[WorkerSpec, str, str, bool], tuple[DocResult, dict[str, Any]]]
+TaskFn = Callable[[Any, Any, str, bool], tuple[DocResult, dict[str, Any]]]  # (spec, source, doc_id, force)
 INSTALL_HINT = "--engine ray needs Ray: pip install 'arbiter[ray]'."
 
 
@@ -141,13 +141,15 @@ def _machine(address: str) -> str:
 
 
 class RayBatchRunner(BatchRunner):
-    """A BatchRunner whose documents are decided by Ray tasks; the tally, journal and summary are its own."""
+    """A BatchRunner whose documents are decided by Ray tasks; the tally, journal and summary are its own.
+    PDFs by default; the items of an items kind through its subclass (arbiter/run/ray_items.py), which plans
+    its batches, sends its tasks the items' text and records a lost item its own way."""
 
     def __init__(
         self,
-        pipeline: Pipeline,
+        pipeline: RunPipeline,
         store: DatabaseResultStore,
-        spec: WorkerSpec,
+        spec: Any,  # WorkerSpec (PDFs), ItemSpec (items)
         *,
         workers: int,
         force: bool,
@@ -168,7 +170,7 @@ class RayBatchRunner(BatchRunner):
             num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD"
         )
         spec, task = ray.put(self.spec), ray.put(self.task)
-        plan = batches(docs, pages=task_pages(), workers=self.workers)
+        plan = self._plan(docs)
         singles: deque[list[InputDoc]] = deque()  # documents of batches lost on every try, one per task now
         in_flight: dict[Any, list[InputDoc]] = {}
         try:
@@ -177,7 +179,7 @@ class RayBatchRunner(BatchRunner):
                     batch = singles.popleft() if singles else next(plan, None)
                     if batch is None:
                         break
-                    items = [(str(d.path.resolve()), d.doc_id) for d in batch]
+                    items = [(self._source(d), d.doc_id) for d in batch]
                     in_flight[remote.remote(task, spec, items, self.force)] = batch
                 if not in_flight:
                     return
@@ -188,6 +190,14 @@ class RayBatchRunner(BatchRunner):
             for ref in in_flight:
                 ray.cancel(ref, force=True)
             raise
+
+    def _plan(self, docs: list[InputDoc]) -> Iterator[list[InputDoc]]:
+        """The run's tasks: documents by pages (run/ray_batches.py)."""
+        return batches(docs, pages=task_pages(), workers=self.workers)
+
+    def _source(self, doc: InputDoc) -> Any:
+        """What a task is handed to read the document: the PDF's absolute path (every node sees it)."""
+        return str(doc.path.resolve())
 
     def _collect(
         self, ray: Any, ref: Any, batch: list[InputDoc], singles: deque[list[InputDoc]]

@@ -202,14 +202,22 @@ def add_usage(total: Usage, delta: dict[str, Any]) -> None:
 def recorded_by_this_run(built: _Built, doc_id: str, pdf: str) -> DocResult | None:
     """The document's result when this run already recorded it (a retried task whose first attempt
     committed before its node died), rebuilt from the database; None otherwise."""
-    run = built.database.records.latest_run(doc_id)
-    if run is None or run.run_id != built.pipeline.run_id:
+    return recorded_in_run(built.database, built.sink, built.pipeline.run_id, doc_id, pdf)
+
+
+def recorded_in_run(
+    database: Store, sink: DatabaseResultStore, run_id: str, doc_id: str, source: str
+) -> DocResult | None:
+    """What run `run_id` recorded for the document (or item), from the database; None when its newest
+    record is another run's (or there is none)."""
+    run = database.records.latest_run(doc_id)
+    if run is None or run.run_id != run_id:
         return None
-    entry = built.sink.decided(doc_id) or {}
+    entry = sink.decided(doc_id) or {}
     error = entry.get("error")
     return DocResult(
         doc_id=doc_id,
-        pdf_path=pdf,
+        pdf_path=source,
         final_decision=str(entry.get("final_decision", "ESCALATE_TO_SME")),
         escalation_reason=entry.get("escalation_reason"),
         accepted_after_fixes=bool(entry.get("accepted_after_fixes")),

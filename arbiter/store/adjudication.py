@@ -21,8 +21,8 @@ from arbiter.contracts import (
     SMEReview,
 )
 from arbiter.contracts.agreement import differences
+from arbiter.contracts.answers import StatementVerdict, verdict_differences
 from arbiter.contracts.grounded import KIND as GROUNDED
-from arbiter.contracts.grounded import StatementVerdict, verdict_differences
 from arbiter.store.models import ground_truth, packets, reviews
 from arbiter.store.packet_rows import SUPERSEDED, load_packet, packet_from_row
 
@@ -155,10 +155,12 @@ def unsettled_sql(doc_column: str, as_of: bool) -> str:
     )
 
 
-def unsettled_count(conn: Connection, as_of: datetime | None = None) -> int:
-    """How many documents with ground truth await adjudication (as of the time)."""
+def unsettled_count(conn: Connection, as_of: datetime | None = None, kind: str | None = None) -> int:
+    """How many documents with ground truth (of the answer kind; None: any) await adjudication (as of the time)."""
     g = ground_truth.c
     query = sa.select(sa.func.count(sa.distinct(g.doc_id))).where(unsettled(g.doc_id, as_of))
+    if kind is not None:
+        query = query.where(g.answer_kind == kind)
     if as_of is not None:
         query = query.where(g.created_at <= as_of)
     return int(conn.execute(query).scalar_one())

@@ -46,3 +46,8 @@ class DatabaseUnavailable(StoreError, UserError):
 class TooLarge(StoreError):
     """An input over one of the profile's size limits ([limits]: review notes, a reviewer's answer, a draft);
     the message says which, in one line, and nothing was written."""
+
+
+class KindNotAllowed(StoreError):
+    """The packet holds a kind of answer the reviewer does not review (an admin restricted their kinds); the
+    message says which kinds they review."""

@@ -15,14 +15,18 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from arbiter.contracts import DEFAULT_KIND
 from arbiter.store.adjudication import unsettled
 from arbiter.store.models import ground_truth
 
 BATCH = 5_000
 
 
-def in_force_query(as_of: datetime | None = None, *, dialect: str = "sqlite") -> sa.Select[Any]:
-    """gt_id and payload (JSON: bytes on SQLite, text on PostgreSQL) of each version in force, by doc_id."""
+def in_force_query(
+    as_of: datetime | None = None, *, dialect: str = "sqlite", kind: str = DEFAULT_KIND
+) -> sa.Select[Any]:
+    """gt_id and payload (JSON: bytes on SQLite, text on PostgreSQL) of each version in force of the answer
+    kind's documents (a medical export never holds an answer's ground truth, nor the reverse), by doc_id."""
     g = ground_truth.c
     later = ground_truth.alias("later")
     newer = [later.c.doc_id == g.doc_id, later.c.version > g.version]
@@ -32,7 +36,7 @@ def in_force_query(as_of: datetime | None = None, *, dialect: str = "sqlite") ->
     payload = sa.cast(g.payload, sa.LargeBinary if dialect == "sqlite" else sa.Text)
     # A document whose two reviews disagree and await adjudication has no settled truth: it is left out.
     query = sa.select(g.gt_id, payload.label("payload")).where(
-        ~sa.exists().where(*newer), ~unsettled(g.doc_id, as_of)
+        g.answer_kind == kind, ~sa.exists().where(*newer), ~unsettled(g.doc_id, as_of)
     )
     if as_of is not None:
         query = query.where(g.created_at <= as_of)
@@ -40,10 +44,10 @@ def in_force_query(as_of: datetime | None = None, *, dialect: str = "sqlite") ->
 
 
 def iter_in_force(
-    conn: Connection, as_of: datetime | None = None, *, batch: int = BATCH
+    conn: Connection, as_of: datetime | None = None, *, batch: int = BATCH, kind: str = DEFAULT_KIND
 ) -> Iterator[tuple[list[str], list[bytes]]]:
-    """(gt_ids, payloads as UTF-8 JSON) of the versions in force, at most `batch` at a time."""
-    query = in_force_query(as_of, dialect=conn.dialect.name).execution_options(yield_per=batch)
+    """(gt_ids, payloads as UTF-8 JSON) of the answer kind's versions in force, at most `batch` at a time."""
+    query = in_force_query(as_of, dialect=conn.dialect.name, kind=kind).execution_options(yield_per=batch)
     for rows in conn.execute(query).partitions():
         ids = [r[0] for r in rows]
         payloads = [p if isinstance(p, bytes) else p.encode() for _, p in rows]

@@ -130,6 +130,7 @@ class PacketRow(SQLModel, table=True):
         sa.Index("ix_packets_status_order", "status", "priority", "created_at", "packet_id"),
         sa.Index("ix_packets_order", "priority", "created_at", "packet_id"),
         sa.Index("ix_packets_status_reason", "status", "escalation_reason"),  # queue counts, covering
+        sa.Index("ix_packets_status_kind", "status", "answer_kind"),  # counts by kind, covering (0014)
         sa.Index(
             "ix_packets_pair_of",
             "pair_of",
@@ -239,6 +240,15 @@ class UserRow(SQLModel, table=True):
     locked_at: datetime | None = _ts(nullable=True)
 
 
+class UserKindRow(SQLModel, table=True):
+    """A kind of answer an account reviews (migration 0014): claims, the queue and its counts hand the account
+    packets of its kinds only. An account with no row reviews every kind (every account before 0014)."""
+
+    __tablename__ = "user_kinds"
+    user_name: str = Field(primary_key=True, foreign_key="users.name", max_length=128)
+    answer_kind: str = Field(primary_key=True, max_length=64)
+
+
 class AuditRow(SQLModel, table=True):
     """Append-only (triggers refuse UPDATE, DELETE, REPLACE and TRUNCATE). Details never hold document text."""
 
@@ -306,6 +316,7 @@ packet_skips = PacketSkipRow.__table__  # type: ignore[attr-defined]
 reviews = ReviewRow.__table__  # type: ignore[attr-defined]
 ground_truth = GroundTruthRow.__table__  # type: ignore[attr-defined]
 users = UserRow.__table__  # type: ignore[attr-defined]
+user_kinds = UserKindRow.__table__  # type: ignore[attr-defined]
 audit_log = AuditRow.__table__  # type: ignore[attr-defined]
 sessions = SessionRow.__table__  # type: ignore[attr-defined]
 app_secrets = SecretRow.__table__  # type: ignore[attr-defined]

@@ -10,9 +10,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from arbiter.contracts import PacketKind, ReviewStatus, SMEPacket
+from arbiter.contracts import DEFAULT_KIND, PacketKind, ReviewStatus, SMEPacket
 from arbiter.store.errors import UnknownPacket
-from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_skips, packets
+from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_skips, packets, user_kinds
 from arbiter.store.seen import BLIND, SEEN_ACTION, seen_by
 
 DEFAULT_LEASE = timedelta(minutes=30)
@@ -69,6 +69,22 @@ def not_paired_with(reviewer: sa.ColumnElement[Any], table: Any = packets) -> sa
     return sa.and_(~other_review, ~saw_answer)
 
 
+# A reviewer is handed packets of their kinds only (user_kinds, migration 0014; no row: every kind), every
+# packet kind alike (escalations, blind second reviews and audits, adjudications). Read inside each statement,
+# so it is as fresh as the claim; for an unrestricted reviewer the NOT EXISTS is evaluated once per statement
+# (uncorrelated), so their claim costs one primary-key probe more.
+_KINDS_SQL = (
+    "(NOT EXISTS (SELECT 1 FROM user_kinds AS mine WHERE mine.user_name = :p_reviewer) "
+    "OR {p}.answer_kind IN (SELECT mine.answer_kind FROM user_kinds AS mine WHERE mine.user_name = :p_reviewer))"
+)
+
+
+def kind_allowed(reviewer: sa.ColumnElement[Any], table: Any = packets) -> sa.ColumnElement[bool]:
+    """The packet's answer kind is one the reviewer reviews (every kind when they have none recorded)."""
+    mine = sa.select(user_kinds.c.answer_kind).where(user_kinds.c.user_name == reviewer)
+    return sa.or_(~mine.exists(), table.c.answer_kind.in_(mine))
+
+
 # Claim next in ONE statement: the most urgent claimable packet the reviewer has not skipped, walking the
 # open-order index; only when there is none, the one they skipped longest ago (their skips, by time). COALESCE
 # evaluates the second pick only when the first found nothing, so skipping costs the others nothing.
@@ -81,6 +97,7 @@ _PICK_FRESH = (
     .where(sa.text(OPEN_PREDICATE))
     .where(_CLAIMABLE)
     .where(not_paired_with(sa.bindparam("p_reviewer")))
+    .where(kind_allowed(sa.bindparam("p_reviewer")))
     .where(_NOT_SKIPPED)
     .order_by(*QUEUE_ORDER)
     .limit(1)
@@ -94,6 +111,7 @@ _PICK_SKIPPED = (
     .where(sa.text(f"packets.{OPEN_PREDICATE}"))
     .where(_CLAIMABLE)
     .where(not_paired_with(sa.bindparam("p_reviewer")))
+    .where(kind_allowed(sa.bindparam("p_reviewer")))
     .order_by(packet_skips.c.skipped_at, packets.c.packet_id)
     .limit(1)
     .with_for_update(of=packets, skip_locked=True)
@@ -108,14 +126,14 @@ _PICK_NEXT_SQLITE = (
             "SELECT coalesce(("
             f"SELECT packet_id FROM packets INDEXED BY ix_packets_open_order WHERE {OPEN_PREDICATE} "
             f"AND (status = '{PENDING}' OR claim_expires_at < :p_now_at) "
-            f"AND {_INDEPENDENT_SQL.format(p='packets')} "
+            f"AND {_INDEPENDENT_SQL.format(p='packets')} AND {_KINDS_SQL.format(p='packets')} "
             "AND NOT EXISTS (SELECT 1 FROM packet_skips AS k WHERE k.reviewer = :p_reviewer "
             "AND k.packet_id = packets.packet_id) "
             "ORDER BY priority, created_at, packet_id LIMIT 1), ("
             "SELECT p.packet_id FROM packet_skips AS k JOIN packets AS p ON p.packet_id = k.packet_id "
             f"WHERE k.reviewer = :p_reviewer AND p.status IN ('{PENDING}', '{IN_REVIEW}') "
             f"AND (p.status = '{PENDING}' OR p.claim_expires_at < :p_now_at) "
-            f"AND {_INDEPENDENT_SQL.format(p='p')} "
+            f"AND {_INDEPENDENT_SQL.format(p='p')} AND {_KINDS_SQL.format(p='p')} "
             "ORDER BY k.skipped_at, p.packet_id LIMIT 1)) AS packet_id"
         )
         .bindparams(_param("p_now_at"))
@@ -134,6 +152,7 @@ RESUME_OWN = (
         packets.c.packet_id
         == sa.select(packets.c.packet_id)
         .where(packets.c.status == IN_REVIEW, packets.c.claimed_by == sa.bindparam("p_reviewer"))
+        .where(kind_allowed(sa.bindparam("p_reviewer")))
         .order_by(packets.c.claimed_at, packets.c.packet_id)
         .limit(1)
         .scalar_subquery()
@@ -172,6 +191,7 @@ class PacketSummary:
     doc_type: str | None
     top_codes: list[str]
     kind: str = PacketKind.ESCALATION.value
+    answer_kind: str = DEFAULT_KIND  # the kind of answer (arbiter/kinds)
 
 
 def packet_from_row(row: Any) -> SMEPacket:
@@ -211,6 +231,7 @@ def summary_from_row(row: Any) -> PacketSummary:
         doc_type=m["doc_type"],
         top_codes=[c for c in m["top_codes"].split(",") if c],
         kind=m["kind"],
+        answer_kind=m["answer_kind"],
     )
 
 

@@ -13,7 +13,7 @@ from arbiter.store.audit import write_audit
 from arbiter.store.blind import HIDDEN_MESSAGE, Hidden, hidden_from, record_seen
 from arbiter.store.db import Database, upsert
 from arbiter.store.drafts import delete_drafts
-from arbiter.store.errors import NotIndependent, TooManyClaims, UnknownPacket, UnknownUser
+from arbiter.store.errors import KindNotAllowed, NotIndependent, TooManyClaims, UnknownPacket, UnknownUser
 from arbiter.store.independence import other_review
 from arbiter.store.models import OPEN_PREDICATE, UTCDateTime, packet_codes, packet_skips, packets
 from arbiter.store.packet_rows import (
@@ -29,13 +29,14 @@ from arbiter.store.packet_rows import (
     SUPERSEDED,
     PacketSummary,
     as_list,
+    kind_allowed,
     load_packet,
     not_paired_with,
     packet_from_row,
     summary_from_row,
 )
 from arbiter.store.repository import Repository
-from arbiter.store.users import Users
+from arbiter.store.users import Users, kind_words, reviewer_kinds
 
 _BATCH = 500
 _NOTHING = Hidden()
@@ -51,16 +52,23 @@ class Queue(Repository):
 
     # Reading the queue --------------------------------------------------------------------------------
     def counts(self, *, viewer: str | None = None) -> dict[str, Any]:
-        """{'by_status': {status: n}, 'by_reason': {reason: n open}, 'open': n, 'total': n} (superseded excluded
-        from total); for a `viewer`, without the packets hidden from them (a count that differs from the list
-        would say a document they hold blind has another packet)."""
+        """{'by_status': {status: n}, 'by_reason': {reason: n open}, 'by_kind': {answer kind: {status: n, 'open':
+        n}}, 'open': n, 'total': n} (superseded excluded from total); for a `viewer`, without the packets hidden
+        from them (a count that differs from the list would say a document they hold blind has another packet)
+        and only of the kinds they review."""
         with self.read() as conn:
             shown = hidden_from(conn, viewer).visible(packets.c.doc_id, packets)
-            by_status: dict[str, int] = dict(
-                conn.execute(
-                    sa.select(packets.c.status, sa.func.count()).where(shown).group_by(packets.c.status)
-                ).all()
-            )
+            if viewer is not None:
+                shown = sa.and_(shown, kind_allowed(sa.literal(viewer)))
+            by_status: dict[str, int] = {}
+            by_kind: dict[str, dict[str, int]] = {}
+            for status, answer_kind, n in conn.execute(
+                sa.select(packets.c.status, packets.c.answer_kind, sa.func.count())
+                .where(shown)
+                .group_by(packets.c.status, packets.c.answer_kind)
+            ):
+                by_status[status] = by_status.get(status, 0) + n
+                by_kind.setdefault(answer_kind, {})[status] = n
             by_reason: dict[str, int] = dict(
                 conn.execute(
                     sa.select(packets.c.escalation_reason, sa.func.count())
@@ -69,11 +77,15 @@ class Queue(Repository):
                     .order_by(sa.func.count().desc())
                 ).all()
             )
-        for status in (PENDING, IN_REVIEW, COMPLETED):
-            by_status.setdefault(status, 0)
+        for counted in (by_status, *by_kind.values()):
+            for status in (PENDING, IN_REVIEW, COMPLETED):
+                counted.setdefault(status, 0)
+        for counted in by_kind.values():
+            counted["open"] = counted[PENDING] + counted[IN_REVIEW]
         return {
             "by_status": by_status,
             "by_reason": by_reason,
+            "by_kind": dict(sorted(by_kind.items())),
             "open": by_status[PENDING] + by_status[IN_REVIEW],
             "total": sum(n for s, n in by_status.items() if s != SUPERSEDED),
         }
@@ -87,9 +99,14 @@ class Queue(Repository):
         code: str | None,
         doc_type: str | list[str] | None,
         claimed_by: str | None,
+        answer_kind: str | list[str] | None = None,
         hidden: Hidden = _NOTHING,
     ) -> sa.Select[Any]:
         query = query.where(hidden.visible(packets.c.doc_id, packets))
+        if hidden.viewer is not None:  # a viewer sees the kinds they review only
+            query = query.where(kind_allowed(sa.literal(hidden.viewer)))
+        if answer_kinds := as_list(answer_kind):
+            query = query.where(packets.c.answer_kind.in_(answer_kinds))
         statuses = as_list(status)
         if statuses:
             query = query.where(packets.c.status.in_(statuses))
@@ -121,12 +138,14 @@ class Queue(Repository):
         limit: int = 50,
         total: int | None = None,
         viewer: str | None = None,
+        answer_kind: str | list[str] | None = None,
     ) -> list[PacketSummary]:
         """One page of the queue in priority order (severity, then age), filtered and paged in SQL.
 
         Given `total` (count with the same filters), a page in the back half is read from the end
         in reverse order, so the last page costs what the first does instead of skipping every row before it.
-        Given `viewer`, packets of documents the viewer holds blind are left out (store/blind.py).
+        Given `viewer`, packets of documents the viewer holds blind are left out (store/blind.py), and so are
+        packets of kinds they do not review; `answer_kind` filters by kind.
         """
         cols = [c for c in packets.c if c.name != "payload"]
         query = self._filtered(
@@ -136,6 +155,7 @@ class Queue(Repository):
             code=code,
             doc_type=doc_type,
             claimed_by=claimed_by,
+            answer_kind=answer_kind,
             hidden=self._hidden(viewer),
         )
         offset, limit = max(offset, 0), max(limit, 0)
@@ -161,6 +181,7 @@ class Queue(Repository):
         doc_type: str | list[str] | None = None,
         claimed_by: str | None = None,
         viewer: str | None = None,
+        answer_kind: str | list[str] | None = None,
     ) -> int:
         """How many packets page would page through with the same filters."""
         query = self._filtered(
@@ -170,21 +191,25 @@ class Queue(Repository):
             code=code,
             doc_type=doc_type,
             claimed_by=claimed_by,
+            answer_kind=answer_kind,
             hidden=self._hidden(viewer),
         )
         with self.read() as conn:
             return int(conn.execute(query).scalar_one())
 
     def filter_options(self) -> dict[str, list[str]]:
-        """Distinct reasons, document types and issue codes present, for the queue's filter widgets."""
+        """Distinct reasons, document types, issue codes and answer kinds present, for the queue's filter
+        widgets."""
         with self.read() as conn:
             reasons = conn.execute(sa.select(packets.c.escalation_reason).distinct()).scalars().all()
             types = conn.execute(sa.select(packets.c.doc_type).distinct()).scalars().all()
             codes = conn.execute(sa.select(packet_codes.c.code).distinct()).scalars().all()
+            kinds = conn.execute(sa.select(packets.c.answer_kind).distinct()).scalars().all()
         return {
             "reasons": sorted(reasons),
             "doc_types": sorted(t for t in types if t),
             "codes": sorted(codes),
+            "kinds": sorted(kinds),
         }
 
     def _hidden(self, viewer: str | None) -> Hidden:
@@ -261,6 +286,7 @@ class Queue(Repository):
             .where(p.packet_id == packet_id, p.status.in_([PENDING, IN_REVIEW]))
             .where(sa.or_(p.status == PENDING, p.claim_expires_at < now, p.claimed_by == reviewer))
             .where(not_paired_with(sa.literal(reviewer)))
+            .where(kind_allowed(sa.literal(reviewer)))
             .values(
                 status=IN_REVIEW,
                 claimed_by=reviewer,
@@ -287,6 +313,7 @@ class Queue(Repository):
             row = conn.execute(stmt).first()
             if row is None:
                 wanted = load_packet(conn, packet_id)._mapping  # UnknownPacket when it does not exist at all
+                _require_kind(conn, wanted["answer_kind"], reviewer)
                 conflict = other_review(conn, wanted, reviewer)
                 if conflict is not None:
                     raise NotIndependent(conflict)
@@ -354,7 +381,8 @@ class Queue(Repository):
         now: datetime | None = None,
     ) -> SMEPacket:
         """An admin hands an open packet to another reviewer with a fresh lease (audited); NotIndependent when
-        that reviewer holds or held another review of the document this one must be independent of."""
+        that reviewer holds or held another review of the document this one must be independent of,
+        KindNotAllowed when the packet's kind is not one they review."""
         self.users.require_admin(admin)
         target = self.users.get(to_user)
         if target is None or not target.active:
@@ -367,6 +395,7 @@ class Queue(Repository):
                 raise ValueError(
                     f"Packet {packet_id} is {before['status'].lower()}; only open packets can be reassigned."
                 )
+            _require_kind(conn, before["answer_kind"], to_user)
             conflict = other_review(conn, before, to_user)
             if conflict is not None:
                 raise NotIndependent(conflict)
@@ -394,3 +423,14 @@ class Queue(Repository):
                 at=now,
             )
             return packet_from_row(row)
+
+
+def _require_kind(conn: Any, answer_kind: str, reviewer: str) -> None:
+    """KindNotAllowed, in plain words, when `reviewer` does not review packets of this kind of answer."""
+    kinds = reviewer_kinds(conn, reviewer)
+    if kinds and answer_kind not in kinds:
+        raise KindNotAllowed(
+            f"This packet holds a {kind_words(answer_kind)}; {reviewer} reviews only "
+            f"{' and '.join(kind_words(k) + 's' for k in kinds)}. An admin can change the kinds an account "
+            "reviews."
+        )

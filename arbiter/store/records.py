@@ -244,6 +244,33 @@ class Records(Repository):
             insert_gt(conn, new)
         return new
 
+    def drift_history(self, high_risk: float) -> dict[tuple[str, str], tuple[int, int]]:
+        """Every recorded decision's counts per producer, as the drift monitor's history (record/drift.py:
+        (observations, events) per (producer, test)): escalations among decisions, and accepts whose risk
+        is at least `high_risk` among scored accepts. Errors and rows without a producer say nothing."""
+        d = documents.c
+        accept = d.final_decision == "AUTO_ACCEPT"
+        scored = sa.and_(accept, d.risk.is_not(None))
+        query = (
+            sa.select(
+                d.producer,
+                sa.func.count(),
+                sa.func.sum(sa.case((accept, 0), else_=1)),
+                sa.func.sum(sa.case((scored, 1), else_=0)),
+                sa.func.sum(sa.case((sa.and_(scored, d.risk >= high_risk), 1), else_=0)),
+            )
+            .where(d.error.is_(None), d.producer.is_not(None))
+            .group_by(d.producer)
+        )
+        with self.read() as conn:
+            rows = conn.execute(query).all()
+        history: dict[tuple[str, str], tuple[int, int]] = {}
+        for producer, n, escalations, accepts, risky in rows:
+            history[(producer, "escalation_rate")] = (int(n), int(escalations or 0))
+            if accepts:
+                history[(producer, "risk_mix")] = (int(accepts), int(risky or 0))
+        return history
+
     def latest_run(self, doc_id: str) -> RecordedRun | None:
         """Which run recorded the document last, with its skip key and error (None: never recorded)."""
         with self.read() as conn:

@@ -22,7 +22,7 @@ from arbiter.contracts import (
     StopReason,
     VerificationOutcome,
 )
-from arbiter.contracts.grounded import StatementVerdict
+from arbiter.contracts.answers import StatementVerdict
 from arbiter.contracts.limits import Limits, answer_problem, notes_problem
 from arbiter.store.adjudication import adjudication_packet, answered, disagreement, partner_answer
 from arbiter.store.audit import write_audit

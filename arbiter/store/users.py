@@ -4,10 +4,15 @@ Sign-in is throttled per account: every failed sign-in is audited (`user.sign_in
 the reason, never the password); after FREE_FAILURES failures in a row each further attempt must wait
 (1 s, 2 s, 4 s … up to MAX_DELAY_S) or is refused unchecked (`throttled`); after `lock_after` failures in a
 row (the app's ARBITER_REVIEW_LOCK_AFTER, default 10) the account is locked until an admin unlocks it
-(`user.locked`, `user.unlock`). A success resets the count."""
+(`user.locked`, `user.unlock`). A success resets the count.
+
+An admin may restrict an account to kinds of answer (`set_kinds`, table user_kinds, migration 0014; audited as
+`user.kinds`): claims and the queue then hand it packets of those kinds only (packet_rows.kind_allowed). No
+kind recorded means every kind."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -18,9 +23,11 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.engine import Connection
 
+from arbiter.kinds import KINDS
 from arbiter.store.audit import write_audit
 from arbiter.store.errors import DuplicateUser, PermissionDenied, UnknownUser
-from arbiter.store.models import sessions, users
+from arbiter.store.models import packets, sessions, user_kinds, users
+from arbiter.store.packet_rows import IN_REVIEW, PENDING
 from arbiter.store.repository import Repository
 
 Role = Literal["reviewer", "admin"]
@@ -49,10 +56,14 @@ class User:
     created_at: datetime
     has_password: bool = False
     locked: bool = False
+    kinds: tuple[str, ...] = ()  # the kinds of answer the account reviews; () = every kind
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    def reviews_kind(self, answer_kind: str) -> bool:
+        return not self.kinds or answer_kind in self.kinds
 
 
 @dataclass(frozen=True)
@@ -71,7 +82,7 @@ def throttle_delay(failures: int) -> float:
     return float(min(2 ** (failures - FREE_FAILURES), MAX_DELAY_S))
 
 
-def user_from_row(row: sa.Row[tuple[object, ...]]) -> User:
+def user_from_row(row: sa.Row[tuple[object, ...]], kinds: tuple[str, ...] = ()) -> User:
     m = row._mapping
     return User(
         name=m["name"],
@@ -80,7 +91,36 @@ def user_from_row(row: sa.Row[tuple[object, ...]]) -> User:
         created_at=m["created_at"],
         has_password=m["password_hash"] is not None,
         locked=m["locked_at"] is not None,
+        kinds=kinds,
     )
+
+
+def kind_words(answer_kind: str) -> str:
+    """A kind's registry name as words: "grounded-answer" → "grounded answer"."""
+    return answer_kind.replace("-", " ").replace("_", " ")
+
+
+def reviewer_kinds(conn: Connection, name: str) -> tuple[str, ...]:
+    """The kinds the account reviews, in the registry's order; () when it reviews every kind."""
+    rows = conn.execute(sa.select(user_kinds.c.answer_kind).where(user_kinds.c.user_name == name)).scalars()
+    return in_registry_order(rows)
+
+
+def in_registry_order(kinds: Iterable[str]) -> tuple[str, ...]:
+    order = {k: i for i, k in enumerate(KINDS)}
+    return tuple(sorted(kinds, key=lambda k: (order.get(k, len(order)), k)))
+
+
+def check_kinds(kinds: Iterable[str]) -> tuple[str, ...]:
+    """Kind names checked against the registry (arbiter/kinds), each once, in the registry's order; a
+    ValueError in plain words names an unknown one and the kinds there are."""
+    wanted = [k.strip() for k in kinds if k.strip()]
+    unknown = [k for k in wanted if k not in KINDS]
+    if unknown:
+        raise ValueError(
+            f"There is no kind of answer named {unknown[0]!r}; the kinds are {', '.join(KINDS)}."
+        )
+    return tuple(k for k in KINDS if k in wanted)
 
 
 class Users(Repository):
@@ -131,11 +171,60 @@ class Users(Repository):
     def get(self, name: str) -> User | None:
         with self.read() as conn:
             row = conn.execute(sa.select(users).where(users.c.name == name)).first()
-        return user_from_row(row) if row else None
+            return user_from_row(row, reviewer_kinds(conn, name)) if row else None
 
     def list_all(self) -> list[User]:
         with self.read() as conn:
-            return [user_from_row(r) for r in conn.execute(sa.select(users).order_by(users.c.name))]
+            kinds: dict[str, list[str]] = {}
+            for who, answer_kind in conn.execute(sa.select(user_kinds.c.user_name, user_kinds.c.answer_kind)):
+                kinds.setdefault(who, []).append(answer_kind)
+            return [
+                user_from_row(r, in_registry_order(kinds.get(r._mapping["name"], ())))
+                for r in conn.execute(sa.select(users).order_by(users.c.name))
+            ]
+
+    def kinds(self, name: str) -> tuple[str, ...]:
+        """The kinds of answer the account reviews; () when it reviews every kind."""
+        with self.read() as conn:
+            return reviewer_kinds(conn, name)
+
+    def set_kinds(self, name: str, kinds: Iterable[str], *, actor: str) -> tuple[str, ...]:
+        """An admin restricts the account to these kinds of answer (none: every kind); audited as `user.kinds`
+        with the kinds before and after. The account's open claims of other kinds go back to the queue in the
+        same transaction (listed in the audit event), so nothing of another kind stays in its hands. Returns the
+        kinds now in force; a ValueError names an unknown kind."""
+        self.require_admin(actor)
+        wanted = check_kinds(kinds)
+        now = datetime.now(UTC)
+        with self.write() as conn:
+            if conn.execute(sa.select(users.c.name).where(users.c.name == name)).first() is None:
+                raise UnknownUser(f"No user named {name!r}.")
+            before = reviewer_kinds(conn, name)
+            if set(before) == set(wanted):
+                return wanted
+            conn.execute(sa.delete(user_kinds).where(user_kinds.c.user_name == name))
+            if wanted:
+                conn.execute(sa.insert(user_kinds), [{"user_name": name, "answer_kind": k} for k in wanted])
+            released: list[str] = []
+            if wanted:
+                p = packets.c
+                released = list(
+                    conn.execute(
+                        sa.update(packets)
+                        .where(p.status == IN_REVIEW, p.claimed_by == name, p.answer_kind.not_in(wanted))
+                        .values(
+                            status=PENDING,
+                            claimed_by=None,
+                            claimed_at=None,
+                            claim_expires_at=None,
+                            updated_at=now,
+                        )
+                        .returning(p.packet_id)
+                    ).scalars()
+                )
+            details = {"from": list(before), "to": list(wanted), "released": sorted(released)}
+            write_audit(conn, actor, "user.kinds", name, details, at=now)
+        return wanted
 
     def verify_password(self, name: str, password: str) -> User | None:
         """The active user when the password matches, else None (same answer for unknown names)."""

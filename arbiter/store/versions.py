@@ -20,7 +20,7 @@ from arbiter.contracts import (
     VerificationOutcome,
     VerificationSummary,
 )
-from arbiter.contracts.grounded import StatementVerdict
+from arbiter.contracts.answers import StatementVerdict
 from arbiter.store.adjudication import unsettled
 from arbiter.store.blind import hidden_from, record_seen
 from arbiter.store.models import ground_truth

@@ -1,9 +1,11 @@
-"""Admin page: claims in progress; release one to the queue or reassign it (both audited)."""
+"""Admin page: claims in progress; release one to the queue or reassign it; the kinds of answer an account
+reviews; locked accounts (all audited)."""
 
 import streamlit as st
 
+from arbiter.kinds import KINDS
 from arbiter.review.packet_view import escape
-from arbiter.review.queue_view import claim_labels, queue_rows
+from arbiter.review.queue_view import claim_labels, kind_help, kind_label, queue_rows
 from arbiter.review_app import state
 
 user = state.require_user()
@@ -30,6 +32,36 @@ if packet_id:
     if to_user and c2.button("Reassign", key="admin_reassign"):
         outcome = admin.reassign(packet_id, to_user)
         (st.success if outcome.ok else st.error)(escape(outcome.message))
+
+st.subheader("Kinds of answer")
+st.caption(
+    "Restrict an account to kinds of answer (a clinician to medical classifications, a compliance analyst to "
+    "grounded answers): claims and the queue then hand it packets of those kinds only, and its open claims of "
+    "other kinds go back to the queue. No kind chosen means every kind (audited)."
+)
+accounts = {u.name: u for u in store.users.list_all() if u.active}
+who = st.selectbox(
+    "Account",
+    list(accounts),
+    key="admin_kinds_user",
+    index=None,
+    format_func=lambda n: f"{n} ({', '.join(kind_label(k) for k in accounts[n].kinds) or 'every kind'})",
+)
+if who:
+    chosen = st.multiselect(
+        "Reviews these kinds",
+        list(KINDS),
+        default=[k for k in accounts[who].kinds if k in KINDS],
+        format_func=kind_label,
+        key=f"admin_kinds_{who}",
+        help=kind_help(KINDS),
+    )
+    if st.button("Save kinds", key="admin_kinds_save"):
+        outcome = admin.set_kinds(who, chosen)
+        if outcome.ok:
+            state.flash("success", outcome.message)
+            st.rerun()
+        st.error(escape(outcome.message))
 
 st.subheader("Locked accounts")
 locked = [u.name for u in store.users.list_all() if u.locked]

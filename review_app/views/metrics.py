@@ -9,6 +9,8 @@ from arbiter.contracts.profile import load_profile
 from arbiter.metrics.as_of import parse_time
 from arbiter.metrics.calibration import path_of
 from arbiter.metrics.collect import compute_metrics
+from arbiter.metrics.grounded import GroundedReport, compute_grounded, has_answers
+from arbiter.metrics.grounded_text import SCOPES, score_rows
 from arbiter.metrics.report import (
     confusion_charts,
     decision_charts,
@@ -65,6 +67,16 @@ def _report(db_url: str | None, as_of: datetime | None) -> tuple[MetricsReport, 
     return report, datetime.now(UTC)
 
 
+# Grounded answers (metrics/grounded.py): shown when any answer item has ground truth; values as text.
+@st.cache_data(ttl=60, show_spinner="Computing the answers' metrics…", max_entries=8)
+def _grounded(db_url: str | None, as_of: datetime | None) -> GroundedReport | None:
+    store = state.the_store()
+    if not has_answers(store):
+        return None
+    profile = load_profile()
+    return compute_grounded(store, as_of, policy=profile.metrics, sampling=profile.sampling)
+
+
 user = state.require_user()
 st.title("Metrics")
 left, right = st.columns([3, 1], vertical_alignment="bottom")
@@ -73,6 +85,7 @@ as_of_text = left.text_input(
 )
 if right.button("Recompute", key="metrics_refresh"):
     _report.clear()
+    _grounded.clear()
 as_of = None
 if as_of_text.strip():
     try:
@@ -181,6 +194,32 @@ st.download_button(
 st.caption(
     f"{report.totals.ground_truth_docs} documents with ground truth · computed in {report.seconds:.2f} s"
 )
+
+
+answers = _grounded(state.settings().db_url, as_of)
+if answers is not None:
+    st.header("Grounded answers")
+    st.write(
+        f"Arbiter false-accept rate on answers: {headline_value(answers.audit)}"
+        + (f" ({headline_detail(answers.audit)})" if headline_detail(answers.audit) else "")
+    )
+    st.write(false_accept_sentence(answers.audit))
+    for g in answers.guarantees[:1]:
+        st.write(guarantee_sentence(g))
+    for scores in answers.scores:
+        st.subheader(f"{SCOPES[scores.scope].capitalize()} ({scores.items:,})")
+        st.dataframe(
+            [
+                {"Figure": name, "Value": value, "Counts": detail}
+                for name, value, detail in score_rows(scores)
+            ],
+            hide_index=True,
+            key=f"metrics_grounded_{scores.scope}",
+        )
+    st.caption(
+        "Statement verdicts come from the experts' reviews; an accepted answer counts as all supported, with its "
+        "citations as given. `arbiter metrics --kind grounded-answer` prints the same figures."
+    )
 
 if state.require_user().is_admin:  # the What-if panel (review_app/whatif_panel.py; logic in arbiter/whatif/)
     from arbiter.review_app import whatif_panel

@@ -2,12 +2,16 @@
 
 import streamlit as st
 
+from arbiter.kinds import KINDS
 from arbiter.review.packet_view import escape
 from arbiter.review.queue_view import (
     PAGE_SIZE,
     STATUS_LABELS,
     QueueFilters,
     clamp_page,
+    kind_counts,
+    kind_help,
+    kind_label,
     offset_of,
     page_count,
     queue_rows,
@@ -28,6 +32,12 @@ c1.metric("Waiting", counts["by_status"].get("PENDING", 0))
 c2.metric("In review", counts["by_status"].get("IN_REVIEW", 0))
 c3.metric("Done", counts["by_status"].get("COMPLETED", 0))
 c4.metric("Open", counts["open"])
+# The counts split by kind of answer; a reviewer an admin restricted to kinds sees (and is handed) those only.
+my_kinds = store.users.kinds(user.name)
+if len(counts["by_kind"]) > 1 or my_kinds:
+    st.caption(escape(" · ".join(f"{label}: {text}" for label, text in kind_counts(counts["by_kind"]))))
+if my_kinds:
+    st.caption(escape("You review " + " and ".join(kind_label(k).lower() + "s" for k in my_kinds) + " only."))
 if user.is_admin and (unreadable := store.operations.count()):
     st.page_link(
         "views/operations.py",
@@ -66,7 +76,13 @@ with st.expander("Filters", expanded=False):
     f3, f4 = st.columns(2)
     code = f3.selectbox("Issue code", ["", *options["codes"]], key="filter_code")
     doc_type = f4.multiselect("Document type", options["doc_types"], key="filter_type")
-filters = QueueFilters(status=status, reason=reason, code=code or None, doc_type=doc_type)
+    kinds = list(my_kinds) or [*KINDS, *(k for k in options["kinds"] if k not in KINDS)]
+    answer_kind = st.multiselect(
+        "Kind", kinds, format_func=kind_label, key="filter_kind", help=kind_help(kinds)
+    )
+filters = QueueFilters(
+    status=status, reason=reason, code=code or None, doc_type=doc_type, answer_kind=answer_kind
+)
 
 # viewer: packets of a document this reviewer holds blind are left out (a row beside it would say it is a
 # second review); the store applies the rule.

@@ -1,6 +1,6 @@
 """Answer kinds: documents, packets and ground-truth versions name the kind of answer they hold
 (arbiter/kinds: `medical-classification`, the default and every earlier row, or `grounded-answer`), so one
-database, one queue and one export serve both kinds (docs/design.md §9.8).
+database, one queue and one export serve both kinds (docs/design.md §8.1).
 
 Revision ID: 0013
 Revises: 0012
