@@ -172,3 +172,22 @@ def test_pdf_only_options_are_refused_for_items(tmp_path: Path) -> None:
         result = runner.invoke(app, ["run", str(items), "--kind", GROUNDED, "--out", str(tmp_path), *options])
         assert result.exit_code != 0
         assert named in " ".join(result.output.split()), result.output
+
+
+def test_grounded_demo_queues_its_escalations_and_says_how_to_review(tmp_path: Path) -> None:
+    """`arbiter demo --kind grounded-answer` escalates every planted fault, accepts every correct answer,
+    leaves the escalations in its database's queue and prints the commands that open them at the desk."""
+    from arbiter.store import Store
+
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["demo", "--kind", "grounded-answer", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "Planted wrong answers escalated: 14 of 14" in text
+    assert "accepted: 31 of 31" in text
+    assert f"review --out {out}" in text
+    store = Store(f"sqlite:///{out / 'arbiter.db'}")
+    try:
+        assert store.queue.counts()["by_kind"][GROUNDED]["PENDING"] >= 14
+    finally:
+        store.dispose()

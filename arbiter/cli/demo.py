@@ -123,3 +123,10 @@ def _items_demo(spec: Any, out_dir: Path, workers: int | None, force: bool, llm:
         f"in each: {folder / 'truth.json'}; each item's checks: {out_dir / 'agent_outputs'}/ITEM_ID/",
         soft_wrap=True,
     )
+    out_opt = "" if out_dir == Path("output") else f" --out {out_dir}"
+    arbiter = command_name()
+    out.print(
+        f"Review the escalated answers in the browser: {arbiter} users add NAME --role admin{out_opt}, then "
+        f"{arbiter} review{out_opt}",
+        soft_wrap=True,
+    )
