@@ -14,10 +14,9 @@ from rich.table import Table
 from arbiter.cli.review import DbOpt, OutOpt, _store
 from arbiter.cli.support import ArbiterCommand, ArbiterGroup, fail
 from arbiter.errors import UserError
+from arbiter.kinds import GROUNDED, MEDICAL
 from arbiter.metrics.as_of import parse_time
 from arbiter.outputs import location
-
-MEDICAL, GROUNDED = "medical-classification", "grounded-answer"
 
 out = Console()
 console = Console(stderr=True)
@@ -120,7 +119,7 @@ def metrics(
             help="Whose figures: medical-classification (the default) or grounded-answer (groundedness, citations, "
             "abstention, answer accuracy and the arbiter's false-accept rate on answers).",
         ),
-    ] = "medical-classification",
+    ] = MEDICAL,
     out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:

@@ -20,7 +20,7 @@ from arbiter.cli.support import (
     require_database,
 )
 from arbiter.errors import UserError
-from arbiter.kinds import KINDS
+from arbiter.kinds import KINDS, MEDICAL
 from arbiter.outputs import location
 from arbiter.review.onboarding import NO_ACCOUNTS_HINT
 from arbiter.store import Store
@@ -315,7 +315,7 @@ def export(
             help="Whose ground truth: medical-classification (the default) or grounded-answer (its own layout: "
             "answers and answer_statements tables).",
         ),
-    ] = "medical-classification",
+    ] = MEDICAL,
     out_dir: OutOpt = "output",
     db: DbOpt = None,
 ) -> None:
