@@ -44,6 +44,7 @@ from arbiter.run.ray_limits import share_limits, start_limits
 from arbiter.run.ray_worker import WorkerSpec, process_document
 from arbiter.store import Store, pooling
 from testing.pgbouncer import ServerConnections, pgbouncer
+from testing.recorded import decisions
 from tests.conftest import FIXTURES, REPO
 from tests.llm_fakes import FakeBackend
 
@@ -113,30 +114,6 @@ def cluster_fixture() -> Iterator[Cluster]:
 
 def input_ids() -> list[str]:
     return [p.stem for folder in INPUTS for p in folder.glob("*.pdf")]
-
-
-def decisions(url: str) -> dict[str, tuple[Any, ...]]:
-    """Per document: what its newest run decided and why, attempt by attempt (no times, no paths)."""
-    store = Store(url)
-    try:
-        with store.read() as conn:
-            ids = [r[0] for r in conn.execute(sa.text("SELECT DISTINCT doc_id FROM documents"))]
-        found = {}
-        for doc_id in ids:
-            record = store.records.document(doc_id)
-            assert record is not None
-            o = record.outcome
-            found[doc_id] = (
-                str(o.final_decision),
-                o.escalation_reason,
-                str(o.stop_reason),
-                o.accepted_after_fixes,
-                [sorted(i.code for r in a.verifier_results for i in r.issues) for a in o.attempts],
-                o.final_classification,
-            )
-        return found
-    finally:
-        store.dispose()
 
 
 def test_ray_engine_decides_the_fixtures_as_the_local_engine(cluster: Cluster, tmp_path: Path) -> None:

@@ -29,33 +29,10 @@ from arbiter.run.items import RawItem, read_items
 from arbiter.run.ray_items import TASK_BYTES, TASK_ITEMS, ItemSpec, RayItemRunner
 from arbiter.store import Store
 from arbiter.store.models import packets
+from testing.recorded import decisions
 from tests.test_ray_cli_cluster import RAY, two_nodes
 
 COUNTED = ("documents", "processed", "accepted_first_time", "accepted_after_fixes", "escalated", "errors")
-
-
-def decisions(url: str) -> dict[str, tuple[Any, ...]]:
-    """Per item: what its newest run decided and why, attempt by attempt, and the final answer."""
-    store = Store(url)
-    try:
-        with store.read() as conn:
-            ids = [r[0] for r in conn.execute(sa.text("SELECT DISTINCT doc_id FROM documents"))]
-        found = {}
-        for doc_id in ids:
-            record = store.records.document(doc_id)
-            assert record is not None
-            o = record.outcome
-            found[doc_id] = (
-                str(o.final_decision),
-                o.escalation_reason,
-                str(o.stop_reason),
-                o.accepted_after_fixes,
-                [sorted(i.code for r in a.verifier_results for i in r.issues) for a in o.attempts],
-                o.final_classification,
-            )
-        return found
-    finally:
-        store.dispose()
 
 
 def queued(url: str) -> int:
