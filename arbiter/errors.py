@@ -16,7 +16,8 @@ ArbiterError
  │    └── ClaimLost, TooManyClaims, UnknownPacket, UnknownUser, PermissionDenied, DuplicateUser,
  │         NotIndependent (the other half of a double review, or an audit, by the same reviewer),
  │         NotInOperations (an UnknownPacket: no such item waits in the operations lane),
- │         TooLarge (review notes, an answer or a draft over the profile's [limits])
+ │         TooLarge (review notes, an answer or a draft over the profile's [limits]),
+ │         KindNotAllowed (a packet of a kind of answer the reviewer is not restricted to)
  ├── ServiceError               a remote service gave no usable answer (arbiter/net and its callers)
  │    ├── NetworkDisabled       net/switch: a real request while the network is switched off (tests)
  │    ├── Retryable             net/retry: one failed attempt that may succeed again (never escapes)
