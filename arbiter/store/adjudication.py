@@ -95,6 +95,12 @@ def disagreement(packet: SMEPacket, mine: ReviewedAnswer, other: ReviewedAnswer)
         found = verdict_differences(
             first.statement_verdicts, second.statement_verdicts, first.classification, second.classification
         )
+        if (
+            not found and first.classification != second.classification
+        ):  # same verdicts, other words or quotes
+            found = [
+                "The two reviews saved different answers (a statement's text, a quote or the missing evidence)."
+            ]
     else:
         found = differences(first.classification, second.classification)
     return AdjudicationCase(first=first, second=second, differences=found) if found else None
