@@ -52,7 +52,13 @@ def _moved_on(page: Any, doc_id: str, timeout_ms: float = 30_000) -> None:
 def _pick(run: _Counter, key: str, option: str) -> None:
     """Open the selectbox with widget key `key` and click the option whose label starts with `option`."""
     run.click(run.page.locator(f".st-key-{key}").get_by_role("combobox"))
-    run.click(run.page.get_by_role("option").filter(has_text=option).first)
+    choice = run.page.get_by_role("option").filter(has_text=option).first
+    try:
+        choice.wait_for(timeout=5_000)
+    except Exception:  # a rerun closed the list first: open it again (not a reviewer action)
+        settle(run.page)
+        run.page.locator(f".st-key-{key}").get_by_role("combobox").click()
+    run.click(choice)
 
 
 def _save(run: _Counter, doc_id: str) -> None:
