@@ -28,6 +28,7 @@ def decisions(url: str) -> dict[str, tuple[Any, ...]]:
                 o.accepted_after_fixes,
                 [sorted(i.code for r in a.verifier_results for i in r.issues) for a in o.attempts],
                 o.final_classification,
+                record.read_type,
             )
         return found
     finally:

@@ -117,8 +117,8 @@ def input_ids() -> list[str]:
 
 
 def test_ray_engine_decides_the_fixtures_as_the_local_engine(cluster: Cluster, tmp_path: Path) -> None:
-    """The fixtures run as Ray tasks across two nodes get exactly the local engine's decisions and summary,
-    and the progress callback hears of every document once."""
+    """The fixtures run as Ray tasks across two nodes get exactly the local engine's decisions (and read types)
+    and summary, and the progress callback hears of every document once."""
     common = {"inputs": [str(p) for p in INPUTS], "classifications": str(FIXTURES / "demo"), "workers": 2}
     local = execute(RunOptions(out_dir=str(tmp_path / "local"), **common))  # type: ignore[arg-type]
     ticks: list[tuple[int, str]] = []
@@ -140,6 +140,7 @@ def test_ray_engine_decides_the_fixtures_as_the_local_engine(cluster: Cluster, t
     want = decisions(f"sqlite:///{tmp_path / 'local' / 'arbiter.db'}")
     assert len(want) == 35
     assert got == want
+    assert any(d[-1] for d in got.values())  # the read types (migration 0015), the same on both engines
     again = execute(
         RunOptions(out_dir=str(tmp_path / "ray"), engine="ray", ray_address=cluster.address, **common)  # type: ignore[arg-type]
     )

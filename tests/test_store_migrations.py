@@ -53,7 +53,7 @@ def test_upgrade_downgrade_upgrade(fresh: Store) -> None:
     """head builds every table, base removes them all, head again works and the store is usable."""
     fresh.migrate()
     assert _tables(fresh) == TABLES
-    assert fresh.current_revision() == "0014"
+    assert fresh.current_revision() == "0015"
     fresh.records.record(accepted("d1"))
     fresh.downgrade("base")
     assert _tables(fresh) == set()
@@ -93,4 +93,4 @@ def test_concurrent_migrations_do_not_collide(fresh: Store) -> None:
         for other in others:
             other.dispose()
     assert _tables(fresh) == TABLES
-    assert fresh.current_revision() == "0014"
+    assert fresh.current_revision() == "0015"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
-from arbiter.contracts import Segment
+from arbiter.contracts import DocumentBundle, Segment
 from arbiter.contracts.profile import Profile
 from arbiter.verifiers.base import IssueList
-from arbiter.verifiers.content import ContentReading, PageReading
+from arbiter.verifiers.content import ContentReading, PageReading, read_bundle
 from arbiter.verifiers.shares import type_shares
 
 
@@ -129,3 +129,33 @@ def page_read_as_other(
             page=page.page,
         )
         return
+
+
+def read_as(bundle: DocumentBundle, profile: Profile) -> str | None:
+    """The type the content check reads the whole document as, whatever the answer says (the drift alarms'
+    type mix, arbiter/record/drift.py): the type most of its pages read as. With a page reader, each page it
+    judges (or, when it judges none, each page it read) reads as its most probable type; without one, each
+    page whose lexicon score reaches `page_clear_score` (or, with none, each that scores at all) as its best
+    scored type. Ties go to the larger summed probability or score, then to the taxonomy's order. None: no
+    page reads as any type. The reading is V2's own (`read_bundle`, shared): nothing is read again."""
+    reading = read_bundle(bundle, profile)
+    types = profile.taxonomy.document_types
+    if not reading.pages or not types:
+        return None
+    if reading.reader is not None:
+        judged = _judged(reading, profile, min(reading.pages), max(reading.pages))
+        pages = [p.probs or {} for p in judged] or [p.probs for p in reading.pages.values() if p.probs]
+    else:
+        clear = profile.content.page_clear_score
+        pages = [p.scores for p in reading.pages.values() if p.total >= clear]
+        pages = pages or [p.scores for p in reading.pages.values() if p.total]
+    count: dict[str, int] = {}
+    weight: dict[str, float] = {}
+    for page in pages:
+        best = max(types, key=lambda t: (page.get(t, 0.0), -types.index(t)))
+        if page.get(best, 0.0) > 0:
+            count[best] = count.get(best, 0) + 1
+            weight[best] = weight.get(best, 0.0) + page[best]
+    if not count:
+        return None
+    return max(count, key=lambda t: (count[t], weight[t], -types.index(t)))

@@ -47,7 +47,7 @@ def _summary(report: object) -> None:
         headline_figures,
         rate_text,
     )
-    from arbiter.record.drift import alarm_line
+    from arbiter.record.drift import NO_ALARM, alarm_line
 
     assert isinstance(report, MetricsReport)
     fa = report.audit.false_accept
@@ -63,7 +63,7 @@ def _summary(report: object) -> None:
     for alarm in report.drift:
         out.print(escape(alarm_line(alarm.model_dump())), style="bold red", soft_wrap=True)
     if not report.drift:
-        out.print("Drift: no alarm on any producer's escalation rate or risk mix.")
+        out.print(NO_ALARM)
     if report.calibration is not None:
         out.print(f"[bold]Calibrated accepts:[/] {escape(report.calibration.message)}", soft_wrap=True)
     table = Table(title="Ground-truth metrics")

@@ -27,4 +27,5 @@ class DocumentRecord:
     risk: float | None = None  # an accept's audit risk score (record/risk.py); None for an escalation
     audit_probability: float | None = None  # the accept's inclusion probability in the audit sample
     producer: str | None = None  # who classified it (record/drift.py's stratum), for drift alarms across runs
+    read_type: str | None = None  # the type the content check's page reader reads it as (drift's type mix)
     answer_kind: str = DEFAULT_KIND  # arbiter/kinds: what kind of answer the document's run checked

@@ -79,11 +79,19 @@ class MetricsPolicy(Strict):
 
 
 class DriftPolicy(Strict):
-    """Drift alarms (docs/design.md §9.5): one-sided Bernoulli CUSUMs per producer on the escalation rate and
-    on the share of high-risk accepts, against the producer's own earlier rate (or, for a new producer, the
-    pooled rate); while an alarm stands, the producer's audit probability is multiplied by `audit_boost`."""
+    """Drift alarms (docs/design.md §9.5): one-sided Bernoulli CUSUMs per producer on the escalation rate, on
+    the share of high-risk accepts and on the share of documents the content check's page reader reads as each
+    type, against the producer's own earlier rate (or, for a new producer, the pooled rate); while an alarm
+    stands, the producer's audit probability is multiplied by `audit_boost`."""
 
-    enabled: bool = Field(default=True, description="Follow the producers' escalation rate and risk mix.")
+    enabled: bool = Field(
+        default=True, description="Follow the producers' escalation rate, risk mix and type mix."
+    )
+    type_mix: bool = Field(
+        default=True,
+        description="Follow each producer's type mix: per type, the share of its documents the content "
+        "check's page reader reads as that type (its alarm threshold raised by ln of the types followed).",
+    )
     threshold: float = Field(
         default=9.0,
         gt=0,
@@ -107,6 +115,13 @@ class DriftPolicy(Strict):
     )
     prior_high_risk_share: float = Field(
         default=0.1, gt=0, lt=1, description="The share of high-risk accepts assumed before any is seen."
+    )
+    prior_type_share: float = Field(
+        default=0.9,
+        gt=0,
+        lt=1,
+        description="The share of documents read as any one type assumed before any is seen: high, so that "
+        "a database's first run does not alarm on its commonest type before the pooled shares are known.",
     )
     prior_weight: int = Field(
         default=50, ge=1, description="Pseudo-documents the priors weigh against the pooled counts."

@@ -1,7 +1,8 @@
 """Drift alarms across runs (docs/design.md §9.5): every recorded decision replayed, in the order it was
 recorded, through the per-producer CUSUMs of `record/drift.py`; at each run boundary what came before becomes
 each producer's own baseline. Documents that could not be verified (an error) and those recorded before the
-producer was (migration 0010) are left out: they say nothing of a producer's answers."""
+producer was (migration 0010) are left out: they say nothing of a producer's answers. Those recorded before
+their read type was (migration 0015) are left out of the type mix only."""
 
 from __future__ import annotations
 
@@ -23,18 +24,22 @@ def alarms(
     if not monitor.policy.enabled:
         return []
     sql = (
-        "SELECT d.run_id, d.producer, d.final_decision, d.risk FROM documents d JOIN runs r ON r.run_id = d.run_id "
+        "SELECT d.run_id, d.producer, d.final_decision, d.risk, d.read_type "
+        "FROM documents d JOIN runs r ON r.run_id = d.run_id "
         f"WHERE d.error IS NULL AND d.producer IS NOT NULL AND {of_kind('d.answer_kind')} "
         f"AND {cut('d.created_at', as_of)} "
         "ORDER BY r.created_at, d.run_id, d.created_at, d.id"
     )
     current: str | None = None
-    for run_id, producer, decision, risk in stream(conn, sql, as_of):
+    for run_id, producer, decision, risk, read_type in stream(conn, sql, as_of):
         if run_id != current:
             monitor.new_run(run_id)
             current = run_id
         escalated = decision != "AUTO_ACCEPT"
         monitor.observe(
-            producer, escalated=escalated, risk=None if escalated or risk is None else float(risk)
+            producer,
+            escalated=escalated,
+            risk=None if escalated or risk is None else float(risk),
+            read_type=read_type,
         )
     return [DriftAlarm(**a.to_dict()) for a in monitor.alarms()]

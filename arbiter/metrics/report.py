@@ -28,6 +28,7 @@ from arbiter.metrics.text import (
     same_reviewer_note,
 )
 from arbiter.outputs import Location
+from arbiter.record.drift import NO_ALARM, alarm_line
 
 DEFINITIONS = [
     ("False-accept rate", "Blind audits (a sample of automatically accepted documents, reviewed without the machine's "
@@ -201,6 +202,9 @@ def render_html(report: MetricsReport) -> str:
         f"{t.ground_truth_docs:,} with ground truth ({t.sme_ground_truth_docs:,} SME-reviewed) · "
         f"{plural(t.reviews, 'review')} ({escape(kinds)})</div>",
         headline_html(report),
+        "<h2>Drift alarms</h2>",
+        *(f"<p><strong>{escape(alarm_line(a.model_dump()))}</strong></p>" for a in report.drift),
+        "" if report.drift else f"<p class='note'>{escape(NO_ALARM)}</p>",
         "<h2>Rates with intervals</h2>",
         rate_chart(report),
         "<h2>Decision mix and escalation reasons</h2><div class='charts'>",

@@ -196,16 +196,21 @@ class Guarantee(Strict):
 
 
 class DriftAlarm(Strict):
-    """A drift alarm across runs (metrics/drift.py, record/drift.py): the producer and test that moved."""
+    """A drift alarm across runs (metrics/drift.py, record/drift.py): the producer and test (and, for the type
+    mix, the type) that moved."""
 
     stratum: str = Field(description="The producer whose answers moved.")
-    test: str = Field(description="escalation_rate or risk_mix (the share of high-risk accepts).")
+    test: str = Field(
+        description="escalation_rate, risk_mix (the share of high-risk accepts) or type_mix (the share of "
+        "its documents the content check's page reader reads as `read_type`)."
+    )
     raised_at: int = Field(description="The n-th recorded document (of those followed) when it was raised.")
     run_id: str | None
     stratum_documents: int = Field(description="The producer's documents in that run when it was raised.")
     rate: float = Field(description="The producer's rate in that run when it was raised.")
     baseline: float = Field(description="The rate it was compared with.")
     standing: bool = Field(description="Still standing: the producer's audits are raised until it settles.")
+    read_type: str | None = Field(default=None, description="type_mix: the type whose share rose.")
 
 
 class ReliabilityBin(Strict):

@@ -1,28 +1,35 @@
 """Drift alarms (docs/design.md §9.5): one-sided Bernoulli CUSUMs, per stratum (the classification's producer),
-on the escalation rate and on the risk mix (the share of accepts whose risk score is at least the profile's
-`[drift] high_risk`).
+on the escalation rate, on the risk mix (the share of accepts whose risk score is at least the profile's
+`[drift] high_risk`) and on the type mix (for each type, the share of the producer's documents that the
+content check's page reader reads as that type: `documents.read_type`, run/worker.py `read_type`).
 
-Each observation of a stratum compares it with a baseline rate p0: the stratum's own rate in earlier runs
-when it has at least `min_history` documents there, else the pooled rate of every stratum so far, shrunk
-towards the profile's prior by `prior_weight` pseudo-documents. The CUSUM tests p0 against the shifted rate
-p1 whose odds are `shift_odds` times p0's: S ← max(0, S + log-likelihood ratio of the outcome), an alarm when
-S reaches `threshold`. The alarm stands until S falls back to 0 (the stratum has settled); while it stands,
-the stratum's audit inclusion probability is multiplied by `audit_boost` (the raised probability is the one
-recorded, so the weighted false-accept rate stays unbiased). Only counts are kept, never a document's text.
+A chart is keyed (producer, test), or (producer, TYPE_MIX, type): every document with a read type is one
+observation of each of its producer's type charts, an event for the type it reads as. Each observation compares
+the chart with a baseline rate p0: its own rate in earlier runs when the producer has at least `min_history`
+documents there, else the pooled rate of every producer so far, shrunk towards the profile's prior by
+`prior_weight` pseudo-documents (for a type: an equal share of the types read so far). The CUSUM tests p0
+against the shifted rate p1 whose odds are `shift_odds` times p0's: S ← max(0, S + log-likelihood ratio of the
+outcome), an alarm when S reaches `threshold`. The alarm stands until S falls back to 0 (the stratum has
+settled); while any stands, the producer's audit inclusion probability is multiplied by `audit_boost` (the
+raised probability is the one recorded, so the weighted false-accept rate stays unbiased). Only counts are
+kept, never a document's text.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arbiter.contracts.sampling_profile import DriftPolicy
 
-ESCALATION, RISK_MIX = "escalation_rate", "risk_mix"
-TESTS = (ESCALATION, RISK_MIX)
+ESCALATION, RISK_MIX, TYPE_MIX = "escalation_rate", "risk_mix", "type_mix"
+TESTS = (ESCALATION, RISK_MIX, TYPE_MIX)
 UNKNOWN = "(unknown producer)"
+NO_ALARM = "Drift: no alarm on any producer's escalation rate, risk mix or type mix."
+Key = tuple[str, ...]  # (producer, test), or (producer, TYPE_MIX, type)
 
 
 def stratum_of(classification: Any) -> str:
@@ -60,6 +67,7 @@ class Alarm:
     rate: float  # the stratum's rate under this test since it was first seen
     baseline: float  # p0 when it was raised
     standing: bool  # still standing at the end (the stratum has not settled)
+    read_type: str | None = None  # TYPE_MIX: the type whose share rose
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,18 +88,28 @@ class DriftMonitor:
         self.run_id = run_id
         self.documents = 0
         self._lock = threading.Lock()
-        self._charts: dict[tuple[str, str], _Chart] = {}
-        self._pooled = {t: Counts() for t in TESTS}
-        self._history: dict[tuple[str, str], Counts] = {}  # earlier runs, per (stratum, test)
+        self._charts: dict[Key, _Chart] = {}
+        self._pooled: dict[Key, Counts] = {}  # every producer's counts per key[1:] (test, and type)
+        self._history: dict[Key, Counts] = {}  # earlier runs, per key
+        self._types: set[str] = set()  # every type read so far (earlier runs and this one)
+        self._standing: Counter[str] = Counter()  # alarms standing per stratum
         self._closed: list[Alarm] = []
 
-    def seed(self, history: dict[tuple[str, str], tuple[int, int]]) -> None:
-        """Earlier runs' (observations, events) per (stratum, test): each stratum's own baseline."""
+    def seed(self, history: dict[Key, tuple[int, int]]) -> None:
+        """Earlier runs' (observations, events) per key, before the first observation: each stratum's own
+        baseline. A producer's type-mix observations are its documents read, the same for every type; a type
+        it never read may be left out (it counts as read 0 times of them)."""
         with self._lock:
             for key, (n, events) in history.items():
                 self._history[key] = Counts(n, events)
-                pooled = self._pooled[key[1]]
+                pooled = self._pooled.setdefault(key[1:], Counts())
                 pooled.n, pooled.events = pooled.n + n, pooled.events + events
+            read = {k[0]: c.n for k, c in self._history.items() if k[1] == TYPE_MIX}
+            self._types |= {k[2] for k in self._history if k[1] == TYPE_MIX}
+            for producer, n in read.items():
+                for doc_type in self._types - {k[2] for k in self._history if k[:2] == (producer, TYPE_MIX)}:
+                    self._history[(producer, TYPE_MIX, doc_type)] = Counts(n)
+                    self._pooled[(TYPE_MIX, doc_type)].n += n
 
     def new_run(self, run_id: str | None) -> None:
         """A run boundary (replaying history): what was seen so far becomes the strata's own history."""
@@ -102,86 +120,124 @@ class DriftMonitor:
                 chart.seen = Counts()
             self.run_id = run_id
 
-    def _baseline(self, key: tuple[str, str]) -> float:
+    def _prior(self, key: Key) -> float:
+        if key[1] == ESCALATION:
+            return self.policy.prior_escalation_rate
+        if key[1] == RISK_MIX:
+            return self.policy.prior_high_risk_share
+        return self.policy.prior_type_share
+
+    def _baseline(self, key: Key) -> float:
         own = self._history.get(key)
         if own is not None and own.n >= self.policy.min_history:
             # One standard error above the producer's own rate: an estimate that happened to come out low
             # must not make its ordinary days look like drift.
             rate = (own.events + 0.5) / (own.n + 1.0)
             return min(1.0, rate + math.sqrt(rate * (1 - rate) / own.n))
-        pooled = self._pooled[key[1]]
-        prior = (
-            self.policy.prior_escalation_rate if key[1] == ESCALATION else self.policy.prior_high_risk_share
-        )
+        pooled = self._pooled.get(key[1:], Counts())
         weight = self.policy.prior_weight
-        return (pooled.events + prior * weight) / (pooled.n + weight)
+        return (pooled.events + self._prior(key) * weight) / (pooled.n + weight)
 
-    def _threshold(self, key: tuple[str, str]) -> float:
+    def _threshold(self, key: Key) -> float:
         """`new_threshold` (lower: closer scrutiny) for a new producer — one without `min_history` documents
         of its own in earlier runs while other producers have them; `threshold` otherwise (a producer with a
-        track record, or any producer while nobody has one, as in a database's first run)."""
+        track record, or any producer while nobody has one, as in a database's first run). A type-mix chart
+        adds ln(k) for the k types followed: a producer's k charts then raise a false alarm about as often
+        as one chart (a CUSUM's false alarms fall as e^-threshold)."""
         own = self._history.get(key)
+        family = math.log(len(self._types)) if key[1] == TYPE_MIX and self._types else 0.0
         if own is not None and own.n >= self.policy.min_history:
-            return self.policy.threshold
-        earlier = sum(c.n for k, c in self._history.items() if k[1] == key[1])
-        return self.policy.new_threshold if earlier >= self.policy.min_history else self.policy.threshold
+            return self.policy.threshold + family
+        earlier = sum(c.n for k, c in self._history.items() if k[1:] == key[1:])
+        base = self.policy.new_threshold if earlier >= self.policy.min_history else self.policy.threshold
+        return base + family
 
-    def _update(self, stratum: str, test: str, event: bool) -> None:
-        key = (stratum, test)
+    def _update(self, key: Key, event: bool) -> None:
         chart = self._charts.setdefault(key, _Chart())
         p0 = self._baseline(key)
         up, down = step(p0, self.policy.shift_odds)
         chart.score = max(0.0, chart.score + (up if event else down))
         chart.seen.n += 1
         chart.seen.events += event
-        self._pooled[test].n += 1
-        self._pooled[test].events += event
-        if chart.open is None and chart.score >= self._threshold(key):
+        pooled = self._pooled.setdefault(key[1:], Counts())
+        pooled.n += 1
+        pooled.events += event
+        lowest = min(self.policy.threshold, self.policy.new_threshold)
+        if chart.open is None and chart.score >= lowest and chart.score >= self._threshold(key):
             chart.open = {
-                "stratum": stratum,
-                "test": test,
+                "stratum": key[0],
+                "test": key[1],
                 "raised_at": self.documents,
                 "run_id": self.run_id,
                 "stratum_documents": chart.seen.n,
                 "rate": round(chart.seen.events / chart.seen.n, 4),
                 "baseline": round(p0, 4),
+                "read_type": key[2] if len(key) > 2 else None,
             }
+            self._standing[key[0]] += 1
         elif chart.open is not None and chart.score <= 0.0:
             self._closed.append(Alarm(**chart.open, standing=False))
             chart.open = None
+            self._standing[key[0]] -= 1
 
-    def observe(self, stratum: str, *, escalated: bool, risk: float | None = None) -> None:
-        """One decided document of the stratum: escalated or not and, for an accept, its risk score."""
+    def _new_type(self, doc_type: str) -> None:
+        """A type read for the first time: every document read before it was not read as it (a producer's
+        type charts share one count of observations, its documents read)."""
+        known = next(iter(self._types), None)
+        self._types.add(doc_type)
+        if known is None:
+            return
+        for key, chart in list(self._charts.items()):
+            if key[1:] == (TYPE_MIX, known):
+                self._charts[(key[0], TYPE_MIX, doc_type)] = _Chart(seen=Counts(chart.seen.n))
+        for key, own in list(self._history.items()):
+            if key[1:] == (TYPE_MIX, known):
+                self._history[(key[0], TYPE_MIX, doc_type)] = Counts(own.n)
+        self._pooled[(TYPE_MIX, doc_type)] = Counts(self._pooled[(TYPE_MIX, known)].n)
+
+    def observe(
+        self, stratum: str, *, escalated: bool, risk: float | None = None, read_type: str | None = None
+    ) -> None:
+        """One decided document of the stratum: escalated or not, for an accept its risk score, and the type
+        the content check's page reader reads it as (None: not read, left out of the type mix)."""
         if not self.policy.enabled:
             return
         with self._lock:
             self.documents += 1
-            self._update(stratum, ESCALATION, escalated)
+            self._update((stratum, ESCALATION), escalated)
             if not escalated and risk is not None:
-                self._update(stratum, RISK_MIX, risk >= self.policy.high_risk)
+                self._update((stratum, RISK_MIX), risk >= self.policy.high_risk)
+            if read_type is not None and self.policy.type_mix:
+                if read_type not in self._types:
+                    self._new_type(read_type)
+                for doc_type in sorted(self._types):
+                    self._update((stratum, TYPE_MIX, doc_type), doc_type == read_type)
 
     def standing(self, stratum: str) -> bool:
-        """Whether an alarm stands on the stratum now."""
+        """Whether an alarm (of any test) stands on the stratum now."""
         with self._lock:
-            return any(self._charts.get((stratum, t), _Chart()).open is not None for t in TESTS)
+            return self._standing[stratum] > 0
 
     def boost(self, stratum: str) -> float:
         """The factor on the stratum's audit inclusion probability: `audit_boost` while an alarm stands."""
         return self.policy.audit_boost if self.policy.enabled and self.standing(stratum) else 1.0
 
     def alarms(self) -> list[Alarm]:
-        """Every alarm raised, settled ones first, in the order raised."""
+        """Every alarm raised, in the order raised (by document, then stratum, test and type)."""
         with self._lock:
             open_ = [Alarm(**c.open, standing=True) for c in self._charts.values() if c.open is not None]
-            return sorted([*self._closed, *open_], key=lambda a: (a.raised_at, a.stratum, a.test))
+            alarms = [*self._closed, *open_]
+        return sorted(alarms, key=lambda a: (a.raised_at, a.stratum, a.test, a.read_type or ""))
 
     def summary(self) -> dict[str, Any]:
         """The run summary's `drift` entry: the alarms and the strata followed."""
         alarms = self.alarms()
+        with self._lock:
+            strata = sorted({k[0] for k in self._charts})
         return {
             "enabled": self.policy.enabled,
             "documents": self.documents,
-            "strata": sorted({s for s, _ in self._charts}),
+            "strata": strata,
             "alarms": [a.to_dict() for a in alarms],
             "standing": sorted({a.stratum for a in alarms if a.standing}),
         }
@@ -190,7 +246,11 @@ class DriftMonitor:
 def alarm_line(alarm: dict[str, Any] | Alarm) -> str:
     """The plain alarm sentence of the run summary and `arbiter metrics`."""
     a = alarm.to_dict() if isinstance(alarm, Alarm) else alarm
-    what = "escalation rate" if a["test"] == ESCALATION else "share of high-risk accepts"
+    what = {
+        ESCALATION: "escalation rate",
+        RISK_MIX: "share of high-risk accepts",
+        TYPE_MIX: f"share of documents read as {a.get('read_type')}",
+    }.get(a["test"], a["test"])
     state = "standing: its audits are raised" if a["standing"] else "settled since"
     where = f" in run {a['run_id']}" if a.get("run_id") else ""
     return (

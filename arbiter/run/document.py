@@ -269,9 +269,15 @@ class Pipeline:
                 risk=draw.risk if draw else None,
                 audit_probability=draw.probability if draw else None,
                 producer=producer,
+                read_type=checked.read_type,
             )
         )
-        self.drift.observe(producer, escalated=packet is not None, risk=draw.risk if draw else None)
+        self.drift.observe(
+            producer,
+            escalated=packet is not None,
+            risk=draw.risk if draw else None,
+            read_type=checked.read_type,
+        )
         return DocResult.decided(outcome, pdf, _ms(started), samples)
 
     def _failed(

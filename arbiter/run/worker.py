@@ -34,6 +34,7 @@ from arbiter.llm.port import LLM
 from arbiter.outputs import Location
 from arbiter.verifiers import v1_schema, v2_consistency, v3_traps, v4_evidence
 from arbiter.verifiers.base import Verifier, VerifyContext
+from arbiter.verifiers.v2_reader import read_as
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class Checked:
     classification_error: str | None = None
     classify_ms: float = 0.0
     failure: str = "classification_failed"  # the escalation reason when there is no outcome
+    read_type: str | None = None  # the type the content check's page reader reads the document as (drift)
 
 
 def classify_and_verify(
@@ -91,7 +93,18 @@ def classify_and_verify(
     if too_large is not None:  # refused before anything of it is checked or stored
         return Checked(None, None, classification_error=too_large, classify_ms=classify_ms, failure=TOO_LARGE)
     outcome = verify_with_retries(produced.raw, bundle, profile, verifiers=verifiers, context=context)
-    return Checked(produced.raw, outcome, classify_ms=classify_ms)
+    return Checked(produced.raw, outcome, classify_ms=classify_ms, read_type=read_type(bundle, profile))
+
+
+def read_type(bundle: DocumentBundle, profile: Profile) -> str | None:
+    """The type the content check's page reader reads the whole bundle as (verifiers/v2_reader.py `read_as`,
+    from V2's shared reading), for the drift alarms' type mix; None when no page reads as any type, or when
+    the reading fails (it never changes a decision)."""
+    try:
+        return read_as(bundle, profile)
+    except Exception as exc:  # the reading is a drift figure: a fault in it must not lose the document
+        log.warning("document %s: no read type for drift (%s)", bundle.doc_id, type(exc).__name__)
+        return None
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,12 @@ class DocumentRow(SQLModel, table=True):
         max_length=128,
         description="Who classified it: the drift alarms' stratum (migration 0010).",
     )
+    read_type: str | None = Field(
+        default=None,
+        max_length=128,
+        description="The type the content check's page reader reads it as: the drift alarms' type mix "
+        "(migration 0015; None before it, or when no page reads as any type).",
+    )
     answer_kind: str = Field(
         default=DEFAULT_KIND,
         sa_column=sa.Column(sa.String(64), nullable=False, server_default=DEFAULT_KIND),

@@ -166,6 +166,7 @@ class Records(Repository):
                     "risk": record.risk,
                     "audit_p": record.audit_probability,
                     "producer": record.producer,
+                    "read_type": record.read_type,
                     "answer_kind": record.answer_kind,
                     "created_at": now,
                 },
@@ -244,10 +245,12 @@ class Records(Repository):
             insert_gt(conn, new)
         return new
 
-    def drift_history(self, high_risk: float) -> dict[tuple[str, str], tuple[int, int]]:
+    def drift_history(self, high_risk: float) -> dict[tuple[str, ...], tuple[int, int]]:
         """Every recorded decision's counts per producer, as the drift monitor's history (record/drift.py:
-        (observations, events) per (producer, test)): escalations among decisions, and accepts whose risk
-        is at least `high_risk` among scored accepts. Errors and rows without a producer say nothing."""
+        (observations, events) per (producer, test), or (producer, "type_mix", type)): escalations among
+        decisions, accepts whose risk is at least `high_risk` among scored accepts, and documents read as
+        each type among those with a read type (none before migration 0015). Errors and rows without a
+        producer say nothing."""
         d = documents.c
         accept = d.final_decision == "AUTO_ACCEPT"
         scored = sa.and_(accept, d.risk.is_not(None))
@@ -262,13 +265,24 @@ class Records(Repository):
             .where(d.error.is_(None), d.producer.is_not(None))
             .group_by(d.producer)
         )
+        read = (
+            sa.select(d.producer, d.read_type, sa.func.count())
+            .where(d.error.is_(None), d.producer.is_not(None), d.read_type.is_not(None))
+            .group_by(d.producer, d.read_type)
+        )
         with self.read() as conn:
             rows = conn.execute(query).all()
-        history: dict[tuple[str, str], tuple[int, int]] = {}
+            types = conn.execute(read).all()
+        history: dict[tuple[str, ...], tuple[int, int]] = {}
         for producer, n, escalations, accepts, risky in rows:
             history[(producer, "escalation_rate")] = (int(n), int(escalations or 0))
             if accepts:
                 history[(producer, "risk_mix")] = (int(accepts), int(risky or 0))
+        reads: dict[str, int] = {}
+        for producer, _, n in types:
+            reads[producer] = reads.get(producer, 0) + int(n)
+        for producer, doc_type, n in types:  # of the producer's documents read, those read as the type
+            history[(producer, "type_mix", doc_type)] = (reads[producer], int(n))
         return history
 
     def latest_run(self, doc_id: str) -> RecordedRun | None:
@@ -332,6 +346,8 @@ class Records(Repository):
             packet=packet_from_row(packet_row) if packet_row is not None else None,
             ground_truth=gt if outcome.final_decision != FinalDecision.ESCALATE_TO_SME else None,
             error=d["error"],
+            producer=d["producer"],
+            read_type=d["read_type"],
         )
 
     def doc_ids(self) -> list[str]:

@@ -36,6 +36,7 @@ from arbiter.metrics.text import (
     same_reviewer_note,
 )
 from arbiter.metrics.trust_text import known_answer_rows, reliability_rows
+from arbiter.record.drift import NO_ALARM, alarm_line
 from arbiter.review.blind import for_viewer
 from arbiter.review_app import state
 
@@ -128,6 +129,11 @@ st.caption(
     "Audits are drawn with a recorded probability, higher where the risk is; each counts 1 / that probability "
     "(Horvitz–Thompson), so the estimate is unbiased, and the bound is a one-sided gamma bound."
 )
+st.subheader("Drift alarms")
+for alarm in report.drift:  # per producer: escalation rate, risk mix, type mix (record/drift.py)
+    st.error(alarm_line(alarm.model_dump()))
+if not report.drift:
+    st.caption(NO_ALARM)
 st.subheader("Calibrated accepts")
 calibrated = report.calibration
 if calibrated is None or calibrated.status != "fitted":
