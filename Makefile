@@ -34,7 +34,7 @@ system-deps:
 	.ci/system-deps.sh
 
 test: lint system-deps
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadgroup
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

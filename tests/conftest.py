@@ -32,6 +32,22 @@ def pytest_configure(config: object) -> None:
     switch.ALLOW_NETWORK = False
 
 
+# Modules that start Ray of their own (a cluster from `ray start`, or a local instance): under pytest-xdist
+# (`make test` runs two workers) they share one worker, one after another, so two clusters never compete for
+# Ray's ports and the machine's two cores at once.
+RAY_MODULES = frozenset(
+    {"test_ray_engine", "test_ray_items", "test_ray_cli_cluster", "test_ray_setup", "test_bench_ray_smoke"}
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The Ray modules' tests go to one xdist worker (`--dist loadgroup`); without xdist the mark does nothing."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and module.__name__.rsplit(".", 1)[-1] in RAY_MODULES:
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 def corpora_missing() -> bool:
     """True when ../shared/corpora is absent on a developer checkout; in CI (where it is always beside
     the clone) its absence is a failure, never a silent skip."""

@@ -95,8 +95,8 @@ def test_agree_and_skip_move_on_with_the_decision_and_a_readable_page_on_the_fir
     settle(alice)
     bob.get_by_role("button", name="Claim next").click()
     settle(bob)
+    image = _drawn(alice)  # the packet's page is drawn: its heading is the packet's, not the queue's
     first = _heading(alice)
-    image = _drawn(alice)
     _shot(alice, "alice-packet")
     for name in ("Agree and save", "Skip"):
         _inside_first_screen(alice, name)
@@ -113,8 +113,8 @@ def test_agree_and_skip_move_on_with_the_decision_and_a_readable_page_on_the_fir
     assert seeded.store.queue.get(seeded.packet_id(first)).review_status == "COMPLETED"
     _shot(alice, "alice-next-packet")
 
-    held = _heading(bob)
     bob_image = _drawn(bob)
+    held = _heading(bob)
     bob.get_by_role("button", name="Skip").click()
     _drawn(bob, bob_image["src"])
     settle(bob)
