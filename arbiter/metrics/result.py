@@ -200,7 +200,7 @@ class DriftAlarm(Strict):
 
     stratum: str = Field(description="The producer whose answers moved.")
     test: str = Field(description="escalation_rate or risk_mix (the share of high-risk accepts).")
-    raised_at: int = Field(description="The n-th recorded document (of those followed) when it was raised.")
+    raised_at: int = Field(description="The n-th document of its run (of those followed) when it was raised.")
     run_id: str | None
     stratum_documents: int = Field(description="The producer's documents in that run when it was raised.")
     rate: float = Field(description="The producer's rate in that run when it was raised.")

@@ -54,7 +54,7 @@ class Alarm:
 
     stratum: str
     test: str
-    raised_at: int  # the n-th document the monitor had seen
+    raised_at: int  # the n-th document of its run the monitor had seen
     run_id: str | None
     stratum_documents: int  # the stratum's observations under this test when it was raised
     rate: float  # the stratum's rate under this test since it was first seen
@@ -70,6 +70,7 @@ class _Chart:
     score: float = 0.0
     seen: Counts = field(default_factory=Counts)
     open: dict[str, Any] | None = None  # the alarm standing now, its fields so far
+    opened: int = 0  # the monitor's document count when it was raised (alarms are listed in that order)
 
 
 class DriftMonitor:
@@ -78,12 +79,13 @@ class DriftMonitor:
     def __init__(self, policy: DriftPolicy | None = None, run_id: str | None = None) -> None:
         self.policy = policy or DriftPolicy()
         self.run_id = run_id
-        self.documents = 0
+        self.documents = 0  # every document observed
+        self.run_documents = 0  # those of the current run (an alarm's raised_at)
         self._lock = threading.Lock()
         self._charts: dict[tuple[str, str], _Chart] = {}
         self._pooled = {t: Counts() for t in TESTS}
         self._history: dict[tuple[str, str], Counts] = {}  # earlier runs, per (stratum, test)
-        self._closed: list[Alarm] = []
+        self._closed: list[tuple[int, Alarm]] = []  # (document count when raised, the settled alarm)
 
     def seed(self, history: dict[tuple[str, str], tuple[int, int]]) -> None:
         """Earlier runs' (observations, events) per (stratum, test): each stratum's own baseline."""
@@ -101,6 +103,7 @@ class DriftMonitor:
                 own.n, own.events = own.n + chart.seen.n, own.events + chart.seen.events
                 chart.seen = Counts()
             self.run_id = run_id
+            self.run_documents = 0
 
     def _baseline(self, key: tuple[str, str]) -> float:
         own = self._history.get(key)
@@ -137,17 +140,18 @@ class DriftMonitor:
         self._pooled[test].n += 1
         self._pooled[test].events += event
         if chart.open is None and chart.score >= self._threshold(key):
+            chart.opened = self.documents
             chart.open = {
                 "stratum": stratum,
                 "test": test,
-                "raised_at": self.documents,
+                "raised_at": self.run_documents,
                 "run_id": self.run_id,
                 "stratum_documents": chart.seen.n,
                 "rate": round(chart.seen.events / chart.seen.n, 4),
                 "baseline": round(p0, 4),
             }
         elif chart.open is not None and chart.score <= 0.0:
-            self._closed.append(Alarm(**chart.open, standing=False))
+            self._closed.append((chart.opened, Alarm(**chart.open, standing=False)))
             chart.open = None
 
     def observe(self, stratum: str, *, escalated: bool, risk: float | None = None) -> None:
@@ -156,6 +160,7 @@ class DriftMonitor:
             return
         with self._lock:
             self.documents += 1
+            self.run_documents += 1
             self._update(stratum, ESCALATION, escalated)
             if not escalated and risk is not None:
                 self._update(stratum, RISK_MIX, risk >= self.policy.high_risk)
@@ -170,10 +175,15 @@ class DriftMonitor:
         return self.policy.audit_boost if self.policy.enabled and self.standing(stratum) else 1.0
 
     def alarms(self) -> list[Alarm]:
-        """Every alarm raised, settled ones first, in the order raised."""
+        """Every alarm raised, in the order raised."""
         with self._lock:
-            open_ = [Alarm(**c.open, standing=True) for c in self._charts.values() if c.open is not None]
-            return sorted([*self._closed, *open_], key=lambda a: (a.raised_at, a.stratum, a.test))
+            open_ = [
+                (c.opened, Alarm(**c.open, standing=True))
+                for c in self._charts.values()
+                if c.open is not None
+            ]
+            raised = sorted([*self._closed, *open_], key=lambda a: (a[0], a[1].stratum, a[1].test))
+            return [alarm for _, alarm in raised]
 
     def summary(self) -> dict[str, Any]:
         """The run summary's `drift` entry: the alarms and the strata followed."""
