@@ -45,9 +45,9 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/docs
 
 # The review desk at 1366x768 in Debian's Chromium (docs/screenshots/, shown in the README), from the
-# browser tests of the corrections.
+# browser tests of the corrections, and the Metrics page over `arbiter demo --trust` (its full size: a few minutes).
 screenshots: $(STAMP) system-deps
-	ARBITER_SHOTS=docs/screenshots $(BIN)/pytest tests/test_browser_corrections.py -q
+	ARBITER_SHOTS=docs/screenshots $(BIN)/pytest tests/test_browser_corrections.py tests/test_browser_metrics.py -q
 
 # Files a run can rebuild; the database (output/arbiter.db: accounts, reviews, ground-truth history) stays.
 clean:

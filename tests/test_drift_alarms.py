@@ -153,6 +153,22 @@ def test_history_becomes_the_producers_own_baseline() -> None:
     assert monitor._baseline(("p", ESCALATION)) == pytest.approx(rate + (rate * (1 - rate) / 40) ** 0.5)
 
 
+def test_a_replayed_alarm_counts_documents_from_the_start_of_its_run() -> None:
+    """Replayed (`arbiter metrics`), an alarm's document number is its place in its own run; alarms keep order."""
+    monitor = DriftMonitor(DriftPolicy(threshold=3.0))
+    monitor.new_run("r1")
+    for i in range(50):
+        monitor.observe("early", escalated=i >= 40)
+    monitor.new_run("r2")
+    for i in range(30):
+        monitor.observe("late", escalated=i >= 20)
+    found = [(a.stratum, a.run_id) for a in monitor.alarms()]
+    assert found == [("early", "r1"), ("late", "r2")]
+    late = next(a for a in monitor.alarms() if a.stratum == "late")
+    assert 20 < late.raised_at <= 30
+    assert monitor.documents == 80
+
+
 @pytest.mark.parametrize(("boost", "expected"), [(1.0, 0.05), (3.0, 0.15), (100.0, 1.0)])
 def test_boost_raises_the_recorded_inclusion_probability(boost: float, expected: float) -> None:
     """A standing alarm's factor multiplies the uniform inclusion probability, at most 1."""

@@ -21,7 +21,7 @@ from arbiter.metrics.as_of import parse_time
 from arbiter.metrics.compute import build_report, mark_latest
 from arbiter.metrics.model import Labelled, Prediction
 from arbiter.metrics.report import render_html, write_html
-from arbiter.metrics.result import Confusion, MetricsReport
+from arbiter.metrics.result import Confusion, MetricsReport, ReliabilityBin
 from arbiter.metrics.rows import DocRun, Reviewed
 from arbiter.metrics.stats import clean_audits_needed, rate
 from arbiter.metrics.text import UNKNOWN_FALSE_ACCEPT
@@ -173,6 +173,7 @@ def test_write_html_writes_the_file(tmp_path: Path) -> None:
         (charts.rate_bars([charts.Bar("empty", rate(0, 0))], "Undefined"), "no data (0/0)"),
         (charts.heatmap(Confusion(), "Empty"), "no data yet"),
         (charts.trend_lines([], [], "No runs"), "no runs yet"),
+        (charts.reliability([], "No audits"), "no held-out audit yet"),
     ],
 )
 def test_charts_say_when_there_is_nothing_to_draw(chart: str, text: str) -> None:
@@ -186,6 +187,22 @@ def test_heatmap_shows_counts_with_the_diagonal_marked() -> None:
     svg = charts.heatmap(Confusion(labels=["A", "B"], counts=[[3, 1], [0, 2]]), "m")
     assert ">3</text>" in svg
     assert "A → B: 1 (25.0 % of the row)" in svg
+
+
+def test_the_reliability_diagram_draws_each_bin_with_audits_and_zooms_to_them() -> None:
+    """A dot per bin with held-out audits (an empty bin none); the axes start at the lowest tenth reached."""
+    bins = [
+        ReliabilityBin(low=0.8, high=0.9, audits=5, predicted=0.89, observed=rate(5, 5), accepts=100),
+        ReliabilityBin(low=0.9, high=1.0, audits=38, predicted=0.99, observed=rate(37, 38), accepts=700),
+        ReliabilityBin(low=0.1, high=0.2, audits=0, observed=rate(0, 0), accepts=3),
+    ]
+    svg = charts.reliability(bins, "Reliability")
+    assert svg.count("<circle") == 2
+    assert ">37/38 right</text>" in svg
+    low = rate(5, 5).low
+    assert low is not None
+    assert f">{int(low * 10) * 10} %</text>" in svg  # the Wilson interval of 5/5 reaches down to its tenth
+    assert ">0 %</text>" not in svg
 
 
 @pytest.mark.parametrize(

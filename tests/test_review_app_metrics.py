@@ -153,3 +153,21 @@ def test_the_grounded_answers_section_shows_when_answers_have_ground_truth(seede
     assert everything["Groundedness"].startswith("62.5 %")
     assert everything["Citation recall"].endswith("6 of 7 cites)")
     assert expert["Answer accuracy"].startswith("25.0 %")
+
+
+def test_a_drift_alarm_is_shown_with_the_producers_name_as_text(seeded: Seeded) -> None:
+    """A producer whose escalations rose gets a red alarm box; its name (Markdown here) is shown literally."""
+    from store_fixtures import T0, accepted, escalated
+
+    hostile = "**bold**-model"
+    for i in range(120):  # a first run: two producers, every tenth document escalated
+        record = escalated(f"d{i}", "run-1") if i % 10 == 0 else accepted(f"d{i}", "run-1")
+        producer = hostile if i % 2 else "steady"
+        seeded.store.records.record(dataclasses.replace(record, producer=producer, risk=0.01), now=T0)
+    for i in range(40):  # a second run: the hostile producer escalates everything
+        record = escalated(f"e{i}", "run-2") if i % 2 == 0 else accepted(f"e{i}", "run-2")
+        producer = hostile if i % 2 == 0 else "steady"
+        seeded.store.records.record(dataclasses.replace(record, producer=producer, risk=0.01), now=T0)
+    at = _metrics_page("alice")
+    shown = [str(e.value) for e in at.error]
+    assert any(r"producer \*\*bold\*\*\-model's escalation rate rose to" in text for text in shown), shown

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from arbiter.cli.demo_trust import DEFAULT_OUT, HISTORY, SHIFTED
 from arbiter.cli.run import run
 from arbiter.cli.support import command_name, fail
 
@@ -21,9 +22,19 @@ DEMO_SAMPLE_SHARE = 0.25
 
 
 def demo(
-    out_dir: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output directory.")] = Path("output"),
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", metavar="DIR", help="Output directory (default: output; with --trust, output/trust)."
+        ),
+    ] = None,
     workers: Annotated[
-        int | None, typer.Option(min=1, metavar="N", help="Documents in flight (default: CPU count).")
+        int | None,
+        typer.Option(
+            min=1,
+            metavar="N",
+            help="Documents in flight (default: CPU count; with --trust 1, for the same figures).",
+        ),
     ] = None,
     force: Annotated[
         bool,
@@ -43,13 +54,32 @@ def demo(
             help="medical-classification (the PDFs, the default) | grounded-answer (45 questions over 45 CFR 164).",
         ),
     ] = None,
+    trust: Annotated[
+        bool,
+        typer.Option(
+            "--trust",
+            help=f"The trust figures instead: {HISTORY + SHIFTED} documents in two runs (a new producer with "
+            "30 % wrong answers in the second), every blind audit answered by simulated reviewers, then the "
+            "guarantee, the calibration and the drift alarm (a minute or two; needs a new --out).",
+        ),
+    ] = False,
 ) -> None:
     """Verify the bundled synthetic fixtures offline: the Quickstart's main job (a quarter of the documents
     are also sampled for blind review). A second demo into the same --out adds to its database (new
-    ground-truth versions, more packets); `make reset` or another --out starts over."""
+    ground-truth versions, more packets); `make reset` or another --out starts over. With --trust, the trust
+    figures on a larger demo instead: the false-accept guarantee, the calibration measured on held-out audits
+    and a drift alarm on a new producer."""
     from arbiter.cli.items import items_kind
     from arbiter.demo.corpus import write_demo_inputs
 
+    if trust:
+        from arbiter.cli.demo_trust import trust_demo
+
+        if kind is not None or llm != "none":
+            raise fail("--trust runs the medical-classification demo offline: leave out --kind and --llm.")
+        trust_demo(out_dir or DEFAULT_OUT, workers)
+        return
+    out_dir = out_dir or Path("output")
     spec = items_kind(kind)
     if spec is not None:
         _items_demo(spec, out_dir, workers, force, llm)

@@ -1,14 +1,15 @@
 """Inline SVG charts for the metrics report and the review app's Metrics page: horizontal bars with 95 %
-interval whiskers, a confusion heat map, and per-run trend lines. Strings in, an <svg> string out; no
-scripts, no external files, every label escaped."""
+interval whiskers, a confusion heat map, per-run trend lines and the calibration's reliability diagram. Strings
+in, an <svg> string out; no scripts, no external files, every label escaped."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from arbiter.metrics.result import Confusion, Rate
+from arbiter.metrics.result import Confusion, Rate, ReliabilityBin
 
 INK, MUTED, GRID = "#1f2933", "#616e7c", "#d9e2ec"
 BAR, WHISKER = "#3e7cb1", "#102a43"
@@ -184,4 +185,77 @@ def trend_lines(
         lx = left + 10 + s * 170
         body.append(f"<rect x='{lx}' y='22' width='10' height='10' fill='{color}'/>")
         body.append(_text(lx + 14, 31, name, size=11))
+    return _svg(width, height, body, title)
+
+
+def reliability(bins: Sequence[ReliabilityBin], title: str, *, width: int = 560, height: int = 380) -> str:
+    """The reliability diagram: each bin with held-out audits as a point at (its mean estimated probability of
+    being right, the share of its audits that was right), sized by its audits, with the observed share's
+    Wilson 95 % interval; the diagonal is a perfect calibration. The axes start at the lowest tenth any point
+    or interval reaches, so accepts that are all likely right are not squeezed into a corner."""
+    left, top, bottom, right = 60, 46, 50, 20
+    plot_w, plot_h = width - left - right, height - top - bottom
+    shown = [b for b in bins if b.audits and b.predicted is not None and b.observed.rate is not None]
+    reached = [min(b.low, b.observed.low if b.observed.low is not None else b.low) for b in shown]
+    lo = min(0.9, math.floor(10 * min(reached, default=0.0) + 1e-9) / 10)
+
+    def x_of(p: float) -> float:
+        return left + plot_w * (p - lo) / (1 - lo)
+
+    def y_of(p: float) -> float:
+        return top + plot_h * (1 - (max(lo, p) - lo) / (1 - lo))
+
+    body = [
+        _text(0, 14, title, size=13, bold=True),
+        _text(
+            0,
+            31,
+            "dot: a bin's held-out audits, with a 95 % interval · dashed: perfect calibration",
+            size=11,
+            fill=MUTED,
+        ),
+    ]
+    step = 0.1 if 1 - lo <= 0.5 else 0.2
+    ticks = [lo + step * k for k in range(round((1 - lo) / step) + 1)]
+    for t in ticks:
+        body.append(
+            f"<line x1='{left}' y1='{y_of(t):.1f}' x2='{left + plot_w}' y2='{y_of(t):.1f}' stroke='{GRID}'/>"
+        )
+        body.append(
+            f"<line x1='{x_of(t):.1f}' y1='{top}' x2='{x_of(t):.1f}' y2='{top + plot_h}' stroke='{GRID}'/>"
+        )
+        body.append(_text(left - 6, y_of(t) + 4, pct(t, 0), size=11, anchor="end", fill=MUTED))
+        body.append(_text(x_of(t), top + plot_h + 16, pct(t, 0), size=11, anchor="middle", fill=MUTED))
+    body.append(
+        f"<line x1='{x_of(lo):.1f}' y1='{y_of(lo):.1f}' x2='{x_of(1):.1f}' y2='{y_of(1):.1f}' stroke='{MUTED}' "
+        "stroke-dasharray='4 3'><title>perfect calibration</title></line>"
+    )
+    body.append(
+        _text(left + plot_w / 2, height - 8, "estimated P(right)", size=12, anchor="middle", fill=MUTED)
+    )
+    y_label = top + plot_h / 2
+    body.append(
+        f"<text x='14' y='{y_label:.1f}' font-size='12' text-anchor='middle' fill='{MUTED}' "
+        f"transform='rotate(-90 14 {y_label:.1f})'>observed share right</text>"
+    )
+    if not shown:
+        body.append(_text(left + 8, top + 20, "no held-out audit yet", fill=MUTED))
+    most = max((b.audits for b in shown), default=1)
+    for b in shown:
+        assert b.predicted is not None
+        assert b.observed.rate is not None
+        x, y = x_of(b.predicted), y_of(b.observed.rate)
+        r = b.observed
+        if r.low is not None and r.high is not None:
+            body.append(
+                f"<line x1='{x:.1f}' y1='{y_of(r.low):.1f}' x2='{x:.1f}' y2='{y_of(r.high):.1f}' "
+                f"stroke='{WHISKER}' stroke-width='1.5'/>"
+            )
+        radius = 4 + 6 * math.sqrt(b.audits / most)
+        body.append(
+            f"<circle cx='{x:.1f}' cy='{y:.1f}' r='{radius:.1f}' fill='{BAR}' fill-opacity='0.8'>"
+            f"<title>estimated {pct(b.predicted)}; observed {pct(r.rate)} ({r.k:,}/{r.n:,} held-out audits); "
+            f"{b.accepts:,} accepts in the bin</title></circle>"
+        )
+        body.append(_text(x - radius - 4, y + 4, f"{r.k}/{r.n} right", size=12, anchor="end"))
     return _svg(width, height, body, title)

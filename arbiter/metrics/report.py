@@ -10,7 +10,7 @@ from typing import Any
 from arbiter import atomic
 from arbiter.metrics import charts
 from arbiter.metrics.charts import Bar
-from arbiter.metrics.result import MetricsReport
+from arbiter.metrics.result import Calibration, MetricsReport
 from arbiter.metrics.text import (
     MODEL_LABELS,
     SCOPE_LABELS,
@@ -161,6 +161,14 @@ def rate_chart(report: MetricsReport) -> str:
             Bar("Boundary recall (SME)", primary.boundaries.recall),
         ]
     return charts.rate_bars(bars, "Rates with their 95 % intervals")
+
+
+def reliability_chart(calibration: Calibration) -> str:
+    """The calibration's reliability diagram on its held-out audits."""
+    ece = "" if calibration.ece is None else f" (ECE {calibration.ece:.3f})"
+    return charts.reliability(
+        calibration.bins, f"Reliability on {calibration.holdout_audits} held-out audits{ece}"
+    )
 
 
 def precision_charts(report: MetricsReport) -> list[str]:

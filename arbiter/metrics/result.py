@@ -204,7 +204,7 @@ class DriftAlarm(Strict):
         description="escalation_rate, risk_mix (the share of high-risk accepts) or type_mix (the share of "
         "its documents the content check's page reader reads as `read_type`)."
     )
-    raised_at: int = Field(description="The n-th recorded document (of those followed) when it was raised.")
+    raised_at: int = Field(description="The n-th document of its run (of those followed) when it was raised.")
     run_id: str | None
     stratum_documents: int = Field(description="The producer's documents in that run when it was raised.")
     rate: float = Field(description="The producer's rate in that run when it was raised.")

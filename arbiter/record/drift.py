@@ -61,7 +61,7 @@ class Alarm:
 
     stratum: str
     test: str
-    raised_at: int  # the n-th document the monitor had seen
+    raised_at: int  # the n-th document of its run the monitor had seen
     run_id: str | None
     stratum_documents: int  # the stratum's observations under this test when it was raised
     rate: float  # the stratum's rate under this test since it was first seen
@@ -78,6 +78,7 @@ class _Chart:
     score: float = 0.0
     seen: Counts = field(default_factory=Counts)
     open: dict[str, Any] | None = None  # the alarm standing now, its fields so far
+    opened: int = 0  # the monitor's document count when it was raised (alarms are listed in that order)
 
 
 class DriftMonitor:
@@ -86,14 +87,15 @@ class DriftMonitor:
     def __init__(self, policy: DriftPolicy | None = None, run_id: str | None = None) -> None:
         self.policy = policy or DriftPolicy()
         self.run_id = run_id
-        self.documents = 0
+        self.documents = 0  # every document observed
+        self.run_documents = 0  # those of the current run (an alarm's raised_at)
         self._lock = threading.Lock()
         self._charts: dict[Key, _Chart] = {}
         self._pooled: dict[Key, Counts] = {}  # every producer's counts per key[1:] (test, and type)
         self._history: dict[Key, Counts] = {}  # earlier runs, per key
         self._types: set[str] = set()  # every type read so far (earlier runs and this one)
         self._standing: Counter[str] = Counter()  # alarms standing per stratum
-        self._closed: list[Alarm] = []
+        self._closed: list[tuple[int, Alarm]] = []  # (document count when raised, the settled alarm)
 
     def seed(self, history: dict[Key, tuple[int, int]]) -> None:
         """Earlier runs' (observations, events) per key, before the first observation: each stratum's own
@@ -119,6 +121,7 @@ class DriftMonitor:
                 own.n, own.events = own.n + chart.seen.n, own.events + chart.seen.events
                 chart.seen = Counts()
             self.run_id = run_id
+            self.run_documents = 0
 
     def _prior(self, key: Key) -> float:
         if key[1] == ESCALATION:
@@ -164,10 +167,11 @@ class DriftMonitor:
         pooled.events += event
         lowest = min(self.policy.threshold, self.policy.new_threshold)
         if chart.open is None and chart.score >= lowest and chart.score >= self._threshold(key):
+            chart.opened = self.documents
             chart.open = {
                 "stratum": key[0],
                 "test": key[1],
-                "raised_at": self.documents,
+                "raised_at": self.run_documents,
                 "run_id": self.run_id,
                 "stratum_documents": chart.seen.n,
                 "rate": round(chart.seen.events / chart.seen.n, 4),
@@ -176,7 +180,7 @@ class DriftMonitor:
             }
             self._standing[key[0]] += 1
         elif chart.open is not None and chart.score <= 0.0:
-            self._closed.append(Alarm(**chart.open, standing=False))
+            self._closed.append((chart.opened, Alarm(**chart.open, standing=False)))
             chart.open = None
             self._standing[key[0]] -= 1
 
@@ -204,6 +208,7 @@ class DriftMonitor:
             return
         with self._lock:
             self.documents += 1
+            self.run_documents += 1
             self._update((stratum, ESCALATION), escalated)
             if not escalated and risk is not None:
                 self._update((stratum, RISK_MIX), risk >= self.policy.high_risk)
@@ -225,9 +230,14 @@ class DriftMonitor:
     def alarms(self) -> list[Alarm]:
         """Every alarm raised, in the order raised (by document, then stratum, test and type)."""
         with self._lock:
-            open_ = [Alarm(**c.open, standing=True) for c in self._charts.values() if c.open is not None]
-            alarms = [*self._closed, *open_]
-        return sorted(alarms, key=lambda a: (a.raised_at, a.stratum, a.test, a.read_type or ""))
+            open_ = [
+                (c.opened, Alarm(**c.open, standing=True))
+                for c in self._charts.values()
+                if c.open is not None
+            ]
+            raised = [*self._closed, *open_]
+        raised.sort(key=lambda a: (a[0], a[1].stratum, a[1].test, a[1].read_type or ""))
+        return [alarm for _, alarm in raised]
 
     def summary(self) -> dict[str, Any]:
         """The run summary's `drift` entry: the alarms and the strata followed."""

@@ -16,6 +16,7 @@ from arbiter.metrics.report import (
     decision_charts,
     precision_charts,
     rate_chart,
+    reliability_chart,
     render_html,
     trend_chart,
 )
@@ -38,6 +39,7 @@ from arbiter.metrics.text import (
 from arbiter.metrics.trust_text import known_answer_rows, reliability_rows
 from arbiter.record.drift import NO_ALARM, alarm_line
 from arbiter.review.blind import for_viewer
+from arbiter.review.packet_view import escape
 from arbiter.review_app import state
 
 
@@ -121,25 +123,41 @@ else:
     st.caption(headline_detail(report.audit))
     st.write(false_accept_sentence(report.audit))
     st.write(false_accept_split_sentence(report.audit))
-st.subheader("Guarantee")
-for g in report.guarantees[:1]:
-    st.write(guarantee_sentence(g))
-st.dataframe(guarantee_rows(report), hide_index=True, key="metrics_guarantees")
-st.caption(
-    "Audits are drawn with a recorded probability, higher where the risk is; each counts 1 / that probability "
-    "(Horvitz–Thompson), so the estimate is unbiased, and the bound is a one-sided gamma bound."
-)
-st.subheader("Drift alarms")
-for alarm in report.drift:  # per producer: escalation rate, risk mix, type mix (record/drift.py)
-    st.error(alarm_line(alarm.model_dump()))
-if not report.drift:
-    st.caption(NO_ALARM)
-st.subheader("Calibrated accepts")
+# The trust figures side by side, so one screen shows them: the guarantee and the drift alarms, the calibration
+# and its reliability diagram; the tables behind them follow at full width.
+guarantee_column, calibration_column = st.columns(2, gap="large")
+with guarantee_column:
+    st.subheader("Guarantee")
+    for g in report.guarantees[:1]:
+        st.write(guarantee_sentence(g))
+    st.caption(
+        "Audits are drawn with a recorded probability, higher where the risk is; each counts 1 / that "
+        "probability (Horvitz–Thompson), so the estimate is unbiased, and the bound is a one-sided gamma bound."
+    )
+    st.subheader("Drift alarms")
+    for alarm in report.drift:  # escalation rate, risk mix, type mix per producer (record/drift.py); the
+        # producer's name comes from the classifications: shown as text
+        (st.error if alarm.standing else st.warning)(escape(alarm_line(alarm.model_dump())))
+    if not report.drift:
+        st.success(NO_ALARM)
+    st.caption(
+        "Each producer's escalation rate, share of high-risk accepts and mix of types read against its own "
+        "earlier runs (a new producer: against everyone's), every run replayed; while an alarm stands, its audits "
+        "are raised."
+    )
 calibrated = report.calibration
-if calibrated is None or calibrated.status != "fitted":
-    st.info(calibrated.message if calibrated else "No calibration asked for.")
-else:
-    st.write(calibrated.message)
+fitted = calibrated is not None and calibrated.status == "fitted"
+with calibration_column:
+    st.subheader("Calibrated accepts")
+    if calibrated is None or not fitted:
+        st.info(calibrated.message if calibrated else "No calibration asked for.")
+    else:
+        st.write(calibrated.message)
+        chart(reliability_chart(calibrated))
+st.markdown("**The guarantee per kind of accept and document type**")
+st.dataframe(guarantee_rows(report), hide_index=True, key="metrics_guarantees")
+if calibrated is not None and fitted:
+    st.markdown("**The reliability diagram's bins**")
     st.dataframe(reliability_rows(calibrated), hide_index=True, key="metrics_reliability")
     st.caption(
         "Each accept's probability of being right, fitted on its risk score (isotonic) by `arbiter metrics "
