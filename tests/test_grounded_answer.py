@@ -160,11 +160,11 @@ def test_cli_run_verify_and_schema_serve_the_kind(tmp_path: Path) -> None:
 
 
 def test_pdf_only_options_are_refused_for_items(tmp_path: Path) -> None:
-    """An option items do not use (--classifier, --llm, --audit-share) is refused in one line, never silently
-    ignored; --engine is taken (--ray-address without it is refused)."""
+    """An option items do not use (--classifier, --password, --audit-share) is refused in one line, never
+    silently ignored; --engine is taken (--ray-address without it is refused)."""
     items = FIXTURES / "grounded" / "items.jsonl"
     for options, named in (
-        (["--classifier", "baseline", "--llm", "replay"], "--classifier, --llm"),
+        (["--classifier", "baseline", "--password", "x"], "--classifier, --password"),
         (["--audit-share", "0.5"], "--audit-share"),
         (["--ray-address", "127.0.0.1:1"], "--ray-address needs --engine ray"),
         (["--engine", "spark"], "Unknown engine"),

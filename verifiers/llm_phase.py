@@ -4,6 +4,10 @@ LLM issues are appended after the rule issues of the same IssueList, so they can
 Any unusable answer makes the verifier ERRORED (never a pass); an exhausted token budget is a phase
 state the policy escalates on; a batch-deferred request raises PhaseDeferred for the pipeline.
 The prompt's pieces (templates, delimited untrusted data, page text budgets) are in llm_prompt.py.
+
+run_model_phase is the machinery itself (request, budget, deferral, schema check, fail closed) for any answer
+schema: the medical phases' issue lists (run_llm_phase) and the grounded-answer kind's entailment judgements
+(verifiers/grounded/entailment.py) both go through it.
 """
 
 from __future__ import annotations
@@ -83,19 +87,26 @@ class PhaseDeferred(Deferred):
         self.doc_id = doc_id
 
 
-@dataclass(frozen=True)
-class PhaseSpec:
-    """What one verifier's LLM phase is called, which prompt it uses and which codes its findings get."""
+@dataclass(frozen=True, kw_only=True)
+class ModelPhase:
+    """What one verifier's LLM phase is called, which prompts it uses and the code it fails closed with."""
 
     verifier: Purpose  # "V2" | "V3" | "V4"
     what: str  # "semantic consistency": used in notes and the error message
     template: str  # file name under verifiers/prompts/
-    finding: str  # the schema category for a real problem: "inconsistency" | "trap" | "weak_evidence"
-    finding_code: str  # MAJOR
-    note_code: str  # MINOR
     error_code: str  # BLOCKER
     no_llm_note: str
     unavailable_note: str  # the context holds something that cannot answer requests
+    system: str = "system.md"  # the system prompt's file under verifiers/prompts/
+
+
+@dataclass(frozen=True, kw_only=True)
+class PhaseSpec(ModelPhase):
+    """A medical phase: its answer is a list of issues, a finding or a note each, with a location."""
+
+    finding: str  # the schema category for a real problem: "inconsistency" | "trap" | "weak_evidence"
+    finding_code: str  # MAJOR
+    note_code: str  # MINOR
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -226,6 +237,40 @@ def run_llm_phase(
     `build_prompt` renders the user prompt (document text already delimited); it is called only when an
     LLM is configured. `segments`, `pages` and `document_types` bound the locations the model may cite.
     """
+    known_types = set(document_types)
+
+    def apply(data: Any) -> list[str]:
+        findings = list(data["issues"])
+        for item in findings[:MAX_LLM_ISSUES]:
+            _add(spec, issues, item, segments=segments, pages=pages, known_types=known_types)
+        if len(findings) > MAX_LLM_ISSUES:
+            return [
+                f"The language model listed {len(findings) - MAX_LLM_ISSUES} further findings, not shown."
+            ]
+        return []
+
+    return run_model_phase(
+        spec, context, build_prompt, issues=issues, doc_id=doc_id, schema=spec.schema, apply=apply
+    )
+
+
+def run_model_phase(
+    spec: ModelPhase,
+    context: VerifyContext,
+    build_prompt: Callable[[], str],
+    *,
+    issues: IssueList,
+    doc_id: str | None,
+    schema: dict[str, Any],
+    apply: Callable[[Any], list[str]],
+) -> PhaseOutcome:
+    """Ask the model one question under `schema` and let `apply` turn its answer into findings after the rules'.
+
+    `build_prompt` renders the user prompt (untrusted text already delimited); it is called only when an LLM
+    is configured. `apply` receives an answer that matches `schema`, appends its findings to `issues` and
+    returns notes; it raises LLMError (before adding anything) for an answer it cannot use, which fails the
+    phase closed like any other unusable answer: the verifier is ERRORED, never passed.
+    """
     llm = context.llm
     if llm is None:
         return skipped_phase(spec.no_llm_note)
@@ -234,17 +279,20 @@ def run_llm_phase(
     request = LLMRequest(
         purpose=spec.verifier,
         model=model_for(context),
-        system=load_prompt("system.md"),
+        system=load_prompt(spec.system),
         prompt=build_prompt(),
-        response_schema=spec.schema,
+        response_schema=schema,
         temperature=0.0,
         max_output_tokens=MAX_OUTPUT_TOKENS,
         doc_id=doc_id,
     )
+    before = len(issues.items)
     try:
         response = llm.complete(request)
-        findings = _findings(response.data, spec.schema)
+        _check_schema(response.data, schema)
+        notes = apply(response.data)
     except LLMError as exc:
+        del issues.items[before:]  # nothing of an unusable answer stays
         if exc.kind == "deferred":
             raise PhaseDeferred(spec.verifier, doc_id) from None
         if exc.kind == "budget_exhausted":
@@ -255,21 +303,14 @@ def run_llm_phase(
         log.warning("%s LLM phase for %s failed: %s", spec.verifier, doc_id, exc.kind)
         return _errored(spec, issues, failure_reason(exc.kind, exc.message))
     except Exception as exc:  # a broken client must not lose the rule findings; the phase fails closed
+        del issues.items[before:]
         log.warning("%s LLM phase for %s crashed: %s", spec.verifier, doc_id, describe(exc))
         return _errored(spec, issues, failure_reason(None))
 
-    known_types = set(document_types)
-    for item in findings[:MAX_LLM_ISSUES]:
-        _add(spec, issues, item, segments=segments, pages=pages, known_types=known_types)
-    notes = []
-    if len(findings) > MAX_LLM_ISSUES:
-        notes.append(
-            f"The language model listed {len(findings) - MAX_LLM_ISSUES} further findings, not shown."
-        )
     cached = bool(getattr(response, "cached", False))
     if cached:
         notes.append(f"The {spec.what} check reused a cached answer (no new model call).")
-    status = PhaseStatus.FAILED if findings else PhaseStatus.PASSED
+    status = PhaseStatus.FAILED if len(issues.items) > before else PhaseStatus.PASSED
     return PhaseOutcome(
         status,
         notes,
@@ -278,12 +319,11 @@ def run_llm_phase(
     )
 
 
-def _findings(data: Any, schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """The answer's issues; anything off the schema is an LLMError, checked here even if the client did."""
+def _check_schema(data: Any, schema: dict[str, Any]) -> None:
+    """Anything off the schema is an LLMError, checked here even if the client did."""
     validator = jsonschema.Draft202012Validator(schema)
     if not validator.is_valid(data):
-        raise LLMError("off_schema", "The language model's answer did not match the issue schema.")
-    return list(data["issues"])
+        raise LLMError("off_schema", "The language model's answer did not have the required form.")
 
 
 def _add(
@@ -311,16 +351,16 @@ def _add(
         document_type=document_type,
         page=page,
     )
-    _mark_llm(issues)
+    mark_llm(issues)
 
 
-def _errored(spec: PhaseSpec, issues: IssueList, reason: str) -> PhaseOutcome:
+def _errored(spec: ModelPhase, issues: IssueList, reason: str) -> PhaseOutcome:
     issues.add(spec.error_code, f"The {spec.what} check could not run: {reason} A person must review it.")
-    _mark_llm(issues)
+    mark_llm(issues)
     return PhaseOutcome(PhaseStatus.ERRORED, [f"The {spec.what} check could not run: {reason}"])
 
 
-def _mark_llm(issues: IssueList) -> None:
+def mark_llm(issues: IssueList) -> None:
     issues.items[-1] = issues.items[-1].model_copy(update={"source": IssueSource.LLM})
 
 

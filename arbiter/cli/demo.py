@@ -11,6 +11,7 @@ from rich.console import Console
 from arbiter.cli.demo_trust import DEFAULT_OUT, HISTORY, SHIFTED
 from arbiter.cli.run import run
 from arbiter.cli.support import command_name, fail
+from arbiter.errors import UserError
 
 console = Console(stderr=True)
 out = Console()
@@ -125,21 +126,23 @@ def demo(
 
 def _items_demo(spec: Any, out_dir: Path, workers: int | None, force: bool, llm: str) -> None:
     """The grounded-answer demo: the committed generator's items (a third answered wrongly on purpose)
-    verified offline, and how the decisions compare with what was planted."""
+    verified offline (or with `--llm replay`, V4's entailment check answered by the bundled sample model),
+    and how the decisions compare with what was planted."""
     import json
 
     from arbiter.cli.summary import print_summary as _print_summary
     from arbiter.demo.grounded.build import demo_items, write_jsonl, write_truth
     from arbiter.run.item_batch import DECISION_FILE, run_items
 
-    if llm != "none":
-        raise fail(f"--kind {spec.name} runs offline only (no language-model phase yet); leave out --llm.")
     planted = demo_items()
     folder = out_dir / "demo-grounded"
     items = write_jsonl(planted, folder / "items.jsonl")
     write_truth(planted, folder / "truth.json")
     console.print(f"The demo's items (45 CFR Part 164 text, a synthetic policy): {items}", soft_wrap=True)
-    summary = run_items(spec, [items], out_dir, workers=workers or 1, force=force)
+    try:
+        summary = run_items(spec, [items], out_dir, workers=workers or 1, force=force, llm={"backend": llm})
+    except UserError as exc:
+        raise fail(str(exc)) from None
     _print_summary(summary)
     hits = {"wrong": [0, 0], "right": [0, 0]}
     for p in planted:

@@ -26,8 +26,8 @@ def refuse_pdf_options(spec: KindSpec, given: dict[str, Any]) -> None:
     if used:
         raise InputError(
             f"--kind {spec.name} does not take {', '.join(used)} (items carry their own context and answer, "
-            "so the PDF, classifier and extraction options do not apply; the language-model phases and blind "
-            "sampling shares do not serve this kind yet)."
+            "so the PDF, classifier and extraction options do not apply; batch jobs and blind sampling shares "
+            "do not serve this kind yet)."
         )
 
 
@@ -39,12 +39,24 @@ def run_items_command(spec: KindSpec, inputs: list[Path], out_dir: str, **option
     return run_items(spec, inputs, Path(out_dir), **options)
 
 
-def verify_item_command(spec: KindSpec, item: Path, profile: Path | None, as_json: bool) -> Any:
-    """One item verified and decided; nothing written."""
+def verify_item_command(
+    spec: KindSpec,
+    item: Path,
+    profile: Path | None,
+    as_json: bool,
+    *,
+    llm: str | None = None,
+    llm_model: str | None = None,
+) -> Any:
+    """One item verified and decided; nothing written (with --llm, the model's answers are not cached either,
+    as for a PDF's `arbiter verify`)."""
+    from arbiter.llm.config import LLMSettings
+    from arbiter.run.item_batch import item_llm
     from arbiter.run.items import read_items, verify_item
 
     (raw,) = read_items([item])[:1] if item.suffix != ".jsonl" else _single(item)
-    outcome = verify_item(spec, raw.raw, spec.load_profile(profile), item_id=raw.item_id)
+    client = item_llm(LLMSettings.from_env(backend=llm, model=llm_model), disk_cache=False)
+    outcome = verify_item(spec, raw.raw, spec.load_profile(profile), item_id=raw.item_id, llm=client)
     if as_json:
         sys.stdout.write(outcome.model_dump_json(indent=2) + "\n")
     return outcome

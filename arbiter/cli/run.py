@@ -178,12 +178,6 @@ def run(
                     "--classifier": classifier,
                     "--production": production,
                     "--password": password,
-                    "--llm": llm,
-                    "--llm-model": llm_model,
-                    "--llm-mode": llm_mode,
-                    "--no-cache": no_cache,
-                    "--doc-token-budget": doc_token_budget,
-                    "--run-token-budget": run_token_budget,
                     "--resume-batch": resume_batch,
                     "--extractor": extractor,
                     "--documentai-processor": documentai_processor,
@@ -204,6 +198,7 @@ def run(
                 progress=None if quiet else _progress_factory,
                 engine=engine,
                 ray_address=ray_address,
+                llm=overrides,
             )
         elif resume_batch:
             options, collected = resume(resume_batch, out_dir)

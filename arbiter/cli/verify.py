@@ -75,7 +75,7 @@ def verify(
                 raise InputError(
                     f"--kind {spec.name} checks one --item FILE (and takes no --pdf or --classification)."
                 )
-            outcome = verify_item_command(spec, item, profile, as_json)
+            outcome = verify_item_command(spec, item, profile, as_json, llm=llm, llm_model=llm_model)
             if not as_json:
                 _print_outcome(outcome)
             return

@@ -24,6 +24,7 @@ from arbiter.contracts import (
 )
 from arbiter.diagnostics import describe
 from arbiter.kinds import KindSpec
+from arbiter.llm.client import LLMClient
 from arbiter.outputs import location
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.packets import build_packet
@@ -73,7 +74,12 @@ class ItemPipeline:
     store: DatabaseResultStore
     items: dict[str, RawItem]
     run_id: str = field(default_factory=new_run_id)
-    llm: Any = None  # no language-model phase for items yet
+    llm: LLMClient | None = None  # None: the kind's model phases are skipped and say so
+
+    def llm_key(self) -> str:
+        if self.llm is None:
+            return "llm:none"
+        return f"llm:{self.llm.settings.backend}:{self.llm.settings.model}"
 
     @property
     def classifier(self) -> _Named:
@@ -85,6 +91,7 @@ class ItemPipeline:
             hashlib.sha256(item.raw.encode()).hexdigest(),
             self.profile.digest,
             __version__,
+            self.llm_key(),
         ]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
@@ -101,7 +108,7 @@ class ItemPipeline:
         if not force and self.store.completed_key(doc_id) == key and self.repair(item):
             return DocResult.skipped_unchanged(doc_id, path, _ms(started))
         try:
-            outcome, bundle = check_item(self.kind, item.raw, self.profile, item_id=doc_id)
+            outcome, bundle = check_item(self.kind, item.raw, self.profile, item_id=doc_id, llm=self.llm)
         except (KeyboardInterrupt, DatabaseUnavailable):
             raise
         except BaseException as exc:  # one item never stops the batch

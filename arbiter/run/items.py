@@ -1,6 +1,7 @@
 """Items of a kind that carries its own context (arbiter/kinds: `inputs="items"`, e.g. grounded-answer):
 reading them from JSONL files or folders of JSON files, and verifying one through the same retry governor,
-arbiter rules and fixes as a PDF's classification."""
+arbiter rules and fixes as a PDF's classification — with a language model when one is given (the kind's
+model phases, e.g. grounded-answer V4's entailment check, each item with its own token budget)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from arbiter.contracts import DocumentBundle, VerificationOutcome
 from arbiter.decide.governor import verify_with_retries
 from arbiter.errors import InputError
 from arbiter.kinds import KindSpec
+from arbiter.llm.client import LLMClient
+from arbiter.run.worker import llm_usage
+from arbiter.verifiers.base import VerifyContext
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -72,10 +76,11 @@ def read_items(inputs: Iterable[Path]) -> list[RawItem]:
 
 
 def check_item(
-    kind: KindSpec, raw: str | bytes, profile: Any, *, item_id: str = "item"
+    kind: KindSpec, raw: str | bytes, profile: Any, *, item_id: str = "item", llm: LLMClient | None = None
 ) -> tuple[VerificationOutcome, DocumentBundle]:
     """One item through the kind's loader and verifiers, the arbiter's rules and the retry governor; with
-    the bundle of its context (the chunks as pages)."""
+    the bundle of its context (the chunks as pages). With `llm`, the verifiers' model phases run on the item's
+    own token budget, and the outcome counts its calls, tokens and cost; without, they are skipped."""
     from arbiter.verifiers.grounded.subject import GroundedSubject, bundle_for
 
     loader = kind.subject_loader()
@@ -85,12 +90,21 @@ def check_item(
     bundle = bundle_for(subject, item_id) if isinstance(subject, GroundedSubject) else None
     if bundle is None:
         raise InputError(f"The kind {kind.name} has no context bundle for items.")
-    outcome = verify_with_retries(raw, bundle, profile, verifiers=kind.build_verifiers(), loader=loader)
-    return outcome, bundle
+    doc_llm = llm.for_document(item_id) if llm is not None else None
+    outcome = verify_with_retries(
+        raw,
+        bundle,
+        profile,
+        verifiers=kind.build_verifiers(),
+        context=VerifyContext(llm=doc_llm) if doc_llm is not None else None,
+        loader=loader,
+    )
+    usage = llm_usage(doc_llm)
+    return (outcome.model_copy(update=usage) if usage else outcome), bundle
 
 
 def verify_item(
-    kind: KindSpec, raw: str | bytes, profile: Any, *, item_id: str = "item"
+    kind: KindSpec, raw: str | bytes, profile: Any, *, item_id: str = "item", llm: LLMClient | None = None
 ) -> VerificationOutcome:
     """One item's outcome (`arbiter verify --kind`; nothing written)."""
-    return check_item(kind, raw, profile, item_id=item_id)[0]
+    return check_item(kind, raw, profile, item_id=item_id, llm=llm)[0]

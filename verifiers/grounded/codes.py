@@ -84,6 +84,13 @@ _SPECS = [
     ),
     CodeSpec("V4.STATEMENT_UNSUPPORTED", M, False, "A statement is not supported by the quotes it cites."),
     CodeSpec("V4.QUOTE_OFF_QUESTION", M, False, "A cited quote shares no content with the question."),
+    CodeSpec(
+        "V4.STATEMENT_NOT_ENTAILED",
+        M,
+        False,
+        "The language model judged a statement not entailed, or contradicted, by its quotes.",
+    ),
+    CodeSpec("V4.ENTAILMENT_ERROR", B, False, "The entailment check could not run or gave no usable answer."),
     CodeSpec("V4.VERIFIER_ERROR", B, False, "V4 crashed; evidence was not checked."),
 ]
 

@@ -1,6 +1,8 @@
 """Grounded-answer V4, evidence: each quote is found verbatim in the chunk it cites (the medical V4's
 locator, verifiers/textmatch.py, with spans) and is about the question; each statement is supported by its
-own quotes — offline, by content words, numbers, negation and modality.
+own quotes — offline, by content words, numbers, negation and modality. With a language model configured, the
+entailment phase (entailment.py) then asks it whether each statement's verified quotes entail it; it can only
+add findings, and an unusable answer makes V4 ERRORED.
 
 The only fixes are those that cannot change what the answer says: a quote re-copied from its chunk when it
 differs only in spacing, case or hyphens, and a quote's offsets set to where it is. An unsupported
@@ -14,8 +16,9 @@ from typing import Any
 
 from arbiter.contracts import Highlight, VerifierResult
 from arbiter.contracts.grounded import GroundedItem, GroundedProfile
-from arbiter.verifiers.base import IssueList, Subject, VerifyContext, result, skipped
+from arbiter.verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
 from arbiter.verifiers.grounded.codes import CODES
+from arbiter.verifiers.grounded.entailment import entailment_phase
 from arbiter.verifiers.grounded.evidence import (
     QuoteCheck,
     bundle_of,
@@ -28,12 +31,13 @@ from arbiter.verifiers.grounded.subject import GroundedSubject
 from arbiter.verifiers.grounded.text import coverage, read, shared
 from arbiter.verifiers.grounded.v2_consistency import about
 from arbiter.verifiers.grounded.v3_traps import modal_change
+from arbiter.verifiers.llm_phase import finish
 
 
 @dataclass
 class GroundedV4:
     name: str = "V4"
-    version: str = "1.0.0"
+    version: str = "1.1.0"
     output_file: str = "v4_evidence_quality.json"
 
     def verify(self, subject: Subject, bundle: Any, profile: Any, context: VerifyContext) -> VerifierResult:
@@ -56,8 +60,10 @@ class GroundedV4:
                     path=f"/answer/quotes/{check.index}/text",
                 )
         _support(issues, item, checks, rules)
+        phase = entailment_phase(context, issues, item, checks)
         found = sum(c.found for c in checks)
-        return result(self, issues, notes=[f"{found} of {len(checks)} quote(s) found in their cited chunks."])
+        notes = [f"{found} of {len(checks)} quote(s) found in their cited chunks."]
+        return finish(self, issues, phase, score=penalty_score, notes=notes)
 
 
 def _locate(issues: IssueList, check: QuoteCheck) -> None:
