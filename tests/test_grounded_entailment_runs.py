@@ -56,6 +56,14 @@ def test_grounded_demo_runs_with_the_sample_replays_and_no_miss(tmp_path: Path) 
     assert not summary["llm"].get("notes")
     assert summary["llm"]["calls"] > 0
     found = decisions(out)
+    # V4 alone has a model phase in this kind: an accept whose V4 phase judged was checked by rules and a model
+    # (an abstention asks the model nothing, so it stays rules only).
+    accepted_judged = sum(
+        d["final_decision"] == "AUTO_ACCEPT" and v4_phase(d) in ("PASSED", "FAILED") for d in found.values()
+    )
+    earned = summary["accepted_by_semantic_checks"]
+    assert earned["rules_and_model"] == accepted_judged > 0, earned
+    assert sum(earned.values()) == 31, earned
     judged = [d for d in found.values() if v4_phase(d) in ("PASSED", "FAILED")]
     assert len(judged) >= 35
     codes = [(i["code"], i["source"]) for d in found.values() for i in d["final_issues"]]

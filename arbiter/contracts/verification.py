@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -134,15 +134,19 @@ class VerifierResult(Strict):
     evidence_checks: list[EvidenceCheck] = Field(default_factory=list)
 
 
-def has_semantic_phase(result: VerifierResult) -> bool:
-    """Whether this verifier has an LLM phase (V2, V3, V4, or any result whose phase has a state)."""
-    return result.verifier in SEMANTIC_VERIFIERS or result.llm_phase != PhaseStatus.NOT_APPLICABLE
+def has_semantic_phase(result: VerifierResult, phased: Collection[str] = SEMANTIC_VERIFIERS) -> bool:
+    """Whether this verifier has an LLM phase: it is one of `phased` (the kind's verifiers with one; the
+    medical kind's V2, V3 and V4) or its result's phase has a state."""
+    return result.verifier in phased or result.llm_phase != PhaseStatus.NOT_APPLICABLE
 
 
-def semantic_checks_of(results: Sequence[VerifierResult]) -> SemanticChecks:
+def semantic_checks_of(
+    results: Sequence[VerifierResult], phased: Collection[str] = SEMANTIC_VERIFIERS
+) -> SemanticChecks:
     """RULES_AND_MODEL when the results include an LLM phase and the model judged in every one of them
-    (phase PASSED or FAILED); RULES_ONLY when any was skipped, errored or out of budget, or none exists."""
-    semantic = [result for result in results if has_semantic_phase(result)]
+    (phase PASSED or FAILED); RULES_ONLY when any was skipped, errored or out of budget, or none exists.
+    `phased`: the verifiers that have a phase in this kind (a grounded answer's V4 alone)."""
+    semantic = [result for result in results if has_semantic_phase(result, phased)]
     if semantic and all(result.llm_phase in MODEL_JUDGED for result in semantic):
         return SemanticChecks.RULES_AND_MODEL
     return SemanticChecks.RULES_ONLY

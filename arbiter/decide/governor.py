@@ -29,6 +29,7 @@ from arbiter.contracts import (
     semantic_checks_of,
 )
 from arbiter.contracts.profile import PolicyProfile
+from arbiter.contracts.verification import SEMANTIC_VERIFIERS
 from arbiter.decide.autofix import (
     Conflict,
     PatchFailed,
@@ -83,6 +84,7 @@ def verify_with_retries(
     """
     started = perf_counter()
     run = _Run()
+    checks: list[Verifier] = []
     try:
         checks = list(verifiers) if verifiers is not None else _default_verifiers()
         if executor is None and (context is None or context.llm is None):
@@ -109,7 +111,16 @@ def verify_with_retries(
             "a person must review it.",
             INTERNAL_ERROR,
         )
-    return _outcome(bundle, profile, run, stop, started)
+    return _outcome(bundle, profile, run, stop, started, phased_of(checks))
+
+
+def phased_of(checks: Sequence[Verifier]) -> tuple[str, ...]:
+    """The verifiers that have a language-model phase: each says so (`model_phase`), else by name (the
+    medical kind's V2, V3 and V4). A grounded answer's V2 and V3 have none, so its accepts count as checked by
+    rules and a model when its V4's phase judged."""
+    if not checks:
+        return SEMANTIC_VERIFIERS
+    return tuple(c.name for c in checks if getattr(c, "model_phase", c.name in SEMANTIC_VERIFIERS))
 
 
 def _loop(
@@ -184,7 +195,12 @@ def _loop(
 
 
 def _outcome(
-    bundle: DocumentBundle, profile: PolicyProfile, run: _Run, stop: _Stop, started: float
+    bundle: DocumentBundle,
+    profile: PolicyProfile,
+    run: _Run,
+    stop: _Stop,
+    started: float,
+    phased: tuple[str, ...] = SEMANTIC_VERIFIERS,
 ) -> VerificationOutcome:
     last = run.attempts[-1] if run.attempts else None
     results = [r for attempt in run.attempts for r in attempt.verifier_results]
@@ -206,7 +222,7 @@ def _outcome(
         llm_usage=_usage(results),
         llm_calls=sum(r.llm_calls for r in results),
         timings={"verify_ms": run.verify_ms, "total_ms": (perf_counter() - started) * 1000.0},
-        semantic_checks=semantic_checks_of(last.verifier_results if last else []),
+        semantic_checks=semantic_checks_of(last.verifier_results if last else [], phased),
     )
 
 

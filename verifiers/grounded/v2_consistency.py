@@ -21,6 +21,7 @@ from arbiter.verifiers.grounded.text import Reading, coverage, language, quantit
 @dataclass
 class GroundedV2:
     name: str = "V2"
+    model_phase = False  # rules only: no language-model phase (governor.phased_of)
     version: str = "1.0.0"
     output_file: str = "v2_consistency_check.json"
 

@@ -29,6 +29,7 @@ from arbiter.verifiers.grounded.text import Reading, phrases_in, read
 @dataclass
 class GroundedV3:
     name: str = "V3"
+    model_phase = False  # rules only: no language-model phase (governor.phased_of)
     version: str = "1.0.0"
     output_file: str = "v3_trap_detection.json"
 
