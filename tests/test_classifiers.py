@@ -718,7 +718,9 @@ def footer_pages(footers: list[str], lines: list[str] = CBC) -> list[Page]:
         (["1 | Page", "2 | Page", "1 | Page"], [(1, 2), (3, 3)]),
         (["Fax from Quest Page 1 of 3", "Fax from Quest Page 2 of 3", "Page 1 of 1"], [(1, 2), (3, 3)]),
         (["Page 1 of 2", "Fax to clinic Page 1 of 2"], [(1, 2)]),
-        (["Page 1 of 1", "Confidential"], [(1, 2)]),
+        # A page after one numbered as its document's last starts another (issue 26), numbered or not.
+        (["Page 1 of 1", "Confidential"], [(1, 1), (2, 2)]),
+        (["Page 1 of 2", "Page 2 of 2", "Confidential"], [(1, 2), (3, 3)]),
     ],
     ids=[
         "labcorp",
@@ -729,20 +731,25 @@ def footer_pages(footers: list[str], lines: list[str] = CBC) -> list[Page]:
         "bar-page",
         "fax-counter",
         "fax-only",
-        "unnumbered",
+        "unnumbered-after-last",
+        "unnumbered-after-last-of-two",
     ],
 )
 def test_page_numbering_that_restarts_starts_a_new_segment(
     footers: list[str], segments: list[tuple[int, int]]
 ) -> None:
-    """Two reports of one type back to back are split where "Page 1 of N" restarts, and only there."""
+    """Two reports of one type back to back are split where "Page 1 of N" restarts or after a page numbered
+    as its document's last ("Page 2 of 2"), and only there."""
     bundle = make_bundle(footer_pages(footers))
     out = classify(bundle)
     assert_complete(out, bundle)
     assert [(s.start_page, s.end_page) for s in out.segments] == segments
     assert {s.dominant_type for s in out.segments} == {"LAB_REPORT"}
     for seg in out.segments[1:]:
-        assert "page numbering restarts" in seg.classification_reasoning
+        assert (
+            "page numbering restarts" in seg.classification_reasoning
+            or "numbered as its document's last" in seg.classification_reasoning
+        )
 
 
 def test_restart_split_can_be_turned_off() -> None:

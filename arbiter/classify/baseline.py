@@ -26,6 +26,7 @@ from arbiter.classify.baseline_confidence import (
     reasoning,
     segment_confidence,
 )
+from arbiter.classify.baseline_doubts import boundary_doubts
 from arbiter.classify.baseline_pages import (
     Segment,
     arg_max,
@@ -76,7 +77,8 @@ class BaselineClassifier:
         out_segments: list[dict[str, object]] = []
         weights = dict.fromkeys(types, 0)
         for index, seg in enumerate(segments, start=1):
-            entry, units = _segment_output(index, seg, matcher, profile)
+            doubts = boundary_doubts(segments, index - 1)
+            entry, units = _segment_output(index, seg, matcher, profile, doubts)
             out_segments.append(entry)
             for doc_type, value in units.items():
                 weights[doc_type] += value * (seg.end - seg.start + 1)
@@ -171,7 +173,7 @@ def _evidence(
 
 
 def _segment_output(
-    index: int, seg: Segment, matcher: CueMatcher, profile: Profile
+    index: int, seg: Segment, matcher: CueMatcher, profile: Profile, boundary: list[str]
 ) -> tuple[dict[str, object], dict[str, int]]:
     settings = matcher.settings
     taxonomy = profile.taxonomy
@@ -195,6 +197,9 @@ def _segment_output(
     if disagreement is not None:  # two readings of the page that disagree: no confident answer
         confidence = min(confidence, settings.confidence_floor)
         doubts.append(disagreement)
+    if boundary:  # where the segment begins or ends is uncertain: no confident answer (baseline_doubts.py)
+        confidence = min(confidence, settings.confidence_floor)
+        doubts.extend(boundary)
     entries = []
     for doc_type in types:
         share = units[doc_type] / UNITS

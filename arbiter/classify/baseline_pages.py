@@ -54,6 +54,10 @@ class PageScore:
         False  # a new document begins here: its numbering restarts at page 1, or its layout says so
     )
     restart_why: str = ""  # why, in words (a page number, or where the page before stopped and the title)
+    # A restart on layout alone whose opening line repeats the page before's (a running header or
+    # letterhead, or the same form again): kept, but a doubt on the segment it starts (baseline_doubts.py).
+    weak_restart: bool = False
+    titled: bool = False  # a strong title names the page's type (kept under a learned reader)
     cue_type: str | None = None  # the type the cue phrases alone give the page (with a learned reader)
 
 
@@ -143,6 +147,7 @@ def score_page(page: Page, matcher: CueMatcher, profile: Profile) -> PageScore:
             )
             if title and weight >= settings.strong_title_weight:
                 strong.append((-weight, order[doc_type], doc_type))
+    score.titled = bool(strong)
     if strong:
         # A strong title (a fax cover sheet, "Surgical Pathology Report") names its page's type.
         score.title_type = min(strong)[2]
@@ -178,32 +183,81 @@ def _score_form(
 def mark_restarts(scored: list[PageScore], matcher: CueMatcher) -> None:
     """A page numbered as the first of a document ("Page 1 of 2") starts a new one, unless its numbering
     continues the page before's (a run that counts 1, 2, 3): two reports of one laboratory back to back.
-    With `layout_start_fill`, so does a page that opens on a title-like line after a page whose text
-    stopped early (a document's last page rarely runs to the foot of the page; a page that does continues)."""
+    So does a page after one numbered as its document's last ("Page 2 of 2", "1 of 1"), unless its own
+    numbering continues that run. With `layout_start_fill`, so does a page that opens on a title-like line
+    after a page whose text stopped early (a document's last page rarely runs to the foot of the page; a page
+    that does continues), unless its top lines say it continues ("(continued)", "(page 2)"); when that
+    opening line repeats the page before's (a running header), the restart is weak (`weak_restart`)."""
     settings = matcher.settings
     for before, s in pairwise(scored):
         continues = any(b.continued_by(n) for b in before.numbering for n in s.numbering)
         if continues:
             continue
         ones = [n for n in s.numbering if n.number == 1]
+        last = [b for b in before.numbering if b.total is not None and b.number == b.total]
         if settings.split_on_page_restart and ones:
             first = min(ones, key=lambda n: (n.total or 0, n.template))
             shown = f"Page 1 of {first.total}" if first.total else "Page 1"
             s.restart, s.restart_why = True, f"its page numbering restarts ({shown})"
+        elif settings.split_on_page_restart and last and s.readable and s.page.text.strip():
+            s.restart = True
+            s.restart_why = (
+                f'the page before is numbered as its document\'s last ("{last[0].seen}") '
+                "and no numbering on this page continues it"
+            )
         elif settings.layout_start_fill is not None and before.readable and s.readable:
             fill = page_fill(before.page)
-            title = _opening_title(s.page)
-            if fill is not None and fill <= settings.layout_start_fill and title is not None:
+            title = opening_title(s.page)
+            if (
+                fill is not None
+                and fill <= settings.layout_start_fill
+                and title is not None
+                and not says_continued(s.page)
+            ):
                 s.restart = True
                 s.restart_why = (
                     f'the page before stops {fill:.0%} of the way down and this page opens on "{title[:40]}"'
                 )
+                s.weak_restart = same_line(opening_line(before.page), title)
 
 
 _NUMBER_ONLY = re.compile(r"^\W*(?:page\W*)?\d+(?:\s*(?:of|/)\s*\d+)?\W*$", re.IGNORECASE)
 
 
-def _opening_title(page: Page) -> str | None:
+_CONTINUED = re.compile(r"continu|\(\s*page\s+[2-9]\d*\s*\)", re.IGNORECASE)
+TOP_LINES = 3  # a running header's lines: where "(continued)" or "(page 2)" says a page continues
+
+
+def top_lines(page: Page, count: int = TOP_LINES) -> list[str]:
+    """The page's first `count` non-empty lines, bare page numbers left out."""
+    out: list[str] = []
+    for line in page.text.splitlines():
+        text = " ".join(line.split())
+        if text and not _NUMBER_ONLY.match(text):
+            out.append(text)
+            if len(out) >= count:
+                break
+    return out
+
+
+def opening_line(page: Page) -> str | None:
+    lines = top_lines(page, 1)
+    return lines[0] if lines else None
+
+
+def same_line(a: str | None, b: str | None) -> bool:
+    """Two opening lines that read the same (case, spacing and digits aside): a running header."""
+    if a is None or b is None:
+        return False
+    return re.sub(r"\d+", "#", a.lower()) == re.sub(r"\d+", "#", b.lower())
+
+
+def says_continued(page: Page) -> bool:
+    """The page's top lines say it continues a document ("(continued)", "(page 2)")."""
+    return any(_CONTINUED.search(line) for line in top_lines(page))
+
+
+def opening_title(page: Page) -> str | None:
     """The page's first line (a bare page number aside) when it reads as a title: short, capitalised, not a
     continuation or the rest of a sentence; else None."""
     for line in page.text.splitlines():
