@@ -2,7 +2,7 @@
 each beside the chunk it cites with the quote highlighted (or the closest passage and what differs), the
 issues pinned to statements and quotes; on the right the decision — Agree (Alt+A), or a correction built
 on the statement cards (unsupported with a reason, another citation, edited text) or an abstention, saved
-with Alt+S. Only Streamlit calls here; the logic is arbiter/review/answer_desk.py. Every value from an item
+with Alt+S. Only Streamlit calls here; the logic is arbiter/review/answer_*.py. Every value from an item
 (question, chunks, statements, quotes) goes through `escape`: text, never Markdown."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import streamlit as st
 from arbiter.contracts import AdjudicationChoice, PacketKind, ReviewStatus, SMEPacket
 from arbiter.contracts.grounded import GroundedItem, GroundedProfile, UnsupportedReason
 from arbiter.record.packets import sort_issues
-from arbiter.review import answer_desk as ad
+from arbiter.review import answer_check, answer_desk, answer_draft, answer_reading
 from arbiter.review.desk import Desk
 from arbiter.review.packet_view import SEVERITY_ICONS, escape
 from arbiter.review.queue_view import PRIORITY_LABELS, reason_label
@@ -39,11 +39,11 @@ def _key(name: str, packet_id: str, index: int | None = None) -> str:
     return f"ans_{name}_{packet_id}" + ("" if index is None else f"_{index}")
 
 
-def _draft(packet_id: str) -> ad.AnswerDraft:
-    return ad.AnswerDraft.from_json(drafting.kept(packet_id).get("answer"))
+def _draft(packet_id: str) -> answer_draft.AnswerDraft:
+    return answer_draft.AnswerDraft.from_json(drafting.kept(packet_id).get("answer"))
 
 
-def _store_draft(packet_id: str, draft: ad.AnswerDraft, index: int | None = None) -> None:
+def _store_draft(packet_id: str, draft: answer_draft.AnswerDraft, index: int | None = None) -> None:
     """Keep the draft; the statement's widgets are redrawn from it (their own state would lag behind)."""
     drafting.kept(packet_id)["answer"] = draft.to_json()
     if index is not None:
@@ -55,13 +55,13 @@ def _store_draft(packet_id: str, draft: ad.AnswerDraft, index: int | None = None
 def _on_verdict(packet_id: str, item: GroundedItem, index: int) -> None:
     value = st.session_state.get(_key("verdict", packet_id, index))
     reason = UnsupportedReason(value) if value in {r.value for r in UnsupportedReason} else None
-    _store_draft(packet_id, ad.mark_unsupported(_draft(packet_id), item, index, reason), index)
+    _store_draft(packet_id, answer_draft.mark_unsupported(_draft(packet_id), item, index, reason), index)
 
 
 def _on_chunk(packet_id: str, item: GroundedItem, profile: GroundedProfile, index: int) -> None:
     chunk_id = st.session_state.get(_key("chunk", packet_id, index))
     if isinstance(chunk_id, str):
-        _store_draft(packet_id, ad.cite(_draft(packet_id), item, index, chunk_id, profile), index)
+        _store_draft(packet_id, answer_draft.cite(_draft(packet_id), item, index, chunk_id, profile), index)
 
 
 def _on_sentence(
@@ -69,28 +69,28 @@ def _on_sentence(
 ) -> None:
     picked = st.session_state.get(_key("sentence", packet_id, index))
     if isinstance(picked, int) and 0 <= picked < len(texts):
-        draft = ad.cite(_draft(packet_id), item, index, chunk_id, profile, texts[picked])
+        draft = answer_draft.cite(_draft(packet_id), item, index, chunk_id, profile, texts[picked])
         _store_draft(packet_id, draft, index)
 
 
 def _on_text(packet_id: str, item: GroundedItem, index: int) -> None:
     text = st.session_state.get(_key("text", packet_id, index))
     if isinstance(text, str):
-        _store_draft(packet_id, ad.edit_text(_draft(packet_id), item, index, text), index)
+        _store_draft(packet_id, answer_draft.edit_text(_draft(packet_id), item, index, text), index)
 
 
 def _on_reset(packet_id: str, item: GroundedItem, index: int) -> None:
-    _store_draft(packet_id, ad.reset(_draft(packet_id), item, index), index)
+    _store_draft(packet_id, answer_draft.reset(_draft(packet_id), item, index), index)
 
 
 def _on_abstain(packet_id: str) -> None:
     on = bool(st.session_state.get(_key("abstain", packet_id)))
-    _store_draft(packet_id, ad.abstain(_draft(packet_id), on))
+    _store_draft(packet_id, answer_draft.abstain(_draft(packet_id), on))
 
 
 def _on_missing(packet_id: str) -> None:
     missing = str(st.session_state.get(_key("missing", packet_id)) or "")
-    _store_draft(packet_id, ad.abstain(_draft(packet_id), _draft(packet_id).abstain, missing))
+    _store_draft(packet_id, answer_draft.abstain(_draft(packet_id), _draft(packet_id).abstain, missing))
 
 
 def _notes(packet_id: str) -> tuple[str, float]:
@@ -101,7 +101,7 @@ def _notes(packet_id: str) -> tuple[str, float]:
 def _agree(desk: Desk, packet: SMEPacket, profile: GroundedProfile, attempt: dict[str, Any]) -> None:
     """Alt+A: save the answer as it is and open the next packet; a refusal is listed on the page."""
     notes, confidence = _notes(packet.packet_id)
-    outcome = ad.agree(
+    outcome = answer_desk.agree(
         desk,
         packet,
         profile,
@@ -122,9 +122,9 @@ def _correct(desk: Desk, packet: SMEPacket, profile: GroundedProfile, attempt: d
     draft = _draft(packet.packet_id)
     missing = st.session_state.get(_key("missing", packet.packet_id))
     if draft.abstain and isinstance(missing, str):  # typed and not yet sent by its own change
-        draft = ad.abstain(draft, True, missing)
+        draft = answer_draft.abstain(draft, True, missing)
         _store_draft(packet.packet_id, draft)
-    outcome = ad.correct(
+    outcome = answer_desk.correct(
         desk,
         packet,
         profile,
@@ -142,21 +142,21 @@ def _correct(desk: Desk, packet: SMEPacket, profile: GroundedProfile, attempt: d
 
 # ------------------------------------------------------------------------------------------ drawing
 def _issue_markdown(issue: Any, item: GroundedItem, with_target: bool = True) -> str:
-    text = ad.issue_line(issue, item) if with_target else issue.message
+    text = answer_reading.issue_line(issue, item) if with_target else issue.message
     return f"{SEVERITY_ICONS[issue.severity.value]} `{issue.code}` {escape(text)}"
 
 
-def _citation(citation: ad.Citation, blind: bool, item: GroundedItem) -> None:
+def _citation(citation: answer_reading.Citation, blind: bool, item: GroundedItem) -> None:
     if citation.chunk is None:
         st.caption(escape(f"{citation.quote_id} cites no retrieved chunk."))
         return
-    st.caption(escape(f"{citation.quote_id} in {ad.chunk_caption(citation.chunk)}"))
+    st.caption(escape(f"{citation.quote_id} in {answer_reading.chunk_caption(citation.chunk)}"))
     if citation.span is not None:
-        st.markdown(ad.chunk_markdown(citation.chunk.text, citation.span))
+        st.markdown(answer_reading.chunk_markdown(citation.chunk.text, citation.span))
         if not citation.exact:
             st.caption("Found only after spacing, case or hyphens are set aside.")
     elif citation.closest is not None:
-        st.markdown(ad.closest_chunk_markdown(citation.closest, citation.chunk))
+        st.markdown(answer_reading.closest_chunk_markdown(citation.closest, citation.chunk))
     else:
         st.markdown(
             ":red[**Not in this chunk, nor anything like it.**]  \n" + escape(" ".join(citation.text.split()))
@@ -167,10 +167,10 @@ def _citation(citation: ad.Citation, blind: bool, item: GroundedItem) -> None:
 
 
 def _statement(
-    view: ad.StatementView,
+    view: answer_reading.StatementView,
     item: GroundedItem,
     profile: GroundedProfile,
-    draft: ad.AnswerDraft,
+    draft: answer_draft.AnswerDraft,
     packet: SMEPacket,
     editable: bool,
 ) -> None:
@@ -181,7 +181,7 @@ def _statement(
         with text_col:
             badge = ""
             if draft.abstain or edit.reason is not None:
-                reason = ad.REASON_LABELS[edit.reason or UnsupportedReason.NOT_IN_SOURCE]
+                reason = answer_draft.REASON_LABELS[edit.reason or UnsupportedReason.NOT_IN_SOURCE]
                 badge = f" :red-badge[unsupported: {reason}]"
             elif edit.text is not None or edit.cites is not None:
                 badge = " :blue-badge[corrected]"
@@ -203,7 +203,7 @@ def _statement(
 
 
 def _statement_controls(
-    pid: str, i: int, item: GroundedItem, profile: GroundedProfile, draft: ad.AnswerDraft
+    pid: str, i: int, item: GroundedItem, profile: GroundedProfile, draft: answer_draft.AnswerDraft
 ) -> None:
     edit = draft.edit(i)
     current = edit.reason.value if edit.reason is not None else SUPPORTED
@@ -213,7 +213,9 @@ def _statement_controls(
         VERDICTS,
         index=VERDICTS.index(current),
         format_func=lambda v: (
-            "Supported" if v == SUPPORTED else f"Unsupported: {ad.REASON_LABELS[UnsupportedReason(v)]}"
+            "Supported"
+            if v == SUPPORTED
+            else f"Unsupported: {answer_draft.REASON_LABELS[UnsupportedReason(v)]}"
         ),
         key=_key("verdict", pid, i),
         on_change=_on_verdict,
@@ -221,7 +223,7 @@ def _statement_controls(
         label_visibility="collapsed",
     )
     chunk_ids = [c.chunk_id for c in item.chunks]
-    picked = ad.cited_quote(draft, item, i)
+    picked = answer_draft.cited_quote(draft, item, i)
     chunk_of = {c.chunk_id: c for c in item.chunks}
     chunk_col.selectbox(
         f"Cite another chunk for statement {i + 1}",
@@ -237,8 +239,8 @@ def _statement_controls(
         label_visibility="collapsed",
     )
     if picked is not None and picked.chunk_id in chunk_of:
-        options = ad.candidates(chunk_of[picked.chunk_id], item, draft)
-        labels = [ad.candidate_label(n, option) for n, option in enumerate(options)]
+        options = answer_draft.candidates(chunk_of[picked.chunk_id], item, draft)
+        labels = [answer_draft.candidate_label(n, option) for n, option in enumerate(options)]
         texts = [text for text, _quote in options]
         st.selectbox(
             f"Quote for statement {i + 1}",
@@ -306,7 +308,7 @@ def _decision(
     desk: Desk,
     item: GroundedItem,
     profile: GroundedProfile,
-    draft: ad.AnswerDraft,
+    draft: answer_draft.AnswerDraft,
     attempt: dict[str, Any],
     can_submit: bool,
 ) -> None:
@@ -315,9 +317,9 @@ def _decision(
     head_col, skip_col = st.columns([3, 1], vertical_alignment="center")
     head_col.subheader("Your decision")
     if changed:
-        st.markdown("**Your correction:** " + escape("; ".join(ad.changes(draft, item))))
+        st.markdown("**Your correction:** " + escape("; ".join(answer_check.changes(draft, item))))
     else:
-        st.markdown("**" + escape(ad.agree_line(item)) + "**")
+        st.markdown("**" + escape(answer_check.agree_line(item)) + "**")
     agree_col, save_col = st.columns(2)
     agree_col.button(
         "Agree",
@@ -330,7 +332,7 @@ def _decision(
         help="Save the answer as it is and open the next packet (Alt+A)",
         width="stretch",
     )
-    checked = ad.check_draft(draft, item, profile) if changed else None
+    checked = answer_check.check_draft(draft, item, profile) if changed else None
     save_col.button(
         "Save correction",
         type="primary" if changed else "secondary",
@@ -356,7 +358,7 @@ def _decision(
             args=(desk, pid),
         )
     if not changed:
-        refused = ad.check_agreement(item, profile).blocking
+        refused = answer_check.check_agreement(item, profile).blocking
         if refused:
             first = refused[0].message.split(":")[0]
             more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
@@ -423,7 +425,7 @@ def show(packet: SMEPacket, desk: Desk, attempt: dict[str, Any], holding: bool) 
     if packet.packet_kind == PacketKind.ADJUDICATION:
         _adjudication(packet, desk, attempt, can_submit)
         return
-    item = ad.item_of(packet)
+    item = answer_reading.item_of(packet)
     if item is None:
         st.error(
             "The answer or its retrieved context cannot be read, so this packet cannot be reviewed here."
@@ -442,16 +444,16 @@ def show(packet: SMEPacket, desk: Desk, attempt: dict[str, Any], holding: bool) 
             )
         if draft.abstain:
             st.warning("Your correction replaces this answer with an abstention.")
-        for view in ad.statement_views(item, issues, profile, draft):
+        for view in answer_reading.statement_views(item, issues, profile, draft):
             _statement(view, item, profile, draft, packet, can_submit)
-        general = ad.general_issues(issues)
+        general = answer_reading.general_issues(issues)
         if general:
             with st.expander(f"Findings on the answer as a whole ({len(general)})"):
                 for issue in general:
                     st.markdown(_issue_markdown(issue, item))
         with st.expander("Every retrieved chunk"):
             for chunk in item.chunks:
-                st.caption(escape(ad.chunk_caption(chunk)))
+                st.caption(escape(answer_reading.chunk_caption(chunk)))
                 st.markdown(escape(" ".join(chunk.text.split())))
     with right, st.container(key="answer_side"):
         with st.container(key="answer_decision"):
@@ -466,12 +468,12 @@ def _adjudication(packet: SMEPacket, desk: Desk, attempt: dict[str, Any], can_su
     if case is None:
         st.error("This adjudication packet holds no reviews to compare.")
         return
-    item = ad.item_of(packet, packet.primary_agent_classification)
+    item = answer_reading.item_of(packet, packet.primary_agent_classification)
     st.subheader("Adjudication")
     if item is not None:
         st.markdown("**Question:** " + escape(item.question.text))
     st.caption("Where the two reviews differ: " + escape(" ".join(case.differences)))
-    rows = ad.verdict_rows(packet)
+    rows = answer_desk.verdict_rows(packet)
     st.dataframe(
         pd.DataFrame(rows).rename(
             columns={"First": f"First: {case.first.reviewer}", "Second": f"Second: {case.second.reviewer}"}
@@ -499,7 +501,7 @@ def _adjudication(packet: SMEPacket, desk: Desk, attempt: dict[str, Any], can_su
         "Save decision", type="primary", key="save_adjudication", disabled=not can_submit or choice is None
     ):
         assert choice is not None
-        outcome = ad.adjudicate(
+        outcome = answer_desk.adjudicate(
             desk,
             packet,
             choice,
