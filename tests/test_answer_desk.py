@@ -1,7 +1,7 @@
-"""The answer desk's logic (arbiter/review/answer_desk.py, issue 31): each decision as a table of drafts and
-what the check makes of them, the page's data (targets, excerpts, escaping), drafts that survive a reload,
-and two properties — no edit sequence crashes, and no correction saves as supported a statement whose quotes
-do not support it."""
+"""The answer desk's logic (arbiter/review/answer_reading.py, answer_draft.py and answer_check.py,
+issue 31): each decision as a table of drafts and what the check makes of them, the page's data (targets,
+excerpts, escaping), drafts that survive a reload, and two properties — no edit sequence crashes, and no
+correction saves as supported a statement whose quotes do not support it."""
 
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ from arbiter.contracts.answers import StatementVerdict, UnsupportedReason, Verdi
 from arbiter.contracts.grounded import GroundedItem, GroundedProfile, load_grounded_profile
 from arbiter.contracts.verification import Location
 from arbiter.demo.grounded.build import demo_items
-from arbiter.review import answer_desk as ad
-from arbiter.review import drafts
+from arbiter.review import answer_check, answer_draft, answer_reading, drafts
 from arbiter.verifiers.grounded.evidence import check_quotes, quotes_by_id
 from arbiter.verifiers.grounded.v4_evidence import support_gaps
 
@@ -42,39 +41,41 @@ def item(name: str) -> GroundedItem:
     return items()[name]
 
 
-Op = Callable[[ad.AnswerDraft, GroundedItem], ad.AnswerDraft]
+Op = Callable[[answer_draft.AnswerDraft, GroundedItem], answer_draft.AnswerDraft]
 
 
 def unsupported(index: int, reason: UnsupportedReason) -> Op:
-    return lambda d, i: ad.mark_unsupported(d, i, index, reason)
+    return lambda d, i: answer_draft.mark_unsupported(d, i, index, reason)
 
 
 def cite(index: int, chunk: str, sentence: str | None = None) -> Op:
-    return lambda d, i: ad.cite(d, i, index, chunk, profile(), sentence)
+    return lambda d, i: answer_draft.cite(d, i, index, chunk, profile(), sentence)
 
 
 def text(index: int, new: str) -> Op:
-    return lambda d, i: ad.edit_text(d, i, index, new)
+    return lambda d, i: answer_draft.edit_text(d, i, index, new)
 
 
 def keep(index: int) -> Op:
-    return lambda d, i: ad.mark_unsupported(d, i, index, None)
+    return lambda d, i: answer_draft.mark_unsupported(d, i, index, None)
 
 
 def reset(index: int) -> Op:
-    return lambda d, i: ad.reset(d, i, index)
+    return lambda d, i: answer_draft.reset(d, i, index)
 
 
 def abstain(missing: str) -> Op:
-    return lambda d, i: ad.abstain(d, True, missing)
+    return lambda d, i: answer_draft.abstain(d, True, missing)
 
 
-def run(name: str, ops: list[Op]) -> tuple[GroundedItem, ad.AnswerDraft, ad.AnswerChecked]:
+def run(
+    name: str, ops: list[Op]
+) -> tuple[GroundedItem, answer_draft.AnswerDraft, answer_check.AnswerChecked]:
     subject = item(name)
-    draft = ad.AnswerDraft()
+    draft = answer_draft.AnswerDraft()
     for op in ops:
         draft = op(draft, subject)
-    return subject, draft, ad.check_draft(draft, subject, profile())
+    return subject, draft, answer_check.check_draft(draft, subject, profile())
 
 
 # (item, actions, saved?, verdict per statement (reason for unsupported), a code that blocks when refused)
@@ -137,7 +138,7 @@ def test_each_decision(name: str, ops: list[Op], saved: bool, verdicts: list[Any
     ],
 )
 def test_agreeing_meets_the_same_rules(name: str, agreeable: bool, code: str | None) -> None:
-    checked = ad.check_agreement(item(name), profile())
+    checked = answer_check.check_agreement(item(name), profile())
     assert checked.ok is agreeable
     assert all(v.verdict == S for v in checked.verdicts)
     if code:
@@ -165,26 +166,28 @@ def test_a_saved_correction_is_a_valid_answer_with_its_confidence() -> None:
 def test_a_picked_sentence_is_quoted_verbatim_with_its_offsets() -> None:
     subject = item("q11-irrelevant-citation")
     chunk = next(c for c in subject.chunks if c.chunk_id == "C13")
-    sentence = ad.chunk_sentences(chunk)[0][2]
-    draft = ad.cite(ad.AnswerDraft(), subject, 0, "C13", profile(), sentence)
-    quote = ad.cited_quote(draft, subject, 0)
+    sentence = answer_draft.chunk_sentences(chunk)[0][2]
+    draft = answer_draft.cite(answer_draft.AnswerDraft(), subject, 0, "C13", profile(), sentence)
+    quote = answer_draft.cited_quote(draft, subject, 0)
     assert quote is not None
     assert quote.quote_id == "SME-001"
     assert quote.start is not None
     assert quote.end is not None
     assert chunk.text[quote.start : quote.end] == quote.text == sentence
     # the same sentence again is the same quote, not a second one
-    again = ad.cite(draft, subject, 0, "C13", profile(), sentence)
+    again = answer_draft.cite(draft, subject, 0, "C13", profile(), sentence)
     assert again.quotes == draft.quotes
 
 
 def test_out_of_range_and_unknown_targets_change_nothing() -> None:
     subject = item("q02-unsupported-statement")
-    draft = ad.AnswerDraft()
-    assert ad.mark_unsupported(draft, subject, 9, R.NOT_IN_SOURCE) == draft
-    assert ad.cite(draft, subject, 0, "NO-SUCH-CHUNK", profile()) == draft
-    assert ad.edit_text(draft, subject, -1, "x") == draft
-    assert ad.edit_text(draft, subject, 0, subject.answer.statements[0].text + "  ") == draft  # same text
+    draft = answer_draft.AnswerDraft()
+    assert answer_draft.mark_unsupported(draft, subject, 9, R.NOT_IN_SOURCE) == draft
+    assert answer_draft.cite(draft, subject, 0, "NO-SUCH-CHUNK", profile()) == draft
+    assert answer_draft.edit_text(draft, subject, -1, "x") == draft
+    assert (
+        answer_draft.edit_text(draft, subject, 0, subject.answer.statements[0].text + "  ") == draft
+    )  # same text
 
 
 def test_changes_and_reason_codes_say_what_was_done() -> None:
@@ -196,13 +199,17 @@ def test_changes_and_reason_codes_say_what_was_done() -> None:
             text(1, "The covered entity may have only one such extension."),
         ],
     )
-    assert ad.changes(draft, subject) == [
+    assert answer_check.changes(draft, subject) == [
         "Statement 1: cites REQ-001",
         "Statement 2: new text",
         "Statement 3: unsupported (changed modal)",
     ]
-    assert ad.reason_codes(draft) == ["EDITED_STATEMENT", "FIXED_CITATION", "UNSUPPORTED_CHANGED_MODAL"]
-    assert ad.reset(draft, subject, 2).edit(2).empty
+    assert answer_check.reason_codes(draft) == [
+        "EDITED_STATEMENT",
+        "FIXED_CITATION",
+        "UNSUPPORTED_CHANGED_MODAL",
+    ]
+    assert answer_draft.reset(draft, subject, 2).edit(2).empty
 
 
 # ------------------------------------------------------------------------------------------ the page's data
@@ -234,7 +241,7 @@ def _issue(path: str, message: str = "m", code: str = "V4.STATEMENT_UNSUPPORTED"
 )
 def test_issues_point_at_statements_and_quotes(path: str, label: str) -> None:
     subject = item("q02-unsupported-statement")
-    assert ad.target_label(ad.target_of(_issue(path)), subject) == label
+    assert answer_reading.target_label(answer_reading.target_of(_issue(path)), subject) == label
 
 
 def test_the_statement_cards_carry_their_issues_and_located_quotes() -> None:
@@ -243,7 +250,7 @@ def test_the_statement_cards_carry_their_issues_and_located_quotes() -> None:
         _issue("/answer/statements/2", "Statement 3 is not supported"),
         _issue("/answer/quotes/1/text", "q"),
     ]
-    views = ad.statement_views(subject, issues, profile())
+    views = answer_reading.statement_views(subject, issues, profile())
     assert [len(v.issues) for v in views] == [0, 0, 1]
     assert [len(c.issues) for v in views for c in v.citations] == [0, 1, 0]
     first = views[0].citations[0]
@@ -251,27 +258,29 @@ def test_the_statement_cards_carry_their_issues_and_located_quotes() -> None:
     assert first.span is not None
     assert first.exact
     assert first.chunk.text[first.span[0] : first.span[1]] == first.text
-    assert ad.issue_line(issues[0], subject) == "Statement 3 is not supported"
-    assert ad.general_issues([*issues, _issue("/answer/statements")]) == [_issue("/answer/statements")]
+    assert answer_reading.issue_line(issues[0], subject) == "Statement 3 is not supported"
+    assert answer_reading.general_issues([*issues, _issue("/answer/statements")]) == [
+        _issue("/answer/statements")
+    ]
 
 
 def test_a_quote_not_in_its_chunk_shows_the_closest_passage_and_what_differs() -> None:
     subject = item("q05-quote-not-in-chunk")
-    [view] = ad.statement_views(subject, [], profile())
+    [view] = answer_reading.statement_views(subject, [], profile())
     [citation] = view.citations
     assert citation.span is None
     assert citation.closest is not None
     differing = {w.text for w in citation.closest.quoted if w.differs}
     assert differing == {"health", "care", "provider"}
-    text = ad.closest_chunk_markdown(citation.closest, citation.chunk)  # type: ignore[arg-type]
+    text = answer_reading.closest_chunk_markdown(citation.closest, citation.chunk)  # type: ignore[arg-type]
     assert "Closest passage" in text
     assert ":red-background[**health**]" in text
 
 
 def test_a_draft_citation_is_shown_where_the_statement_now_points() -> None:
     subject = item("q11-irrelevant-citation")
-    draft = ad.cite(ad.AnswerDraft(), subject, 0, "C09", profile())
-    [view] = ad.statement_views(subject, [], profile(), draft)
+    draft = answer_draft.cite(answer_draft.AnswerDraft(), subject, 0, "C09", profile())
+    [view] = answer_reading.statement_views(subject, [], profile(), draft)
     assert [c.chunk.chunk_id for c in view.citations if c.chunk] == ["C09"]
 
 
@@ -287,25 +296,25 @@ def test_item_text_is_shown_as_text(token: str) -> None:
     """Chunk, quote and statement text never reach Markdown unescaped (arbiter.review.packet_view.escape)."""
     chunk_text = f"Before. {HOSTILE} the quoted words here. After {HOSTILE}"
     start = chunk_text.index("the quoted")
-    shown = ad.chunk_markdown(chunk_text, (start, start + len("the quoted words here")))
+    shown = answer_reading.chunk_markdown(chunk_text, (start, start + len("the quoted words here")))
     assert not _unescaped(shown.replace(":orange-background[**", "").replace("**]", ""), token)
-    assert not _unescaped(ad.chunk_markdown(HOSTILE, None), token)
+    assert not _unescaped(answer_reading.chunk_markdown(HOSTILE, None), token)
 
 
 def test_a_long_chunk_is_cut_around_the_quote() -> None:
     body = " ".join(f"w{n}" for n in range(400))
     start = body.index("w200")
-    before, quote, after = ad.excerpt(body, (start, start + 4))
+    before, quote, after = answer_reading.excerpt(body, (start, start + 4))
     assert quote == "w200"
     assert before.startswith("…")
     assert after.endswith("…")
-    assert len(before) <= ad.EXCERPT_CHARS + 2
-    assert len(after) <= ad.EXCERPT_CHARS + 2
+    assert len(before) <= answer_reading.EXCERPT_CHARS + 2
+    assert len(after) <= answer_reading.EXCERPT_CHARS + 2
 
 
 def test_chunk_caption_names_source_section_page_and_score() -> None:
     chunk = item("q02-unsupported-statement").chunks[0]
-    caption = ad.chunk_caption(chunk.model_copy(update={"page": 4}))
+    caption = answer_reading.chunk_caption(chunk.model_copy(update={"page": 4}))
     assert caption == (
         "C02 · 45 CFR 164.524(b)(2)(ii) · Access of individuals to protected health information: extension"
         " · page 4 · score 0.74"
@@ -322,12 +331,12 @@ def test_a_draft_survives_the_servers_draft_payload() -> None:
     payload = drafts.collect("p1", {}, kept)
     restored: dict[str, Any] = {}
     drafts.restore("p1", payload, {}, restored, {})
-    assert ad.AnswerDraft.from_json(restored["answer"]) == draft
+    assert answer_draft.AnswerDraft.from_json(restored["answer"]) == draft
     assert (
-        ad.AnswerDraft.from_json({"edits": {"x": 1, "0": {"reason": "bogus"}}, "quotes": [{}]})
-        == ad.AnswerDraft()
+        answer_draft.AnswerDraft.from_json({"edits": {"x": 1, "0": {"reason": "bogus"}}, "quotes": [{}]})
+        == answer_draft.AnswerDraft()
     )
-    assert ad.AnswerDraft.from_json(None) == ad.AnswerDraft()
+    assert answer_draft.AnswerDraft.from_json(None) == answer_draft.AnswerDraft()
     assert subject.item_id
 
 
@@ -386,7 +395,7 @@ def edit_sequences(draw: st.DrawFn) -> tuple[str, list[Op]]:
             ops.append(cite(index, draw(st.sampled_from(chunks))))
         elif kind == "sentence":
             chunk = draw(st.sampled_from(subject.chunks)) if subject.chunks else None
-            options = [s for _a, _b, s in ad.chunk_sentences(chunk)] if chunk else []
+            options = [s for _a, _b, s in answer_draft.chunk_sentences(chunk)] if chunk else []
             if chunk and options:
                 ops.append(cite(index, chunk.chunk_id, draw(st.sampled_from(options))))
         elif kind == "text":
@@ -397,7 +406,7 @@ def edit_sequences(draw: st.DrawFn) -> tuple[str, list[Op]]:
         elif kind == "abstain":
             ops.append(abstain(draw(st.sampled_from(["", "a rule", "x\ny"]))))
         else:
-            ops.append(lambda d, i: ad.abstain(d, False))
+            ops.append(lambda d, i: answer_draft.abstain(d, False))
     return name, ops
 
 
@@ -406,14 +415,16 @@ def edit_sequences(draw: st.DrawFn) -> tuple[str, list[Op]]:
 def test_no_edit_sequence_crashes_and_none_hides_an_unsupported_statement(case: tuple[str, list[Op]]) -> None:
     name, ops = case
     subject, draft, checked = run(name, ops)
-    assert ad.AnswerDraft.from_json(draft.to_json()) == draft
+    assert answer_draft.AnswerDraft.from_json(draft.to_json()) == draft
     assert len(checked.verdicts) == len(subject.answer.statements)
     if not checked.ok:
         assert checked.blocking
         assert all(p.message for p in checked.blocking)
         return
     assert checked.answer is not None
-    machine_checks = quotes_by_id(subject, check_quotes(subject, ad.bundle_of(subject), profile()))
+    machine_checks = quotes_by_id(
+        subject, check_quotes(subject, answer_reading.bundle_of(subject), profile())
+    )
     for verdict in checked.verdicts:
         if verdict.verdict != S:
             continue
@@ -425,7 +436,7 @@ def test_no_edit_sequence_crashes_and_none_hides_an_unsupported_statement(case: 
         assert all(q.found for q in quotes)
         assert support_gaps(statement.text, [q.quote.text for q in quotes], profile()) == []
     saved = GroundedItem.model_validate({**subject.model_dump(mode="json"), "answer": checked.answer})
-    saved_checks = quotes_by_id(saved, check_quotes(saved, ad.bundle_of(saved), profile()))
+    saved_checks = quotes_by_id(saved, check_quotes(saved, answer_reading.bundle_of(saved), profile()))
     for statement in saved.answer.statements:  # every statement kept rests on quotes that hold it
         quotes = [saved_checks[q] for q in statement.cites if q in saved_checks]
         assert quotes
@@ -433,8 +444,10 @@ def test_no_edit_sequence_crashes_and_none_hides_an_unsupported_statement(case: 
         assert support_gaps(statement.text, [q.quote.text for q in quotes], profile()) == []
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if ad.check_agreement(item(n), profile()).blocking])
+@pytest.mark.parametrize(
+    "name", [n for n in NAMES if answer_check.check_agreement(item(n), profile()).blocking]
+)
 def test_an_unsupported_answer_cannot_be_accepted_unchanged(name: str) -> None:
     """Neither Agree nor a correction that leaves it as it is saves an answer V4 or V1/V2 refuses."""
-    assert not ad.check_agreement(item(name), profile()).ok
-    assert not ad.check_draft(ad.AnswerDraft(), item(name), profile()).ok
+    assert not answer_check.check_agreement(item(name), profile()).ok
+    assert not answer_check.check_draft(answer_draft.AnswerDraft(), item(name), profile()).ok

@@ -26,7 +26,7 @@ from review_helpers import Seeded, app_pointed, app_test, sign_in
 
 from arbiter.contracts import GroundTruthSource, PacketKind, SMEPacket
 from arbiter.contracts.grounded import KIND, UnsupportedReason, Verdict, load_grounded_profile
-from arbiter.review import answer_desk as ad
+from arbiter.review import answer_desk, answer_draft, answer_reading
 from arbiter.review.desk import Desk
 
 
@@ -206,11 +206,13 @@ def test_a_correction_that_fails_says_why_and_saves_nothing(answers: Seeded) -> 
     assert any(e.startswith("Statement 3 is not supported") for e in _texts(at.error))  # said before saving
     assert at.button(key="answer_save").disabled
     # and on the submit path, whatever the page allowed
-    item = ad.item_of(packet)
+    item = answer_reading.item_of(packet)
     assert item is not None
-    draft = ad.mark_unsupported(ad.AnswerDraft(), item, 0, UnsupportedReason.NOT_IN_SOURCE)
+    draft = answer_draft.mark_unsupported(
+        answer_draft.AnswerDraft(), item, 0, UnsupportedReason.NOT_IN_SOURCE
+    )
     now = datetime.now(UTC)
-    outcome = ad.correct(
+    outcome = answer_desk.correct(
         Desk(answers.store, "alice"), packet, load_grounded_profile(), draft, notes="", confidence=0.9,
         started_at=now, token="t",
     )  # fmt: skip
@@ -255,10 +257,10 @@ def test_answer_reviews_that_disagree_are_adjudicated_on_the_answer_page(double:
         ("bob", second, UnsupportedReason.NOT_IN_SOURCE),
     ):
         assert double.store.queue.claim(packet.packet_id, user) is not None
-        item = ad.item_of(packet)
+        item = answer_reading.item_of(packet)
         assert item is not None
-        draft = ad.mark_unsupported(ad.AnswerDraft(), item, 2, reason)
-        outcome = ad.correct(
+        draft = answer_draft.mark_unsupported(answer_draft.AnswerDraft(), item, 2, reason)
+        outcome = answer_desk.correct(
             Desk(double.store, user),
             packet,
             profile,

@@ -385,7 +385,7 @@ def test_a_failed_export_leaves_no_manifest_and_no_partial_files(
     def boom(*_: Any) -> Any:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("arbiter.export.writer.csv_rows", boom)
+    monkeypatch.setattr("arbiter.export.output.csv_rows", boom)
     with pytest.raises(RuntimeError, match="disk on fire"):
         export(store, out)
     assert not (out / "manifest.json").exists()

@@ -321,7 +321,8 @@ def export(
 ) -> None:
     """Write files from the database: ground truth as JSONL/CSV/Parquet with a manifest, or the JSON mirrors."""
     from arbiter.export import ExportError, parse_as_of, parse_formats
-    from arbiter.export.writer import KINDS, default_dir, describe, export_ground_truth, refuse_future
+    from arbiter.export.options import default_dir, refuse_future
+    from arbiter.export.writer import KINDS, describe, export_ground_truth
     from arbiter.record.mirrors import export_mirrors
 
     if fmt is None and (as_of is not None or to is not None):
@@ -362,7 +363,7 @@ def export(
 
 def _nothing_in_force(store: Store, when: datetime) -> str:
     """Why an export as of `when` holds no document: no ground truth yet, or none written by then."""
-    from arbiter.export.writer import iso
+    from arbiter.export.options import iso
     from arbiter.store.exports import first_version_at
 
     with store.read() as conn:

@@ -11,15 +11,9 @@ from typing import Any
 
 from arbiter.export.arrow import ExportError, arrow_schema, records_from_table
 from arbiter.export.flat import COLUMNS as CSV_COLUMNS
-from arbiter.export.writer import (
-    FILE_NAMES,
-    FORMATS,
-    MANIFEST,
-    default_dir,
-    export_ground_truth,
-    parse_as_of,
-    parse_formats,
-)
+from arbiter.export.options import default_dir, parse_as_of, parse_formats
+from arbiter.export.output import FILE_NAMES, FORMATS
+from arbiter.export.writer import MANIFEST, export_ground_truth
 
 __all__ = [
     "CSV_COLUMNS",

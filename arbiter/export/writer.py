@@ -4,28 +4,25 @@ Every file is written under a temporary name in the target directory, flushed to
 place; manifest.json is removed first and written last, so a directory whose manifest is present and
 whose hashes match is a complete export, and a crash never leaves a partial file under a final name.
 The same query feeds every requested format, so they describe one snapshot of the database.
+
+This module writes the export and its manifest; the data files are output.py's, the query read ahead
+prefetch.py's, the command line's options options.py's.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
-import os
-import queue
 import shutil
 import tempfile
-import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import sqlalchemy as sa
 
 import arbiter
@@ -34,16 +31,16 @@ from arbiter.contracts import DEFAULT_KIND, GroundTruthSource
 from arbiter.contracts.grounded import KIND as GROUNDED
 from arbiter.contracts.version import CONTRACT_VERSION
 from arbiter.export import grounded as answers
-from arbiter.export.arrow import ExportError, arrow_schema, flex_fields, to_table
-from arbiter.export.flat import COLUMNS, csv_rows
+from arbiter.export.arrow import ExportError, flex_fields, to_table
+from arbiter.export.options import iso, refuse_future
+from arbiter.export.output import FILE_NAMES, FORMATS, PARQUET_COMPRESSION, Output
+from arbiter.export.prefetch import prefetched
 from arbiter.metrics.grounded import judge
 from arbiter.outputs import Location
 from arbiter.store import Store
 from arbiter.store.adjudication import unsettled_count
-from arbiter.store.exports import BATCH, iter_in_force
+from arbiter.store.exports import BATCH
 
-FORMATS = ("jsonl", "csv", "parquet")
-FILE_NAMES = {"jsonl": "ground_truth.jsonl", "csv": "ground_truth.csv", "parquet": "ground_truth.parquet"}
 # The answer kinds an export can hold, one per export (each its own layout; a manifest without answer_kind is
 # the medical layout).
 KINDS = (DEFAULT_KIND, GROUNDED)
@@ -56,46 +53,6 @@ DATA_FILES = frozenset([*FILE_NAMES.values(), *(n for names in ANSWER_FILES.valu
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
 KIND = "arbiter.ground_truth_export"
-PARQUET_COMPRESSION = "zstd"
-
-
-def parse_formats(text: str) -> tuple[str, ...]:
-    """'parquet', 'csv,jsonl' or 'all' → the formats in a fixed order; unknown names raise ExportError."""
-    names = [n.strip().lower() for n in text.split(",") if n.strip()]
-    if names == ["all"]:
-        return FORMATS
-    unknown = [n for n in names if n not in FORMATS]
-    if unknown or not names:
-        raise ExportError(
-            f"--format must be jsonl, csv or parquet, several of them comma-separated, or all; got '{text}'."
-        )
-    return tuple(f for f in FORMATS if f in names)
-
-
-def parse_as_of(text: str) -> datetime:
-    """An ISO 8601 date or date-time as an aware UTC datetime: a date means 00:00 UTC that day, a time
-    without a zone is UTC. Anything else raises ExportError with an example of what is accepted."""
-    value = text.strip()
-    if value[-1:] in ("Z", "z"):
-        value = value[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise ExportError(
-            f"--as-of must be an ISO 8601 date or time such as 2026-01-05 or 2026-01-05T09:30:00Z "
-            f"(a time without a zone is UTC); got '{text}'."
-        ) from None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def default_dir(root: Location, as_of: datetime | None, now: datetime) -> Location:
-    """root/exports/as-of-20260105T093000Z, or root/exports/latest-<now> for the newest versions."""
-    stamp = (as_of or now).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return root / "exports" / (f"as-of-{stamp}" if as_of else f"latest-{stamp}")
 
 
 def redact(url: str) -> str:
@@ -111,106 +68,6 @@ def contract_info() -> dict[str, str]:
         "version": CONTRACT_VERSION,
         "json_schema_sha256": hashlib.sha256(schema.encode()).hexdigest(),
     }
-
-
-class _Output:
-    """A data file written under a temporary name beside its final one (in `staging`, a local folder, when the
-    final one is in object storage)."""
-
-    def __init__(
-        self,
-        directory: Location,
-        fmt: str,
-        staging: Path | None = None,
-        *,
-        name: str | None = None,
-        header: Sequence[str] = COLUMNS,
-        schema: pa.Schema | None = None,
-        to_csv: Callable[[pa.Table], list[tuple[Any, ...]]] | None = None,
-    ) -> None:
-        self.format = fmt
-        self.path = directory / (name or FILE_NAMES[fmt])
-        self._to_csv = to_csv
-        where = staging if staging is not None else Path(str(directory))
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=where)
-        os.close(fd)
-        self.tmp = Path(tmp)
-        self.rows = 0
-        self._text: IO[str] | None = None
-        self._csv: Any = None
-        self._parquet: pq.ParquetWriter | None = None
-        self._bytes: IO[bytes] | None = None
-        if fmt == "jsonl":
-            self._bytes = open(self.tmp, "wb")  # noqa: SIM115
-        elif fmt == "csv":
-            self._text = open(self.tmp, "w", encoding="utf-8", newline="")  # noqa: SIM115
-            self._csv = csv.writer(self._text)
-            self._csv.writerow(header)
-        else:
-            self._parquet = pq.ParquetWriter(
-                self.tmp, schema or arrow_schema(), compression=PARQUET_COMPRESSION
-            )
-
-    def write(self, texts: list[bytes], table: pa.Table) -> None:
-        if self.format == "jsonl":
-            assert self._bytes is not None
-            lines = [t if b"\n" not in t and b"\r" not in t else _one_line(t) for t in texts]
-            if lines:
-                self._bytes.write(b"\n".join(lines) + b"\n")
-        elif self.format == "csv":
-            self._csv.writerows((self._to_csv or csv_rows)(table))
-        else:
-            assert self._parquet is not None
-            self._parquet.write_table(table)
-        self.rows += len(texts) if self.format == "jsonl" else table.num_rows
-
-    def close(self) -> None:
-        if self._bytes is not None:
-            self._bytes.close()
-            self._bytes = None
-        if self._text is not None:
-            self._text.close()
-            self._text = None
-        if self._parquet is not None:
-            self._parquet.close()
-            self._parquet = None
-
-    def commit(self) -> dict[str, Any]:
-        """Flush to disk, hash, rename into place; the manifest entry."""
-        self.close()
-        digest = hashlib.sha256()
-        with open(self.tmp, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-            os.fsync(handle.fileno())
-        size = self.tmp.stat().st_size
-        if isinstance(self.path, Path):
-            os.replace(self.tmp, self.path)
-        else:  # object storage: one whole PUT (multipart for a large file), then the local copy goes
-            self.path.fs.put_file(str(self.tmp), self.path.path)
-            self.tmp.unlink()
-        return {
-            "name": self.path.name,
-            "format": self.format,
-            "bytes": size,
-            "rows": self.rows,
-            "sha256": digest.hexdigest(),
-        }
-
-    def discard(self) -> None:
-        try:
-            self.close()
-        finally:
-            self.tmp.unlink(missing_ok=True)
-
-
-def refuse_future(as_of: datetime | None, now: datetime) -> None:
-    """ExportError when `as_of` is after `now`: an export as of a time still to come could change."""
-    if as_of is not None and as_of > now:
-        raise ExportError(
-            f"--as-of {iso(as_of)} is in the future; an export as of a time that has not come yet could "
-            "still change. Leave --as-of out for the newest versions."
-        )
 
 
 def export_ground_truth(
@@ -258,15 +115,15 @@ def _export(
 ) -> dict[str, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     previous = _retire_manifest(out_dir)
-    outputs: list[_Output] = []
+    outputs: list[Output] = []
     sources: Counter[str] = Counter({s.value: 0 for s in GroundTruthSource})
     policies: Counter[str] = Counter()
     fallbacks: Counter[str] = Counter(dict.fromkeys(flex_fields(), 0))
     newest: datetime | None = None
     records = 0
     try:
-        outputs.extend(_Output(out_dir, f, staging) for f in FORMATS if f in formats)
-        with _prefetched(store, as_of, batch) as batches:
+        outputs.extend(Output(out_dir, f, staging) for f in FORMATS if f in formats)
+        with prefetched(store, as_of, batch) as batches:
             for gt_ids, texts in batches:
                 converted = to_table(texts, gt_ids)
                 table = converted.table
@@ -323,27 +180,27 @@ def _export_answers(
     tables) with its manifest; returns the manifest."""
     out_dir.mkdir(parents=True, exist_ok=True)
     previous = _retire_manifest(out_dir)
-    outputs: list[tuple[str, Any]] = []  # (table, _Output)
+    outputs: list[tuple[str, Any]] = []  # (table, Output)
     sources: Counter[str] = Counter({s.value: 0 for s in GroundTruthSource})
     policies: Counter[str] = Counter()
     newest: datetime | None = None
     records = statements = 0
     try:
         if "jsonl" in formats:
-            outputs.append(("records", _Output(out_dir, "jsonl", staging)))
+            outputs.append(("records", Output(out_dir, "jsonl", staging)))
         for fmt in ("csv", "parquet"):
             if fmt in formats:
                 item_name, statement_name = ANSWER_FILES[fmt]
                 outputs.append(
-                    ("answers", _Output(out_dir, fmt, staging, name=item_name, header=answers.ITEM_COLUMNS,
-                                          schema=answers.ITEM_SCHEMA, to_csv=answers.csv_cells))
+                    ("answers", Output(out_dir, fmt, staging, name=item_name, header=answers.ITEM_COLUMNS,
+                                         schema=answers.ITEM_SCHEMA, to_csv=answers.csv_cells))
                 )  # fmt: skip
                 outputs.append(
-                    ("answer_statements", _Output(out_dir, fmt, staging, name=statement_name,
-                                                    header=answers.STATEMENT_COLUMNS, schema=answers.STATEMENT_SCHEMA,
-                                                    to_csv=answers.csv_cells))
+                    ("answer_statements", Output(out_dir, fmt, staging, name=statement_name,
+                                                   header=answers.STATEMENT_COLUMNS, schema=answers.STATEMENT_SCHEMA,
+                                                   to_csv=answers.csv_cells))
                 )  # fmt: skip
-        with _prefetched(store, as_of, batch, GROUNDED) as batches:
+        with prefetched(store, as_of, batch, GROUNDED) as batches:
             for gt_ids, texts in batches:
                 items, lines = [], []
                 for gt_id, text in zip(gt_ids, texts, strict=True):
@@ -416,11 +273,6 @@ def _export_answers(
     return manifest
 
 
-def _one_line(text: bytes) -> bytes:
-    """A payload whose JSON spans lines, re-serialised on one (JSON strings escape their newlines)."""
-    return json.dumps(json.loads(text)).encode()
-
-
 def _count(counter: Counter[str], column: pa.ChunkedArray) -> None:
     for entry in pc.value_counts(column).to_pylist():
         counter[entry["values"] if entry["values"] is not None else "(none)"] += entry["counts"]
@@ -442,58 +294,6 @@ def _retire_manifest(out_dir: Location) -> list[str]:
     path.unlink()
     names = [e.get("name") for e in old.get("files") or [] if isinstance(e, dict)]
     return [str(n) for n in names if n in DATA_FILES]
-
-
-_DONE = object()
-
-
-@contextmanager
-def _prefetched(
-    store: Store, as_of: datetime | None, batch: int, kind: str = DEFAULT_KIND
-) -> Iterator[Iterator[Any]]:
-    """iter_in_force read on a second thread, one batch ahead, so the database's work (and the driver's)
-    overlaps the parsing and writing of the previous batch. Errors on that thread are raised here."""
-    if store.dialect == "sqlite" and sa.make_url(store.url).database in (None, "", ":memory:"):
-        # An in-memory database is one connection per thread: read it on this one.
-        with store.read() as conn:
-            yield iter_in_force(conn, as_of, batch=batch, kind=kind)
-        return
-    handoff: queue.Queue[Any] = queue.Queue(maxsize=1)
-    stop = threading.Event()
-
-    def put(item: Any) -> bool:
-        while not stop.is_set():
-            try:
-                handoff.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def read() -> None:
-        try:
-            with store.read() as conn:
-                for item in iter_in_force(conn, as_of, batch=batch, kind=kind):
-                    if not put(item):
-                        return
-        except BaseException as exc:  # handed to the consumer, which raises it
-            put(exc)
-            return
-        put(_DONE)
-
-    def consume() -> Iterator[Any]:
-        while (item := handoff.get()) is not _DONE:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-
-    worker = threading.Thread(target=read, name="arbiter-export-read", daemon=True)
-    worker.start()
-    try:
-        yield consume()
-    finally:
-        stop.set()
-        worker.join()
 
 
 def describe(manifest: dict[str, Any], out_dir: Location) -> str:

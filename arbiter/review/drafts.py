@@ -29,7 +29,7 @@ DEFAULTED: dict[str, tuple[str, type]] = {
 # editor's rows, kept the same way.
 TABLES = ("rows", "mixture", "evidence")
 # Drafts the page keeps as one JSON object in its draft dict: "answer" is the answer desk's AnswerDraft
-# (arbiter/review/answer_desk.py) of a grounded-answer packet.
+# (arbiter/review/answer_draft.py) of a grounded-answer packet.
 OBJECTS = ("answer",)
 RESTORED = "restored"  # marks a page draft dict that has been filled from the server once
 DEFAULTS = "defaults"
