@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -46,16 +47,19 @@ def hasher_fixture(monkeypatch: pytest.MonkeyPatch) -> CountingHasher:
 
 
 def burst(url: str, attempts: list[str]) -> list[Any]:
-    """Every attempt at once, each on a thread with its own Store (its own engine and connections)."""
+    """Every attempt at once, each on a thread with its own Store (its own engine and connections), all at
+    one instant on the throttle's clock: on a loaded machine the threads may take longer than the throttle's
+    first delay (1 s) to get through, and a later attempt would then rightly be allowed another check."""
     stores = [Store(url) for _ in attempts]
     for s in stores:
         s.users.get("warm-up")  # connect before the start line
     start = threading.Barrier(len(attempts))
+    instant = datetime.now(UTC)
     results: list[Any] = [None] * len(attempts)
 
     def attempt(i: int) -> None:
         start.wait()
-        results[i] = stores[i].users.attempt_sign_in("alice", attempts[i], client=f"10.0.0.{i}")
+        results[i] = stores[i].users.attempt_sign_in("alice", attempts[i], client=f"10.0.0.{i}", now=instant)
 
     threads = [threading.Thread(target=attempt, args=(i,)) for i in range(len(attempts))]
     for t in threads:
