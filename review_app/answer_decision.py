@@ -46,10 +46,7 @@ def _agree(desk: Desk, packet: SMEPacket, profile: GroundedProfile, attempt: dic
         started_at=attempt["started_at"],
         token=attempt["token"],
     )
-    if outcome.ok:
-        flow.advance(desk, packet.packet_id, "success", outcome.message)
-    else:
-        state.drafts().setdefault(packet.packet_id, {})["answer_failed"] = outcome
+    _after(desk, packet, outcome)
 
 
 def _correct(desk: Desk, packet: SMEPacket, profile: GroundedProfile, attempt: dict[str, Any]) -> None:
@@ -70,6 +67,11 @@ def _correct(desk: Desk, packet: SMEPacket, profile: GroundedProfile, attempt: d
         started_at=attempt["started_at"],
         token=attempt["token"],
     )
+    _after(desk, packet, outcome)
+
+
+def _after(desk: Desk, packet: SMEPacket, outcome: Any) -> None:
+    """A saved answer opens the next packet; a refused one is kept to be listed on the page."""
     if outcome.ok:
         flow.advance(desk, packet.packet_id, "success", outcome.message)
     else:
