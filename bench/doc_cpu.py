@@ -13,7 +13,7 @@ text) is subtracted. Variants, run side by side in this one invocation:
 - `after`: a pooled connection pinged only after sitting idle (store/ping.py), mirror files encoded by
   pydantic-core, byte for byte the same (atomic.dumps).
 
-    python bench/doc_cpu.py [--copies 10] [--db postgresql+psycopg://127.0.0.1/test] [--top 15]
+    python bench/doc_cpu.py [--copies 10] [--db postgresql+psycopg://127.0.0.1/test] [--no-profile]
 """
 
 from __future__ import annotations
