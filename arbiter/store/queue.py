@@ -31,7 +31,8 @@ from arbiter.store.packet_rows import (
     packet_from_row,
 )
 from arbiter.store.queue_reads import QueueReads
-from arbiter.store.users import Users, kind_words, reviewer_kinds
+from arbiter.store.reviewer_kinds import kind_words, reviewer_kinds
+from arbiter.store.users import Users
 
 
 class Queue(QueueReads):

@@ -23,12 +23,12 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.engine import Connection
 
-from arbiter.kinds import KINDS
 from arbiter.store.audit import write_audit
 from arbiter.store.errors import DuplicateUser, PermissionDenied, UnknownUser
 from arbiter.store.models import packets, sessions, user_kinds, users
 from arbiter.store.packet_rows import IN_REVIEW, PENDING
 from arbiter.store.repository import Repository
+from arbiter.store.reviewer_kinds import check_kinds, in_registry_order, reviewer_kinds
 
 Role = Literal["reviewer", "admin"]
 ROLES: tuple[str, ...] = ("reviewer", "admin")
@@ -93,34 +93,6 @@ def user_from_row(row: sa.Row[tuple[object, ...]], kinds: tuple[str, ...] = ()) 
         locked=m["locked_at"] is not None,
         kinds=kinds,
     )
-
-
-def kind_words(answer_kind: str) -> str:
-    """A kind's registry name as words: "grounded-answer" → "grounded answer"."""
-    return answer_kind.replace("-", " ").replace("_", " ")
-
-
-def reviewer_kinds(conn: Connection, name: str) -> tuple[str, ...]:
-    """The kinds the account reviews, in the registry's order; () when it reviews every kind."""
-    rows = conn.execute(sa.select(user_kinds.c.answer_kind).where(user_kinds.c.user_name == name)).scalars()
-    return in_registry_order(rows)
-
-
-def in_registry_order(kinds: Iterable[str]) -> tuple[str, ...]:
-    order = {k: i for i, k in enumerate(KINDS)}
-    return tuple(sorted(kinds, key=lambda k: (order.get(k, len(order)), k)))
-
-
-def check_kinds(kinds: Iterable[str]) -> tuple[str, ...]:
-    """Kind names checked against the registry (arbiter/kinds), each once, in the registry's order; a
-    ValueError in plain words names an unknown one and the kinds there are."""
-    wanted = [k.strip() for k in kinds if k.strip()]
-    unknown = [k for k in wanted if k not in KINDS]
-    if unknown:
-        raise ValueError(
-            f"There is no kind of answer named {unknown[0]!r}; the kinds are {', '.join(KINDS)}."
-        )
-    return tuple(k for k in KINDS if k in wanted)
 
 
 class Users(Repository):
