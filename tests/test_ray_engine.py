@@ -136,6 +136,9 @@ def test_ray_engine_decides_the_fixtures_as_the_local_engine(cluster: Cluster, t
     for key in ("escalated_by_reason", "errors_by_reason", "blind_samples", "accepted_by_semantic_checks"):
         assert on_ray[key] == local[key], key
     assert on_ray["engine"]["nodes"] == 2
+    # The drift alarms: replayed from the database on Ray (the driver decides nothing), as the local monitor saw.
+    assert on_ray["drift"] == local["drift"], on_ray["drift"]
+    assert on_ray["drift"]["documents"] == 31
     got = decisions(f"sqlite:///{tmp_path / 'ray' / 'arbiter.db'}")
     want = decisions(f"sqlite:///{tmp_path / 'local' / 'arbiter.db'}")
     assert len(want) == 35

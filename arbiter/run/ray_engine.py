@@ -26,8 +26,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
+import sqlalchemy as sa
+
 from arbiter.errors import ConfigError, UserError
 from arbiter.llm.client import Usage
+from arbiter.metrics.drift import alarms as drift_alarms
 from arbiter.outputs import Location, is_url, location, work_dir
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, InputDoc, RunPipeline, default_workers, new_run_id
@@ -39,6 +42,7 @@ from arbiter.run.ray_worker import WorkerSpec, add_usage, process_document, with
 from arbiter.run.result import DocResult
 from arbiter.store import pooling
 from arbiter.store.errors import DatabaseUnavailable
+from arbiter.store.models import documents
 
 TASK_RETRIES = 3  # Ray runs a task again this many times when its worker or node dies
 LOCAL_OBJECT_STORE = 128 * 2**20  # a local instance's object store: tasks pass small results only
@@ -156,10 +160,38 @@ class RayBatchRunner(BatchRunner):
         task: TaskFn = process_document,
     ) -> None:
         super().__init__(pipeline, store, workers=workers, force=force)
+        self.database = store.store  # the run's drift alarms are replayed from it (_drift_summary)
         self.spec = spec
         self.task = task  # what a Ray task runs per document (a test wraps it to stop a node mid-document)
         self.usage = Usage()
         self.lost = 0  # documents no try finished (recorded as internal errors)
+
+    def _drift_summary(self) -> dict[str, Any] | None:
+        """On Ray each task decides in a process of its own, so the driver's monitor observes nothing: the run's
+        alarms are those of the recorded history replayed run by run (metrics/drift.py, as `arbiter metrics`
+        gives them), this run's, with the documents and producers it followed."""
+        monitor = getattr(self.pipeline, "drift", None)
+        if monitor is None:
+            return None
+        run_id = monitor.run_id
+        with self.database.read() as conn:
+            alarms = [a.model_dump() for a in drift_alarms(conn, policy=monitor.policy) if a.run_id == run_id]
+            followed = conn.execute(
+                sa.select(documents.c.producer, sa.func.count())
+                .where(
+                    documents.c.run_id == run_id,
+                    documents.c.error.is_(None),
+                    documents.c.producer.is_not(None),
+                )
+                .group_by(documents.c.producer)
+            ).all()
+        return {
+            "enabled": monitor.policy.enabled,
+            "documents": sum(int(n) for _, n in followed) if monitor.policy.enabled else 0,
+            "strata": sorted(str(p) for p, _ in followed) if monitor.policy.enabled else [],
+            "alarms": alarms,
+            "standing": sorted({a["stratum"] for a in alarms if a["standing"]}),
+        }
 
     def _results(self, docs: list[InputDoc]) -> Iterator[DocResult]:
         """Documents in batches by pages (run/ray_batches.py), at most twice the workers' batches in flight (the
