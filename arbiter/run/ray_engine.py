@@ -160,7 +160,7 @@ class RayBatchRunner(BatchRunner):
         task: TaskFn = process_document,
     ) -> None:
         super().__init__(pipeline, store, workers=workers, force=force)
-        self.database = store.store  # the run's drift alarms are replayed from it (_drift_summary)
+        self.sink = store  # its database: the run's drift alarms are replayed from it (_drift_summary)
         self.spec = spec
         self.task = task  # what a Ray task runs per document (a test wraps it to stop a node mid-document)
         self.usage = Usage()
@@ -174,7 +174,7 @@ class RayBatchRunner(BatchRunner):
         if monitor is None:
             return None
         run_id = monitor.run_id
-        with self.database.read() as conn:
+        with self.sink.store.read() as conn:
             alarms = [a.model_dump() for a in drift_alarms(conn, policy=monitor.policy) if a.run_id == run_id]
             followed = conn.execute(
                 sa.select(documents.c.producer, sa.func.count())
