@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tempfile
@@ -32,6 +33,29 @@ def write_text(path: Path | UPath, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def link_over(source: Path | UPath, path: Path | UPath) -> bool:
+    """Give `path` the same file as `source` (a hard link, put in place by a rename: readers see the old file or
+    the new one). False, with nothing changed, where the two cannot share a file (object storage, a file
+    system without hard links, two file systems): write a copy instead."""
+    if not isinstance(source, Path) or not isinstance(path, Path):
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_LINKS)}.link"
+    try:
+        os.link(source, tmp)
+    except OSError:
+        return False
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return True
+
+
+_LINKS = itertools.count()
 
 
 def write_json(path: Path | UPath, data: Any) -> None:

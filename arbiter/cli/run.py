@@ -150,6 +150,14 @@ def run(
             help="Share of escalations given a blind second review (default: the profile's, 0.10).",
         ),
     ] = None,
+    mirrors: Annotated[
+        str | None,
+        typer.Option(
+            metavar="WHICH",
+            help="Files written per document: all (docs/design.md §4, the default) | bundles (bundles and "
+            "index entries only; the database holds the rest and `arbiter export --mirrors` writes it).",
+        ),
+    ] = None,
 ) -> None:
     """Verify a batch of PDFs; write results under --out and a summary under OUT/runs/RUN_ID/."""
     from arbiter.run.job import RunOptions, execute, resume
@@ -185,6 +193,7 @@ def run(
                     "--documentai-replay": documentai_replay,
                     "--audit-share": audit_share,
                     "--second-review-share": second_review_share,
+                    "--mirrors": mirrors,
                 },
             )
             summary = run_items_command(
@@ -231,6 +240,7 @@ def run(
                 },
                 engine=engine,
                 ray_address=ray_address,
+                mirrors=mirrors or "all",
             )
         if spec is None:
             summary = execute(options, password=password, progress=None if quiet else _progress_factory)

@@ -22,6 +22,12 @@ from arbiter.outputs import Location, location
 if TYPE_CHECKING:
     from arbiter.store import Store
 
+# What a document's mirror holds: "all" the files of docs/design.md §4 (the default), or only "bundles" (its
+# bundle and index entry; everything else is in the database, and `arbiter export --mirrors` writes the rest).
+# In this project's VMs a new file or folder costs 0.5–0.9 ms of kernel CPU: ten a document are half the CPU a
+# short document costs beyond text extraction, so a batch that reads its results from the database skips them.
+MIRROR_MODES = ("all", "bundles")
+
 VERIFIER_FILES = {
     "V1": "v1_schema_validation.json",
     "V2": "v2_consistency_check.json",
@@ -46,8 +52,9 @@ class FileStore:
     completed_key from its index files; a batch run never does (BatchRunner needs a store that answers
     `decided` from the database)."""
 
-    def __init__(self, root: Location | str) -> None:
+    def __init__(self, root: Location | str, *, mirrors: str = "all") -> None:
         self.root: Location = location(root)
+        self.mirrors = check_mirrors(mirrors)
 
     def bundle_path(self, doc_id: str) -> str:
         return str(self.root / "bundles" / f"{doc_id}.json")
@@ -99,10 +106,20 @@ class FileStore:
 
     def save(self, record: DocumentRecord, *, history: bool = True) -> None:
         """Every file of the record; history=False leaves ground_truth/history/ alone (mirrors rebuilt from the
-        database write every version there themselves). The index entry, written last, lists the files."""
+        database write every version there themselves). The index entry, written last, lists the files. With
+        mirrors="bundles" only the bundle and the index entry are written."""
         doc = record.doc_id
         if record.bundle is not None:
             atomic.write_json(self.root / "bundles" / f"{doc}.json", record.bundle)
+        if self.mirrors == "all":
+            self._decision_files(record, history=history)
+        entry = index_entry_of(record) | {"files": mirror_files(record, self.mirrors)}
+        if self.mirrors != "all":
+            entry["mirrors"] = self.mirrors  # a later run asked for every file writes the rest
+        atomic.write_json(self.index_path(doc), entry)
+
+    def _decision_files(self, record: DocumentRecord, *, history: bool) -> None:
+        doc = record.doc_id
         agent = self.agent_dir(doc)
         if record.primary_raw is not None:
             atomic.write_text(agent / "classification.json", record.primary_raw)
@@ -121,11 +138,16 @@ class FileStore:
         if record.packet is not None:
             atomic.write_json(self.packet_path(doc), record.packet)
         if record.ground_truth is not None:
+            latest = self.ground_truth_path(doc)
             if history:
-                atomic.write_json(self.history_path(record.ground_truth), record.ground_truth)
-            atomic.write_json(self.ground_truth_path(doc), record.ground_truth)
-        entry = index_entry_of(record) | {"files": mirror_files(record)}
-        atomic.write_json(self.index_path(doc), entry)
+                kept = self.history_path(record.ground_truth)
+                atomic.write_json(kept, record.ground_truth)
+                # The newest version is the same bytes: one more name for the history file (a hard link costs
+                # no new file), put in place atomically; a copy where the two cannot share a file.
+                if not atomic.link_over(kept, latest):
+                    atomic.write_json(latest, record.ground_truth)
+            else:
+                atomic.write_json(latest, record.ground_truth)
 
     def repair(self, doc_id: str, restore_bundle: Callable[[], bool]) -> bool:
         """Used as a pipeline's ResultStore without a database: the index entry's files are all there, or only
@@ -159,12 +181,23 @@ def classification_expected(record: DocumentRecord) -> bool:
     return record.primary_raw is not None or bool(record.outcome.attempts)
 
 
-def mirror_files(record: DocumentRecord) -> list[str]:
+def check_mirrors(mirrors: str) -> str:
+    """A mirror mode of MIRROR_MODES, or a ConfigError that names them."""
+    if mirrors not in MIRROR_MODES:
+        from arbiter.errors import ConfigError
+
+        raise ConfigError(f"Unknown mirror mode {mirrors!r}; choose {' or '.join(MIRROR_MODES)}.")
+    return mirrors
+
+
+def mirror_files(record: DocumentRecord, mirrors: str = "all") -> list[str]:
     """The files `FileStore.save` writes for the record (ground-truth history aside), relative to the root,
     the index entry last: what a re-run checks before it counts the document as done."""
     doc = record.doc_id
     agent = f"agent_outputs/{doc}"
     files = [f"bundles/{doc}.json"] if bundle_expected(record) else []
+    if mirrors == "bundles":
+        return [*files, f"index/{doc}.json"]
     if record.primary_raw is not None:
         files.append(f"{agent}/classification.json")
     if _fixed(record):

@@ -24,9 +24,9 @@ class DatabaseResultStore:
     done (`repair`), and `arbiter export --mirrors` regenerates all but the bundles.
     """
 
-    def __init__(self, store: Store, out_dir: Location | str) -> None:
+    def __init__(self, store: Store, out_dir: Location | str, *, mirrors: str = "all") -> None:
         self.store = store
-        self.files = FileStore(out_dir)
+        self.files = FileStore(out_dir, mirrors=mirrors)
         self._runs: dict[str, RecordedRun] = {}
 
     @property
@@ -64,6 +64,7 @@ class DatabaseResultStore:
             entry.get("run_id") == run.run_id
             and entry.get("skip_key") == run.skip_key
             and isinstance(listed, list)
+            and (self.files.mirrors != "all" or entry.get("mirrors", "all") == "all")
             and self.files.present(listed)
         ):
             return True
@@ -74,10 +75,16 @@ class DatabaseResultStore:
         if bundle_expected(record) and not bundle.is_file() and not restore_bundle():
             return False
         classification = self.files.agent_dir(doc_id) / "classification.json"
-        if classification_expected(record) and record.primary_raw is None and not classification.is_file():
+        full = self.files.mirrors == "all"
+        if (
+            full
+            and classification_expected(record)
+            and record.primary_raw is None
+            and not classification.is_file()
+        ):
             return False
         self.files.save(record, history=False)
-        for version in self.store.ground_truth.history(doc_id):
+        for version in self.store.ground_truth.history(doc_id) if full else ():
             path = self.files.history_path(version)
             if not path.is_file():
                 atomic.write_json(path, version)

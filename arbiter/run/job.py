@@ -26,6 +26,7 @@ from arbiter.ingest.extraction import Ingestor, extractor_name
 from arbiter.ingest.isolated import IsolatedIngestor
 from arbiter.llm.config import LLMSettings
 from arbiter.outputs import Location, is_url, location, work_dir
+from arbiter.record.mirrors import check_mirrors
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, default_workers, discover, new_run_id
 from arbiter.run.compose import (
@@ -68,6 +69,7 @@ class RunOptions:
     engine: str = "local"  # local (this machine's workers) | ray (arbiter/run/ray_engine.py)
     # --engine ray: auto | HOST:PORT | ray://HOST:PORT; None starts a local Ray instance
     ray_address: str | None = None
+    mirrors: str = "all"  # all: every file of docs/design.md §4 | bundles: bundles and index entries only
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -107,6 +109,7 @@ def execute(
         raise ConfigError(f"Unknown engine {options.engine!r}; choose local or ray.")
     if options.ray_address and options.engine != "ray":
         raise ConfigError("--ray-address needs --engine ray.")
+    check_mirrors(options.mirrors)
     out = location(options.out_dir)  # a folder, or an fsspec URL every node reaches (arbiter/outputs.py)
     local = work_dir(options.out_dir)  # the run's lock, caches and batch-job records
     classifications = Path(options.classifications) if options.classifications else None
@@ -142,7 +145,7 @@ def execute(
         )
         with closing(ingestor):  # also when the database cannot be opened: no worker or fork server stays
             database = open_store(url)
-            store = DatabaseResultStore(database, out)
+            store = DatabaseResultStore(database, out, mirrors=options.mirrors)
             parts = PipelineParts(
                 store=store,
                 ingest=ingest_fn(ingestor, password),

@@ -302,7 +302,7 @@ def execute_on_ray(
         database = open_store(url)
         limits = None
         try:
-            sink = DatabaseResultStore(database, out_dir)
+            sink = DatabaseResultStore(database, out_dir, mirrors=options.mirrors)
             run_id = new_run_id()
             parts = PipelineParts(store=sink, ingest=_never, run_id=run_id, password=password)
             driver = pipeline(engine, parts)
@@ -357,6 +357,7 @@ def _spec(
         timeout_s=options.timeout,
         password=password,
         limits=limits,
+        mirrors=options.mirrors,
     )
 
 

@@ -63,6 +63,7 @@ class WorkerSpec:
     limits: Any = None  # the run's RunLimits actor handle (None: no LLM)
     db_pool_size: int = 1  # this worker's share of the run's connection budget (store/pooling.py)
     db_pooling: str = "session"  # the driver's ARBITER_DB_POOLING: every node reaches the same PgBouncer
+    mirrors: str = "all"  # the run's --mirrors (record/mirrors.py MIRROR_MODES)
     code_version: str = (
         __version__  # the driver's: every node must run the same Arbiter (skip keys include it)
     )
@@ -119,7 +120,7 @@ def _build(spec: WorkerSpec) -> _Built:
         undo.callback(ingestor.close)
         database = Store(spec.db_url, engine=_engine(spec) if not spec.db_url.startswith("sqlite") else None)
         undo.callback(database.dispose)
-        sink = DatabaseResultStore(database, out_dir)
+        sink = DatabaseResultStore(database, out_dir, mirrors=spec.mirrors)
         password = spec.password
         parts = PipelineParts(
             store=sink,
