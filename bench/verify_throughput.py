@@ -109,6 +109,7 @@ def run(
                 seconds[name].append(_time(variants[name], inputs))
         outcomes = [check(pair, inline) for pair in inputs]
         load_s = _time(lambda pair: load_subject(pair[1]), inputs)
+        reader = reader_speed(profile, [DocumentBundle.model_validate_json(b) for b, _ in inputs])
     finally:
         shared.shutdown()
 
@@ -144,8 +145,37 @@ def run(
         # Where the time goes (serial pass, all attempts): the loader (json + jsonschema + model), V1–V4.
         "load_subject_ms_per_doc": round(load_s * 1000 / docs, 3),
         "verifier_ms_per_doc": {name: round(ms / docs, 3) for name, ms in sorted(per_verifier.items())},
+        # The content check's learned page reader alone (issue 26: <= 0.5 ms a page, file <= 10 MB).
+        "reader": reader,
         "seconds": {name: [round(x, 3) for x in s] for name, s in seconds.items()},
     }
+
+
+def reader_speed(profile: Any, bundles: list[Any]) -> dict[str, Any]:
+    """Milliseconds a page for the profile's page reader (its probabilities, nothing else) on the benchmark's
+    pages and on the corpus's real ones (corpus/), each page read once after a pass over the others (a long
+    run's token cache), the best of three; and the size of the reader's file."""
+    from arbiter.reader.corpus import load_corpus
+    from arbiter.reader.model import reader_for
+
+    settings = profile.content.reader
+    if settings is None:
+        return {"error": "the profile names no page reader"}
+    reader = reader_for(settings.model, settings.sha256)
+    sets = {
+        "bench_pages": [page.text for bundle in bundles for page in bundle.pages],
+        "corpus_pages": [text for doc in load_corpus() for text in doc.pages],
+    }
+    out: dict[str, Any] = {"file_mb": round(Path(reader.origin).stat().st_size / 2**20, 2)}
+    for name, texts in sets.items():
+        for text in texts:
+            reader.read(text)
+        best = min(_time(reader.read, texts) for _ in range(3))  # type: ignore[arg-type]
+        out[f"{name}_ms_per_page"] = round(best * 1000 / max(len(texts), 1), 3)
+        out[f"{name}"] = len(texts)
+        out[f"{name}_mean_chars"] = round(statistics.fmean(len(t) for t in texts)) if texts else 0
+    out["target_ms_per_page_max"] = 0.5
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
