@@ -100,14 +100,21 @@ def run_cli(
     timeout_s: float = 3600,
     address: str | None = None,
     env: dict[str, str] | None = None,
+    db: str | None = None,
+    mirrors: str = "all",
 ) -> dict[str, Any]:
-    """One `arbiter run` as a subprocess: its summary and wall time."""
+    """One `arbiter run` as a subprocess: its summary and wall time. A `db` URL is emptied first."""
     cli = [
         sys.executable, "-m", "arbiter.cli.main", "run", str(pdf_dir), "--out", str(out_dir),
-        "--workers", str(workers), "--quiet", "--engine", engine,
+        "--workers", str(workers), "--quiet", "--engine", engine, "--mirrors", mirrors,
     ]  # fmt: skip
     if address is not None:
         cli += ["--ray-address", address]
+    if db:
+        from bench.doc_cpu import drop_tables
+
+        drop_tables(db)
+        cli += ["--db", db]
     env = {**(env or os.environ), "RAY_USAGE_STATS_ENABLED": "0"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(corpus.REPO), env.get("PYTHONPATH")) if p)
     t0 = time.perf_counter()
@@ -128,16 +135,25 @@ def run_cli(
 
 
 def _once(
-    inputs: Path, engine: str, workers: int, nodes: int = 0, task_pages: str | None = None
+    inputs: Path,
+    engine: str,
+    workers: int,
+    nodes: int = 0,
+    task_pages: str | None = None,
+    *,
+    db: str | None = None,
+    mirrors: str = "all",
 ) -> dict[str, Any]:
     out = Path(tempfile.mkdtemp(prefix=f"arbiter-bench-{engine}-"))
     try:
         if not nodes:
-            return run_cli(inputs, out, workers=workers, engine=engine)
+            return run_cli(inputs, out, workers=workers, engine=engine, db=db, mirrors=mirrors)
         with cluster(nodes) as (address, env):
             if task_pages is not None:
                 env["ARBITER_RAY_TASK_PAGES"] = task_pages
-            return run_cli(inputs, out, workers=nodes, engine="ray", address=address, env=env)
+            return run_cli(
+                inputs, out, workers=nodes, engine="ray", address=address, env=env, db=db, mirrors=mirrors
+            )
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -150,7 +166,14 @@ def run(
     repeats: int = 1,
     data_dir: Path | None = None,
     nodes: bool = False,
+    db: str | None = None,
+    mirrors: str = "all",
 ) -> dict[str, Any]:
+    """The figures; `db` "postgres" picks the local PostgreSQL (bench/doc_cpu.py's database), else a URL."""
+    if db == "postgres":
+        from bench.doc_cpu import pick_db
+
+        db = pick_db(None) or None
     directory = (data_dir or corpus.DATA_DIR) / f"ray-{pages}p"
     corpus.write_pdfs(directory, docs, pages=pages, segments=2, prefix="ray", seed=7)
     inputs = Path(tempfile.mkdtemp(prefix="arbiter-bench-ray-in-"))
@@ -163,7 +186,8 @@ def run(
             variants += [("ray_1node", 1, None), ("ray_2nodes", 2, None), ("ray_2nodes_task_per_doc", 2, "1")]
         for _ in range(repeats):
             for name, count, pages_per_task in variants:
-                result = _once(inputs, name if not count else "ray", workers, count, pages_per_task)
+                engine = name if not count else "ray"
+                result = _once(inputs, engine, workers, count, pages_per_task, db=db, mirrors=mirrors)
                 if name not in best or result["docs_per_s"] > best[name]["docs_per_s"]:
                     best[name] = result
     finally:
@@ -196,6 +220,8 @@ def run(
         "same_decisions": local["counts"] == ray["counts"],
         "counts": ray["counts"],
         "task_pages": os.environ.get("ARBITER_RAY_TASK_PAGES") or "default",
+        "database": "postgresql" if db else "sqlite",
+        "mirrors": mirrors,
         **cluster_figures,
     }
 
@@ -207,12 +233,18 @@ if __name__ == "__main__":
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--nodes", action="store_true", help="also one and two `ray start` nodes of one CPU")
-    args = parser.parse_args()
-    print(
-        json.dumps(
-            run(
-                docs=args.docs, pages=args.pages, workers=args.workers, repeats=args.repeats, nodes=args.nodes
-            ),
-            indent=2,
-        )
+    parser.add_argument(
+        "--db", help="postgres (the local server) or a database URL (default: SQLite per run)"
     )
+    parser.add_argument("--mirrors", default="all", choices=("all", "bundles"), help="arbiter run --mirrors")
+    args = parser.parse_args()
+    got = run(
+        docs=args.docs,
+        pages=args.pages,
+        workers=args.workers,
+        repeats=args.repeats,
+        nodes=args.nodes,
+        db=args.db,
+        mirrors=args.mirrors,
+    )
+    print(json.dumps(got, indent=2))
