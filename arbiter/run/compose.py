@@ -25,14 +25,16 @@ from arbiter.contracts.limits import Limits
 from arbiter.contracts.profile import Profile, load_profile
 from arbiter.errors import ConfigError
 from arbiter.ingest.cache import BundleCache
-from arbiter.ingest.extraction import Ingestor, open_ingestor
+from arbiter.ingest.extraction import Ingestor, extractor_name, open_ingestor
+from arbiter.ingest.isolated import IsolatedIngestor
 from arbiter.llm.client import LLMClient
 from arbiter.llm.config import LLMSettings
 from arbiter.llm.factory import build_backend
 from arbiter.llm.port import LLMBackend
-from arbiter.outputs import is_url
+from arbiter.outputs import Location, is_url
 from arbiter.record.mirrors import ResultStore
 from arbiter.run.document import IngestFn, Pipeline
+from arbiter.run.worker import WorkerJob
 
 if TYPE_CHECKING:
     from arbiter.llm.batch import BatchCollector
@@ -209,3 +211,19 @@ def pipeline(engine: Engine, parts: PipelineParts) -> Pipeline:
         extractor=parts.extractor,
         password=parts.password,
     )
+
+
+def worker_job(engine: Engine, extractor: str | None, out: Location, cache_root: Path) -> WorkerJob | None:
+    """What the ingestion workers need to classify and verify each document themselves (run/worker.py):
+    for local extraction without a language model (the run's one LLM client stays in the parent); None
+    otherwise, and the parent checks each document."""
+    if engine.llm is not None or engine.classifier is None or extractor_name(extractor) != "local":
+        return None
+    return WorkerJob(engine.profile, engine.classifier, mirror_root=out, cache_root=cache_root)
+
+
+def ingest_fn(ingestor: Ingestor, password: str | None) -> IngestFn:
+    """A pipeline's ingest over the ingestor: with what its workers checked, when they do."""
+    if isinstance(ingestor, IsolatedIngestor):
+        return lambda path, doc_id: ingestor.handed(path, doc_id=doc_id, password=password)
+    return lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password)

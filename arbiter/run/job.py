@@ -22,27 +22,26 @@ from arbiter import atomic
 from arbiter.classify.production import load_production
 from arbiter.errors import ConfigError
 from arbiter.ingest.cache import BundleCache
-from arbiter.ingest.extraction import Ingestor, extractor_name
-from arbiter.ingest.isolated import IsolatedIngestor
 from arbiter.llm.config import LLMSettings
-from arbiter.outputs import Location, is_url, location, work_dir
+from arbiter.outputs import is_url, location, work_dir
 from arbiter.record.mirrors import check_mirrors
 from arbiter.record.sink import DatabaseResultStore
 from arbiter.run.batch import BatchRunner, default_workers, discover, new_run_id
 from arbiter.run.compose import (
-    Engine,
     PipelineParts,
     build_engine,
     classifier_name,
     database_url,
+    ingest_fn,
     open_extraction,
     open_store,
     pipeline,
     preflight,
+    worker_job,
 )
-from arbiter.run.document import IngestFn, Pipeline
+from arbiter.run.document import Pipeline
 from arbiter.run.lock import run_lock
-from arbiter.run.worker import WorkerJob, ingest_and_check
+from arbiter.run.worker import ingest_and_check
 from arbiter.store import Store
 
 ProgressFactory = Callable[[int], Callable[[Any], None] | None]
@@ -182,15 +181,6 @@ def seed_drift(chain: Pipeline, database: Store) -> None:
         chain.drift.seed(database.records.drift_history(chain.profile.drift.high_risk))
 
 
-def worker_job(engine: Engine, extractor: str | None, out: Location, cache_root: Path) -> WorkerJob | None:
-    """What the ingestion workers need to classify and verify each document themselves (run/worker.py):
-    for local extraction without a language model (the run's one LLM client stays in the parent); None
-    otherwise, and the parent checks each document."""
-    if engine.llm is not None or engine.classifier is None or extractor_name(extractor) != "local":
-        return None
-    return WorkerJob(engine.profile, engine.classifier, mirror_root=out, cache_root=cache_root)
-
-
 def run_database(db: str | None, out: str) -> str:
     """The run's database URL; an `--out` URL needs a database server every node reaches (the default SQLite
     file lives in the output folder, which object storage cannot hold)."""
@@ -200,13 +190,6 @@ def run_database(db: str | None, out: str) -> str:
             "postgresql://… (or set DATABASE_URL) naming a database every node reaches."
         )
     return database_url(db, work_dir(out) if is_url(out) else Path(out))
-
-
-def ingest_fn(ingestor: Ingestor, password: str | None) -> IngestFn:
-    """A pipeline's ingest over the ingestor: with what its workers checked, when they do."""
-    if isinstance(ingestor, IsolatedIngestor):
-        return lambda path, doc_id: ingestor.handed(path, doc_id=doc_id, password=password)
-    return lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password)
 
 
 def resume(job: str, out: str | Path, *, genai_client: Any = None) -> tuple[RunOptions, Any]:

@@ -18,6 +18,7 @@ import dataclasses
 import os
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,18 @@ from arbiter.llm.client import LLMClient, Usage
 from arbiter.llm.config import LLMSettings
 from arbiter.outputs import location, work_dir
 from arbiter.record.sink import DatabaseResultStore
-from arbiter.run.compose import PipelineParts, build_engine, open_extraction, pipeline
+from arbiter.run.compose import (
+    PipelineParts,
+    build_engine,
+    ingest_fn,
+    open_extraction,
+    pipeline,
+    worker_job,
+)
 from arbiter.run.document import Pipeline
 from arbiter.run.ray_limits import share_limits
 from arbiter.run.result import DocResult
+from arbiter.run.worker import ingest_and_check
 from arbiter.store import Store
 from arbiter.store.db import make_engine, resolve_url
 
@@ -113,8 +122,16 @@ def _build(spec: WorkerSpec) -> _Built:
     if engine.llm is not None and spec.limits is not None:
         share_limits(engine.llm, spec.limits)
     out_dir = location(spec.out_dir)  # the shared folder or object storage URL the driver was given
+    cache = BundleCache(work_dir(spec.out_dir) / "cache" / "bundles")  # this node's own disk
+    # As the local engine: without a model the ingestion process also classifies and verifies (and files the
+    # bundle), handing this process the outcome and a bundle without its text, not the whole bundle.
+    job = worker_job(engine, spec.extractor, out_dir, cache.root)
     ingestor, extractor = open_extraction(
-        spec.extractor, workers=1, timeout_s=spec.timeout_s, documentai=dict(spec.documentai)
+        spec.extractor,
+        workers=1,
+        timeout_s=spec.timeout_s,
+        documentai=dict(spec.documentai),
+        target=partial(ingest_and_check, job=job) if job is not None else None,
     )
     with ExitStack() as undo:  # what fails below leaves no worker, fork server or connection pool behind
         undo.callback(ingestor.close)
@@ -124,9 +141,9 @@ def _build(spec: WorkerSpec) -> _Built:
         password = spec.password
         parts = PipelineParts(
             store=sink,
-            ingest=lambda path, doc_id: ingestor.ingest(path, doc_id=doc_id, password=password),
+            ingest=ingest_fn(ingestor, password),
             run_id=spec.run_id,
-            cache=BundleCache(work_dir(spec.out_dir) / "cache" / "bundles"),  # this node's own disk
+            cache=cache,
             production=load_production(Path(spec.production)) if spec.production else {},
             extractor=extractor,
             password=password,
