@@ -69,11 +69,12 @@ def two_nodes(root: Path) -> Iterator[tuple[str, dict[str, str]]]:
         "RAY_AUTH_MODE": "token",
         "RAY_AUTH_TOKEN_PATH": str(token),
         "PYTHONPATH": str(REPO),
+        "RAY_enable_metrics_collection": "0",
     }
     address = f"{HEAD_IP}:{free_port()}"
-    common = ["--block", "--num-cpus=1", "--object-store-memory=100000000"]
+    common = ["--block", "--num-cpus=1", "--object-store-memory=100000000", "--include-log-monitor=false"]
     head_args = [
-        "--head", f"--node-ip-address={HEAD_IP}", f"--port={address.split(':')[1]}",
+        "--head", "--no-monitor", f"--node-ip-address={HEAD_IP}", f"--port={address.split(':')[1]}",
         "--include-dashboard=false", f"--ray-client-server-port={free_port()}", f"--temp-dir={root / 'ray'}",
     ]  # fmt: skip
     started: list[subprocess.Popen[bytes]] = []
