@@ -129,3 +129,15 @@ def test_the_cli_refuses_an_unknown_mirror_mode(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "all or bundles" in result.output
     assert not (tmp_path / "out" / "index").exists()
+
+
+def test_a_ray_run_sends_its_mirror_mode_to_every_task(tmp_path: Path) -> None:
+    """The Ray driver's WorkerSpec carries --mirrors, so every node's sink writes what the run asked for."""
+    pytest.importorskip("ray")
+    from arbiter.run.compose import build_engine
+    from arbiter.run.job import RunOptions
+    from arbiter.run.ray_engine import _spec
+
+    options = RunOptions(inputs=[str(tmp_path)], out_dir=str(tmp_path / "out"), mirrors="bundles")
+    spec = _spec(options, build_engine(), "run-1", "sqlite:///x.db", None, None, tmp_path / "out")
+    assert spec.mirrors == "bundles"
