@@ -109,7 +109,11 @@ def run(
                 seconds[name].append(_time(variants[name], inputs))
         outcomes = [check(pair, inline) for pair in inputs]
         load_s = _time(lambda pair: load_subject(pair[1]), inputs)
-        reader = reader_speed(profile, [DocumentBundle.model_validate_json(b) for b, _ in inputs])
+        bundles = [DocumentBundle.model_validate_json(b) for b, _ in inputs]
+        reader = reader_speed(profile, bundles)
+        from arbiter.verifiers.content import _read as read_content
+
+        reading_s = _time(lambda bundle: read_content(bundle, profile), bundles)  # type: ignore[arg-type,return-value]
     finally:
         shared.shutdown()
 
@@ -145,6 +149,9 @@ def run(
         # Where the time goes (serial pass, all attempts): the loader (json + jsonschema + model), V1–V4.
         "load_subject_ms_per_doc": round(load_s * 1000 / docs, 3),
         "verifier_ms_per_doc": {name: round(ms / docs, 3) for name, ms in sorted(per_verifier.items())},
+        # V2's share that reads the pages (lexicons, page reader, start reader; once per bundle, shared by V2, V4
+        # and every retry), the rest being the rules that compare the reading with the answer.
+        "content_reading_ms_per_doc": round(reading_s * 1000 / docs, 3),
         # The content check's learned page reader alone (issue 26: <= 0.5 ms a page, file <= 10 MB).
         "reader": reader,
         "seconds": {name: [round(x, 3) for x in s] for name, s in seconds.items()},

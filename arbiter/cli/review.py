@@ -279,7 +279,9 @@ def export(
     mirrors: Annotated[
         bool,
         typer.Option(
-            "--mirrors", help="Regenerate the packet and ground-truth JSON files from the database."
+            "--mirrors",
+            help="Write every mirror file but the bundles (decisions, packets, ground truth, index "
+            "entries) from the database.",
         ),
     ] = False,
     fmt: Annotated[
