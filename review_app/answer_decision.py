@@ -124,14 +124,7 @@ def decision(
         width="stretch",
     )
     if can_submit:
-        skip_col.button(
-            "Skip",
-            key="skip",
-            shortcut="Alt+K",
-            help="Next packet (Alt+K)",
-            on_click=flow.skip,
-            args=(desk, pid),
-        )
+        flow.skip_button(skip_col, desk, pid)
     if not changed:
         refused = answer_check.check_agreement(item, profile).blocking
         if refused:

@@ -49,6 +49,18 @@ def skip(desk: Desk, packet_id: str) -> None:
     advance(desk, packet_id, "info" if released.ok else "warning", released.message)
 
 
+def skip_button(where: Any, desk: Desk, packet_id: str) -> None:
+    """The Skip button (Alt+K) in `where` (a column), on both desks: the packet goes back to the queue."""
+    where.button(
+        "Skip",
+        key="skip",
+        shortcut="Alt+K",
+        help="Next packet (Alt+K)",
+        on_click=skip,
+        args=(desk, packet_id),
+    )
+
+
 def agree(
     desk: Desk,
     packet: SMEPacket,

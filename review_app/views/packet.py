@@ -265,14 +265,7 @@ with review_tab:
         help="Agree: the classification is right. Correct: fix the segments, types or shares.",
     )
     if not closed:
-        skip_col.button(
-            "Skip",
-            key="skip",
-            shortcut="Alt+K",
-            help="Next packet (Alt+K)",
-            on_click=flow.skip,
-            args=(desk, packet_id),
-        )
+        flow.skip_button(skip_col, desk, packet_id)
     # A blind reviewer is not told which types the machine saw: guidance on every type.
     correction_panel.show_guidance(
         profile, profile.taxonomy.document_types if packet.blind else types_in_play(answer)
