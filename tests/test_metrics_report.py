@@ -21,7 +21,7 @@ from arbiter.metrics.as_of import parse_time
 from arbiter.metrics.compute import build_report, mark_latest
 from arbiter.metrics.model import Labelled, Prediction
 from arbiter.metrics.report import render_html, write_html
-from arbiter.metrics.result import Confusion, MetricsReport, ReliabilityBin
+from arbiter.metrics.result import Calibration, Confusion, Guarantee, MetricsReport, ReliabilityBin
 from arbiter.metrics.rows import DocRun, Reviewed
 from arbiter.metrics.stats import clean_audits_needed, rate
 from arbiter.metrics.text import UNKNOWN_FALSE_ACCEPT
@@ -376,3 +376,44 @@ def test_no_dataset_crashes_the_metrics(
             assert r.low is not None
             assert r.high is not None
             assert 0.0 <= r.low <= r.rate <= r.high <= 1.0
+
+
+def test_the_html_report_shows_the_guarantee_and_the_calibration() -> None:
+    """The file carries what the Metrics page shows: the guarantee's sentence and table, the calibrated
+    accepts' message, reliability diagram and bins (text escaped, never markup)."""
+    report = _report([(True, "LAB")] * 3)
+    report.guarantees = [
+        Guarantee(scope="all", label="all", accepts=2000, audits=100, reviewed=100, false_accepts=3,
+                  confidence=0.95, target=0.05, rate=0.03, low=0.006, high=0.087, bound=0.077,
+                  further_audits=245),
+        Guarantee(scope="type", label="LAB_REPORT", accepts=700, audits=30, reviewed=30, false_accepts=0,
+                  confidence=0.95, target=0.05, rate=0.0, low=0.0, high=0.11, bound=0.095, further_audits=30),
+    ]  # fmt: skip
+    report.calibration = Calibration(
+        status="fitted",
+        message="Fitted on 40 audits <b>held out: 20</b>",
+        audits=60,
+        train_audits=40,
+        holdout_audits=20,
+        ece=0.031,
+        bins=[
+            ReliabilityBin(low=0.8, high=0.9, audits=20, predicted=0.86, observed=rate(17, 20), accepts=300)
+        ],
+    )
+    html = render_html(report)
+    guarantee = html[html.index("<h2>Guarantee</h2>") : html.index("<h2>Calibrated accepts</h2>")]
+    assert "False-accept rate ≤ 7.7 % with 95 % confidence (all accepts;" in guarantee
+    assert "245 further audits would bring it under the 5.0 % target" in guarantee
+    assert guarantee.count("<tr>") == 3  # the header and one row per group
+    calibration = html[html.index("<h2>Calibrated accepts</h2>") : html.index("<h2>Drift alarms</h2>")]
+    assert "Fitted on 40 audits &lt;b&gt;held out: 20&lt;/b&gt;" in calibration
+    assert "<b>" not in calibration
+    assert "Reliability on 20 held-out audits (ECE 0.031)" in calibration
+    assert "<svg" in calibration
+
+
+def test_the_html_report_says_when_there_is_no_calibration_or_guarantee() -> None:
+    """No accepts and no calibration asked for: both sections say so in words."""
+    html = render_html(_report([]))
+    assert "No accepts yet." in html[html.index("<h2>Guarantee</h2>") :]
+    assert "No calibration asked for." in html

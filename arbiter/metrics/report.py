@@ -17,6 +17,8 @@ from arbiter.metrics.text import (
     false_accept_sentence,
     false_accept_split,
     false_accept_split_sentence,
+    guarantee_rows,
+    guarantee_sentence,
     headline_detail,
     headline_figures,
     headline_value,
@@ -27,6 +29,7 @@ from arbiter.metrics.text import (
     run_rows,
     same_reviewer_note,
 )
+from arbiter.metrics.trust_text import reliability_rows
 from arbiter.outputs import Location
 from arbiter.record.drift import NO_ALARM, alarm_line
 
@@ -194,6 +197,32 @@ def trend_chart(report: MetricsReport) -> str:
     return charts.trend_lines(runs, series, "Trends by run")
 
 
+def trust_html(report: MetricsReport) -> list[str]:
+    """The guarantee (overall sentence, then per kind and type) and the calibrated accepts with their
+    reliability diagram: what the Metrics page shows beside the drift alarms."""
+    parts = ["<h2>Guarantee</h2>"]
+    parts += [f"<p><strong>{escape(guarantee_sentence(g))}</strong></p>" for g in report.guarantees[:1]]
+    parts.append(_table(guarantee_rows(report), "No accepts yet."))
+    parts.append(
+        "<p class='note'>Audits are drawn with a recorded probability, higher where the risk is; each counts "
+        "1 / that probability (Horvitz–Thompson), so the estimate is unbiased, and the bound is a one-sided "
+        "gamma bound.</p>"
+    )
+    calibrated = report.calibration
+    parts.append("<h2>Calibrated accepts</h2>")
+    if calibrated is None:
+        parts.append("<p class='note'>No calibration asked for.</p>")
+    elif calibrated.status != "fitted":
+        parts.append(f"<p class='note'>{escape(calibrated.message)}</p>")
+    else:
+        parts += [
+            f"<p>{escape(calibrated.message)}</p>",
+            reliability_chart(calibrated),
+            _table(reliability_rows(calibrated)),
+        ]
+    return parts
+
+
 def render_html(report: MetricsReport) -> str:
     when = report.as_of.strftime("%Y-%m-%d %H:%M UTC") if report.as_of else "now (everything in the database)"
     t = report.totals
@@ -210,6 +239,7 @@ def render_html(report: MetricsReport) -> str:
         f"{t.ground_truth_docs:,} with ground truth ({t.sme_ground_truth_docs:,} SME-reviewed) · "
         f"{plural(t.reviews, 'review')} ({escape(kinds)})</div>",
         headline_html(report),
+        *trust_html(report),
         "<h2>Drift alarms</h2>",
         *(f"<p><strong>{escape(alarm_line(a.model_dump()))}</strong></p>" for a in report.drift),
         "" if report.drift else f"<p class='note'>{escape(NO_ALARM)}</p>",
