@@ -206,6 +206,9 @@ def read_page(page: Page, profile: Profile) -> PageReading:
     body, running = page_lines(page)
     printed = [*running, *(text for text, _ in body)]
     reading.marks = page_marks(((t, normalize_plain(t)) for t in printed), content.transmission_words)
+    # The lexicons' cues (headings, table headers, value patterns, fill-in forms) feed only their own
+    # contradiction rules: with a page reader that decides alone (lexicons_too off) they are not read.
+    cues = content.reader is None or content.reader.lexicons_too
     phrases = _heading_index(content)
     for text, heading_block in body:
         norm = normalize_plain(text).strip()
@@ -213,6 +216,8 @@ def read_page(page: Page, profile: Profile) -> PageReading:
         reading.lines.append((norm, fillable))
         if fillable:
             reading.fields += 1
+            continue
+        if not cues:
             continue
         if len(norm) <= content.heading_max_chars or heading_block:
             for doc_type, start, weight in _headings_in(norm, phrases, heading_block):
@@ -226,7 +231,7 @@ def read_page(page: Page, profile: Profile) -> PageReading:
             )
     page_text = "\n".join(text for text, _ in body)
     folded = page_text.lower()
-    for pattern in content.patterns:
+    for pattern in content.patterns if cues else ():
         if needs(pattern.regex).absent(page_text, folded):
             continue  # a word every match contains is not on the page: nothing to find
         matches = _compiled(pattern.regex).finditer(page_text)
@@ -237,7 +242,8 @@ def read_page(page: Page, profile: Profile) -> PageReading:
             reading.cues.append(Cue(pattern.type, "pattern", seen, pattern.weight))
     lines = len(reading.lines)
     if (
-        content.form_type
+        cues
+        and content.form_type
         and reading.fields >= content.form_min_fields
         and reading.fields >= content.form_min_share * lines
     ):
