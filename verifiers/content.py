@@ -229,7 +229,7 @@ def read_page(page: Page, profile: Profile) -> PageReading:
             reading.cues.append(
                 Cue(content.results_header_type, "table", _clip(text), content.results_header_weight)
             )
-    page_text = "\n".join(text for text, _ in body)
+    page_text = "\n".join(text for text, _ in body) if cues else ""
     folded = page_text.lower()
     for pattern in content.patterns if cues else ():
         if needs(pattern.regex).absent(page_text, folded):
