@@ -22,8 +22,14 @@ from arbiter.reader.model import PageReader, reader_for
 from arbiter.reader.starts import start_reader_for
 from arbiter.verifiers.content_about import about_context
 from arbiter.verifiers.content_lines import is_field, page_lines
-from arbiter.verifiers.content_match import _compiled, _heading_index, _headings_in, _results_header
-from arbiter.verifiers.literals import needs
+from arbiter.verifiers.content_match import (
+    _compiled,
+    _heading_index,
+    _headings_in,
+    _may_hold_header,
+    _results_header,
+)
+from arbiter.verifiers.literals import needs, starts
 from arbiter.verifiers.textnorm import normalize_plain
 
 _LIST_ITEM = re.compile(r"\s*(?:[•◦▪‣●○■□*\-–]|\d{1,2}[.)]\s)")  # a list item is no title
@@ -210,8 +216,10 @@ def read_page(page: Page, profile: Profile) -> PageReading:
     # contradiction rules: with a page reader that decides alone (lexicons_too off) they are not read.
     cues = content.reader is None or content.reader.lexicons_too
     phrases = _heading_index(content)
-    for text, heading_block in body:
-        norm = normalize_plain(text).strip()
+    norms = [normalize_plain(text).strip() for text, _ in body]
+    # A results-table header needs enough column words on its line: a page without that many has none.
+    tables = cues and bool(content.results_header_type) and _may_hold_header("\n".join(norms), content)
+    for (text, heading_block), norm in zip(body, norms, strict=True):
         fillable = is_field(norm, heading_block)
         reading.lines.append((norm, fillable))
         if fillable:
@@ -225,16 +233,18 @@ def read_page(page: Page, profile: Profile) -> PageReading:
                 if doc_type != content.about_type and about_context(norm, start, content):
                     doc_type, kind = content.about_type or doc_type, "about"
                 reading.cues.append(Cue(doc_type, kind, _clip(text), weight))
-        if content.results_header_type and _results_header(norm, content):
+        if tables and _results_header(norm, content):
             reading.cues.append(
                 Cue(content.results_header_type, "table", _clip(text), content.results_header_weight)
             )
     page_text = "\n".join(text for text, _ in body) if cues else ""
     folded = page_text.lower()
     for pattern in content.patterns if cues else ():
-        if needs(pattern.regex).absent(page_text, folded):
+        located = starts(pattern.regex)
+        if not located.words and needs(pattern.regex).absent(page_text, folded):
             continue  # a word every match contains is not on the page: nothing to find
-        matches = _compiled(pattern.regex).finditer(page_text)
+        # Tried only where a word that locates every match is (none on the page: nothing to find).
+        matches = located.finditer(_compiled(pattern.regex), page_text, folded)
         for count, match in enumerate(matches):
             if count >= content.pattern_cap:
                 break

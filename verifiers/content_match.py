@@ -76,6 +76,12 @@ def _results_header(norm: str, content: Content) -> bool:
     return len(set(header)) >= content.results_header_min_words and 2 * len(header) >= len(words)
 
 
+def _may_hold_header(text: str, content: Content) -> bool:
+    """Whether some line of this text could be a results table's header (enough column words occur in it
+    even as parts of words): False only when none can."""
+    return sum(map(text.__contains__, _header_words(content))) >= content.results_header_min_words
+
+
 _HEADER_WORDS: dict[int, tuple[Content, frozenset[str]]] = {}
 
 

@@ -21,6 +21,7 @@ _FORMS = (
     re.compile(r"(?:^|\s)(\d{1,4})\s*\|\s*p\s?a\s?g\s?e\b"),
     re.compile(r"^\s*(\d{1,4})\s+of\s+(\d{1,4})\s*$"),
 )
+_GATES = ("page", "page", "|", "of")  # a word each form cannot match without
 _DIGITS = re.compile(r"\d+")
 
 
@@ -46,12 +47,12 @@ def page_marks(lines: Iterable[tuple[str, str]], transmission_words: Sequence[st
     for printed, norm in lines:
         if "page" not in norm and " of " not in norm and "p a g e" not in norm:
             continue
-        if _names_any(norm, transmission_words):
-            continue
-        for form in _FORMS:
-            match = form.search(norm)
+        for form, gate in zip(_FORMS, _GATES, strict=True):
+            match = form.search(norm) if gate in norm else None
             if match is None:
                 continue
+            if _names_any(norm, transmission_words):
+                break
             total = int(match.group(2)) if form.groups > 1 and match.group(2) else None
             number = int(match.group(1))
             if number >= 1 and (total is None or number <= total <= 9999):
