@@ -218,7 +218,9 @@ def read_page(page: Page, profile: Profile) -> PageReading:
     phrases = _heading_index(content)
     norms = [normalize_plain(text).strip() for text, _ in body]
     # A results-table header needs enough column words on its line: a page without that many has none.
-    tables = cues and bool(content.results_header_type) and _may_hold_header("\n".join(norms), content)
+    table_type = content.results_header_type if cues else None
+    if table_type and not _may_hold_header("\n".join(norms), content):
+        table_type = None
     for (text, heading_block), norm in zip(body, norms, strict=True):
         fillable = is_field(norm, heading_block)
         reading.lines.append((norm, fillable))
@@ -233,10 +235,8 @@ def read_page(page: Page, profile: Profile) -> PageReading:
                 if doc_type != content.about_type and about_context(norm, start, content):
                     doc_type, kind = content.about_type or doc_type, "about"
                 reading.cues.append(Cue(doc_type, kind, _clip(text), weight))
-        if tables and _results_header(norm, content):
-            reading.cues.append(
-                Cue(content.results_header_type, "table", _clip(text), content.results_header_weight)
-            )
+        if table_type and _results_header(norm, content):
+            reading.cues.append(Cue(table_type, "table", _clip(text), content.results_header_weight))
     page_text = "\n".join(text for text, _ in body) if cues else ""
     folded = page_text.lower()
     for pattern in content.patterns if cues else ():
