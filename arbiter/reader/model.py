@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import threading
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -96,7 +97,7 @@ class PageReader:
             raise ReaderError(f"{origin or 'reader'}: biases or temperature do not fit its types")
         self.origin = origin
         self.version = str(data.get("version", ""))
-        self._tokens: dict[str, tuple[tuple[int, ...], str | None, str | None, bool]] = {}
+        self._tokens: dict[str, tuple[array[int], str | None, str | None, bool]] = {}
         # Two words in a row, by the pair: no string is built per pair of a page.
         self._pairs: dict[tuple[str, str], int] = {}
         if "b" in self.view:
@@ -118,7 +119,7 @@ class PageReader:
     sha256: str = ""
 
     # ------------------------------------------------------------------ reading
-    def _entry(self, token: str) -> tuple[tuple[int, ...], str | None, str | None, bool]:
+    def _entry(self, token: str) -> tuple[array[int], str | None, str | None, bool]:
         """A token's feature indices (its word, pieces, shape and the pairs inside it), its first and last
         word (for the pairs it makes with its neighbours), and whether it holds a digit."""
         feats = token_features(token, self.view)
@@ -131,7 +132,7 @@ class PageReader:
                 if i is not None:
                     ids.append(i)
         first, last = (cores[0], cores[-1]) if cores else (None, None)
-        return tuple(ids), first, last, any(ch.isdigit() for ch in token)
+        return array("q", ids), first, last, any(ch.isdigit() for ch in token)
 
     def _vector(self, text: str) -> tuple[np.ndarray, np.ndarray, int]:
         """The page's active feature indices and their values (log counts, L2-normalised)."""
@@ -139,15 +140,17 @@ class PageReader:
         if not found:
             return np.zeros(0, dtype=np.int64), np.zeros(0), tokens
         # Sorted distinct ids and their counts, without an array the size of the vocabulary per page.
-        ids_array, counts = np.unique(np.asarray(found, dtype=np.int64), return_counts=True)
+        ids_array, counts = np.unique(np.frombuffer(found, dtype=np.int64), return_counts=True)
         values = np.log1p(counts)
         values /= math.sqrt(float(values @ values))
         return ids_array, values, tokens
 
-    def _found(self, text: str) -> tuple[list[int], int]:
-        """Every feature occurrence of the text, as indices (repeated as often as seen), and its tokens."""
+    def _found(self, text: str) -> tuple[array[int], int]:
+        """Every feature occurrence of the text, as indices (repeated as often as seen), and its tokens. The
+        indices are machine integers from the start (a token's are copied as one block): turning a list of
+        thousands of Python integers into an array cost a quarter of a page's reading."""
         cache = self._tokens
-        found: list[int] = []
+        found = array("q")
         extend, append = found.extend, found.append
         pairs = self._pairs
         previous: str | None = None
@@ -236,7 +239,8 @@ class PageReader:
         for line in lines:
             ids = self._found(line)[0]
             # Per square root of its features: a title's few strong words beat a long line of weak ones.
-            out.append(float(delta[ids].sum()) / math.sqrt(len(ids)) if ids else 0.0)
+            picked = delta[np.frombuffer(ids, dtype=np.int64)] if ids else None
+            out.append(float(picked.sum()) / math.sqrt(len(ids)) if picked is not None else 0.0)
         return out
 
     def describe(self) -> str:
