@@ -9,9 +9,11 @@ classifier splits where numbering restarts and V2 checks boundaries against it, 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 
 from arbiter.contracts import BlockType, Page
 
@@ -95,10 +97,14 @@ def page_fill(page: Page) -> float | None:
     boxes or no size. Running headers and footers and a bare page number do not count."""
     if not page.height or not page.lines:
         return None
-    running = [(p.start, p.end) for p in page.paragraphs if p.block_type in _RUNNING]
+    running = sorted((p.start, p.end) for p in page.paragraphs if p.block_type in _RUNNING)
+    starts = [start for start, _ in running]
+    reach = list(accumulate((end for _, end in running), max))  # the furthest end of those up to each
     lowest: float | None = None
     for line in page.lines:
-        if any(start <= line.start < end for start, end in running):
+        # In a header or footer: one of the running paragraphs starting at or before it reaches past it.
+        at = bisect_right(starts, line.start) - 1
+        if at >= 0 and line.start < reach[at]:
             continue
         text = page.text[line.start : line.end]
         if not text.strip() or _NUMBER_LINE.match(text):

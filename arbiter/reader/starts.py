@@ -75,7 +75,8 @@ def pair_features(
         for word in dict.fromkeys(_WORD.findall(line.lower())):
             yield "end:" + word, line[:50]
     if a and b:
-        share = len(a & b) / len(a | b)
+        shared = len(a & b)
+        share = shared / (len(a) + len(b) - shared)
         yield f"sim:{_bin(share, (0.08, 0.15, 0.25, 0.4))}", f"{share:.0%} of their words shared"
     if above and below and above[0] == below[0]:
         yield "head:same", f'both open on "{below[0][:40]}"'
