@@ -1,5 +1,5 @@
 """Where a content pattern is tried (verifiers/literals.py `Starts`): only where a match can begin, and what
-it finds is exactly what a scan of the whole text finds."""
+it finds is exactly what a scan of the whole text finds; likewise the heading phrases a line is tried against."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ import arbiter.verifiers.content as content
 from arbiter.contracts import DocumentBundle
 from arbiter.contracts.profile import load_profile
 from arbiter.reader.corpus import load_corpus
+from arbiter.verifiers.content_match import _LEAD, _heading_index, _HeadingIndex, _headings_in
 from arbiter.verifiers.literals import Starts
+from arbiter.verifiers.textnorm import normalize_plain
 from bench import corpus
 from tests.test_literals import _TRICKY, _texts
 
@@ -161,3 +163,45 @@ def test_reading_a_page_is_the_same_with_whole_scans() -> None:
         content.starts = original
     assert located == whole
     assert sum(len(r.cues) for r in located) > 20
+
+
+def _headings_everywhere(
+    norm: str, index: _HeadingIndex, heading_block: bool, anywhere: bool
+) -> list[object]:
+    """The heading matcher as it was: every phrase of the profile tried on every line."""
+    found: list[tuple[str, int, float]] = []
+    taken: list[tuple[int, int]] = []
+    for doc_type, phrase, weight, pattern in index.phrases:
+        if phrase not in norm:
+            continue
+        for match in pattern.finditer(norm):
+            start, end = match.span()
+            if not (anywhere or heading_block) and _LEAD.sub("", norm[:start]) != "":
+                continue
+            if any(s <= start and end <= e for s, e in taken):
+                continue
+            taken.append((start, end))
+            found.append((doc_type, start, weight))
+            break
+    return list(found)
+
+
+def test_headings_tried_by_first_word_find_what_every_phrase_finds() -> None:
+    """On every line of the corpus and fixture texts, trying only the phrases whose first word the line
+    holds finds the same headings as trying every phrase, at a line's start and anywhere in it."""
+    index = _heading_index(PROFILE.content)
+    assert index.by_first
+    assert len(index.phrases) > 50
+    lines = {
+        normalize_plain(line).strip()
+        for text in _texts() + _corpus_pages()
+        for line in text.split("\n")
+        if line.strip() and len(line) < 200
+    }
+    found = 0
+    for norm in sorted(lines):
+        for heading_block, anywhere in ((False, False), (True, False), (False, True)):
+            expected = _headings_everywhere(norm, index, heading_block, anywhere)
+            assert _headings_in(norm, index, heading_block, anywhere=anywhere) == expected, norm
+            found += len(expected)
+    assert found > 500

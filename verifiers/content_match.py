@@ -12,7 +12,38 @@ from arbiter.verifiers.textnorm import normalize_plain
 _WORDS = re.compile(r"[a-z]+")
 _LEAD = re.compile(r"[\s#*\-•.:0-9()]+")  # list numbers and bullets before a heading
 
-_HeadingIndex = tuple[tuple[str, str, float, re.Pattern[str]], ...]
+_Phrase = tuple[str, str, float, re.Pattern[str]]  # (type, normalised phrase, weight, its pattern)
+_TOKEN = re.compile(r"\w+")
+
+
+class _HeadingIndex:
+    """The profile's heading phrases, longest first, and where to look for each: a phrase that begins with a
+    word character can only match where that first word stands whole in the line (it is preceded by no word
+    character and followed by the phrase's next character, a non-word one, or by none), so a line is only
+    tried against the phrases whose first word it holds, and against those that begin otherwise."""
+
+    def __init__(self, phrases: list[_Phrase]) -> None:
+        self.phrases = tuple(sorted(phrases, key=lambda item: -len(item[1])))
+        self.by_first: dict[str, list[int]] = {}
+        self.always: list[int] = []
+        for n, (_type, words, _weight, _pattern) in enumerate(self.phrases):
+            first = _TOKEN.match(words)
+            if first is None:
+                self.always.append(n)
+            else:
+                self.by_first.setdefault(first.group(), []).append(n)
+
+    def candidates(self, norm: str) -> list[_Phrase]:
+        """The phrases that could match in this line, in the index's order (longest first)."""
+        by_first = self.by_first
+        found = list(self.always)
+        for token in set(_TOKEN.findall(norm)):
+            found.extend(by_first.get(token, ()))
+        found.sort()
+        phrases = self.phrases
+        return [phrases[n] for n in found]
+
+
 _INDEXES: dict[int, tuple[Content, _HeadingIndex]] = {}
 
 
@@ -36,7 +67,7 @@ def _build_heading_index(content: Content) -> _HeadingIndex:
             pattern = re.compile(r"(?<![\w])" + re.escape(words) + r"(?![\w])")
             out.append((doc_type, words, weight, pattern))
     # Longest first: "final diagnosis" is taken before "diagnosis" on the same line.
-    return tuple(sorted(out, key=lambda item: -len(item[1])))
+    return _HeadingIndex(out)
 
 
 def _headings_in(
@@ -50,7 +81,7 @@ def _headings_in(
     where it starts, weight); a phrase inside a longer one already found is not counted again."""
     found: list[tuple[str, int, float]] = []
     taken: list[tuple[int, int]] = []
-    for doc_type, phrase, weight, pattern in index:
+    for doc_type, phrase, weight, pattern in index.candidates(norm):
         if phrase not in norm:
             continue
         for match in pattern.finditer(norm):
