@@ -14,7 +14,7 @@ import arbiter.verifiers.content as content
 from arbiter.contracts import DocumentBundle
 from arbiter.contracts.profile import load_profile
 from arbiter.reader.corpus import load_corpus
-from arbiter.verifiers.content_match import _LEAD, _heading_index, _HeadingIndex, _headings_in
+from arbiter.verifiers.content_match import _heading_index, _headings_in
 from arbiter.verifiers.literals import Starts
 from arbiter.verifiers.textnorm import normalize_plain
 from bench import corpus
@@ -165,27 +165,6 @@ def test_reading_a_page_is_the_same_with_whole_scans() -> None:
     assert sum(len(r.cues) for r in located) > 20
 
 
-def _headings_everywhere(
-    norm: str, index: _HeadingIndex, heading_block: bool, anywhere: bool
-) -> list[object]:
-    """The heading matcher as it was: every phrase of the profile tried on every line."""
-    found: list[tuple[str, int, float]] = []
-    taken: list[tuple[int, int]] = []
-    for doc_type, phrase, weight, pattern in index.phrases:
-        if phrase not in norm:
-            continue
-        for match in pattern.finditer(norm):
-            start, end = match.span()
-            if not (anywhere or heading_block) and _LEAD.sub("", norm[:start]) != "":
-                continue
-            if any(s <= start and end <= e for s, e in taken):
-                continue
-            taken.append((start, end))
-            found.append((doc_type, start, weight))
-            break
-    return list(found)
-
-
 def test_headings_tried_by_first_word_find_what_every_phrase_finds() -> None:
     """On every line of the corpus and fixture texts, trying only the phrases whose first word the line
     holds finds the same headings as trying every phrase, at a line's start and anywhere in it."""
@@ -201,7 +180,7 @@ def test_headings_tried_by_first_word_find_what_every_phrase_finds() -> None:
     found = 0
     for norm in sorted(lines):
         for heading_block, anywhere in ((False, False), (True, False), (False, True)):
-            expected = _headings_everywhere(norm, index, heading_block, anywhere)
+            expected = _headings_in(norm, index, heading_block, anywhere=anywhere, every=True)
             assert _headings_in(norm, index, heading_block, anywhere=anywhere) == expected, norm
             found += len(expected)
     assert found > 500

@@ -76,12 +76,14 @@ def _headings_in(
     heading_block: bool = False,
     *,
     anywhere: bool = False,
+    every: bool = False,
 ) -> list[tuple[str, int, float]]:
     """Heading phrases a line starts with (or holds, in a heading block or a quoted snippet), as (type,
-    where it starts, weight); a phrase inside a longer one already found is not counted again."""
+    where it starts, weight); a phrase inside a longer one already found is not counted again. Only the
+    phrases the line could hold are tried (`every`: all of them, as the index's tests compare)."""
     found: list[tuple[str, int, float]] = []
     taken: list[tuple[int, int]] = []
-    for doc_type, phrase, weight, pattern in index.candidates(norm):
+    for doc_type, phrase, weight, pattern in index.phrases if every else index.candidates(norm):
         if phrase not in norm:
             continue
         for match in pattern.finditer(norm):
