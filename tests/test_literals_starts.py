@@ -72,7 +72,8 @@ def _same(regex: str, text: str) -> None:
         (r"[pyc][pyc]?T\d", [("T", 1, 2, False)]),
         (r"\d{1,3}-year-old", [("-year-old", 1, 3, False)]),
         (r"\d+\s*mg", [("mg", 1, None, True)]),
-        (r"(?i)\d\s*(?:mg|\u00b5g)", [("mg", 1, None, True)]),
+        (r"(?i)\d+\s*(?:mg|\u00b5g)", [("mg", 1, None, True)]),
+        (r"\d(?<!\w\d)\d*\s*mg", []),  # the engine skips to the digits itself: scanned whole
         (r"[a-z]+", []),
         (r"x?", []),  # could match nothing
         (r"(?i)\u212aelvin", []),

@@ -267,6 +267,10 @@ class Starts:
                 if any(_folds_to_ascii(word) for word, *_ in found):
                     return  # ... unless case folding matches it to ASCII text (the Kelvin sign)
                 found = [located for located in found if located[0].isascii()]
+            if items[0][0] == _c.IN and any(hi > _REACH for _, _, hi, _ in found):
+                # The engine itself skips to where its first character class matches (the digit that
+                # begins a value with a unit): a walk back from every unit word costs more than that.
+                return
             words = []
             for word, lo, hi, lead in sorted(found, key=lambda located: located[:3]):
                 runs = _one_of(lead, parsed.state, flags) if hi > _REACH else None
