@@ -10,7 +10,7 @@ skipped.
 
 `Starts(regex).finditer(pattern, text)` goes further on a page that holds such words: it tries the pattern
 only where a match can begin, at or a few characters before a word that locates every match (or before it
-over a run of the characters the pattern's lead can match: the digits and spaces before a unit), and
+over a run of the characters the pattern's lead can match: the digits and spaces before a range's dash), and
 yields exactly what `pattern.finditer(text)` yields.
 """
 
@@ -240,7 +240,7 @@ class Starts:
     `Starts(regex).finditer(pattern, text, folded)` yields exactly what `pattern.finditer(text)` yields,
     trying the pattern only where a match could begin (docs/design.md §5.3). Every match contains one of
     the words, at most a few characters after its beginning or after a run of characters that what comes
-    before the word can match (digits and spaces before a unit), so no other position can begin a match;
+    before the word can match (the digits and spaces before a range's dash), so no other position can begin a match;
     the positions are tried in order from the end of the last match, as finditer does. A pattern that could
     match nothing, one with inline flags or without such words is scanned whole; so is a case-insensitive
     one on text that is not ASCII, and any text where the words are so common that one scan costs less.
