@@ -242,7 +242,8 @@ class Starts:
     the words, at most a few characters after its beginning or after a run of characters that what comes
     before the word can match (the digits and spaces before a range's dash), so no other position can begin a match;
     the positions are tried in order from the end of the last match, as finditer does. A pattern that could
-    match nothing, one with inline flags or without such words is scanned whole; so is a case-insensitive
+    match nothing, one with inline flags or without such words, or one the engine skips through by its first
+    character class while its words would need walks back, is scanned whole; so is a case-insensitive
     one on text that is not ASCII, and any text where the words are so common that one scan costs less.
     """
 
