@@ -101,9 +101,9 @@ def _headings_in(
 def _results_header(norm: str, content: Content) -> bool:
     """A results table's header row: enough column words, making at least half of the line (a sentence
     that mentions a reference range is not a header)."""
-    columns = _header_words(content)
-    if sum(map(norm.__contains__, columns)) < content.results_header_min_words:
+    if not _may_hold_header(norm, content):
         return False  # fewer column words even as parts of words than the distinct ones needed
+    columns = _header_words(content)
     words = _WORDS.findall(norm)
     header = [w for w in words if w in columns]
     return len(set(header)) >= content.results_header_min_words and 2 * len(header) >= len(words)
