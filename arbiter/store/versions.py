@@ -93,13 +93,16 @@ def next_version(
     )
 
 
+_LATEST_GT = (
+    sa.select(ground_truth.c.payload)
+    .where(ground_truth.c.doc_id == sa.bindparam("doc_id"))
+    .order_by(ground_truth.c.version.desc())
+    .limit(1)
+)
+
+
 def latest_gt(conn: Connection, doc_id: str) -> GroundTruthRecord | None:
-    row = conn.execute(
-        sa.select(ground_truth.c.payload)
-        .where(ground_truth.c.doc_id == doc_id)
-        .order_by(ground_truth.c.version.desc())
-        .limit(1)
-    ).first()
+    row = conn.execute(_LATEST_GT, {"doc_id": doc_id}).first()
     return GroundTruthRecord.model_validate(row[0]) if row else None
 
 
