@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,17 +21,38 @@ def write_text(path: Path | UPath, text: str) -> None:
     if not isinstance(path, Path):
         path.write_text(text, encoding="utf-8")
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temporary(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_TEMPORARY_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+)
+_TEMPORARIES = itertools.count()
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new file beside `path`, only its owner may read it, open for writing: its descriptor and name. Its
+    folder is made only when the file cannot be made without it (a document's mirror writes a dozen files
+    into a few folders that are there after the first), and it is named by process and a counter (what
+    tempfile.mkstemp adds, a random name, buys nothing when names never repeat within a process)."""
+    for _ in range(1000):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.getpid()}.{next(_TEMPORARIES)}.tmp")
+        try:
+            return os.open(tmp, _TEMPORARY_FLAGS, 0o600), tmp
+        except FileExistsError:
+            continue  # left behind by an earlier process with this process id
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+    raise FileExistsError(f"no free temporary name beside {path}")
 
 
 def link_over(source: Path | UPath, path: Path | UPath) -> bool:

@@ -361,3 +361,23 @@ def test_naive_datetimes_are_refused(store: Store) -> None:
     )
     with pytest.raises(sa.exc.StatementError, match="naive"):
         store.records.record(naive)
+
+
+def test_insert_ignore_runs_rows_of_different_columns_through_one_statement(store: Store) -> None:
+    """The once-built INSERT … ON CONFLICT writes each row's own columns and ignores a repeated key."""
+    from arbiter.store.db import insert_ignore
+    from arbiter.store.models import documents, runs
+
+    row = {"doc_id": "d-1", "run_id": "r-1", "skip_key": "k", "pdf_path": "d.pdf", "pdf_sha256": "0" * 64}
+    row |= {"final_decision": "AUTO_ACCEPT", "created_at": T0}
+    with store.write() as conn:
+        assert insert_ignore(conn, runs, {"run_id": "r-1", "created_at": T0})
+        assert not insert_ignore(conn, runs, {"run_id": "r-1", "created_at": T0})
+        assert insert_ignore(conn, documents, row)
+        assert insert_ignore(conn, documents, row | {"doc_id": "d-2", "risk": 0.25, "error": "unreadable"})
+        assert not insert_ignore(conn, documents, row | {"risk": 0.5})
+    with store.read() as conn:
+        got = conn.execute(
+            sa.select(documents.c.doc_id, documents.c.risk, documents.c.error).order_by(documents.c.doc_id)
+        ).all()
+    assert [tuple(r) for r in got] == [("d-1", None, None), ("d-2", 0.25, "unreadable")]
