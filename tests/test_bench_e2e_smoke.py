@@ -19,14 +19,17 @@ def test_corpus_copies_are_byte_distinct_and_labelled(tmp_path: Path) -> None:
 
 
 def test_e2e_reports_run_against_bare_extraction(tmp_path: Path) -> None:
-    """(e2e) runs the real CLI and bare pypdfium2 on the same files and reports both, their ratio and memory."""
-    result = batch_e2e.run(docs=3, pages=2, data_dir=tmp_path, fixture_copies=1)
+    """(e2e) runs the real CLI and bare pypdfium2 on the same files, in interleaved pairs, and reports both, the
+    median pair's ratio beside every pair's, and memory."""
+    result = batch_e2e.run(docs=3, pages=2, data_dir=tmp_path, fixture_copies=1, repeats=2)
     assert result["exit_code"] == 0, result["output_tail"]
     assert result["processed"] == 3
     assert result["decisions"]["errors"] == 0
     assert result["baseline"] == "bare pypdfium2 extraction"
     for key in ("baseline_s", "arbiter_run_s", "ratio", "cpu_ratio", "peak_tree_rss_mb"):
         assert result[key] > 0
+    assert result["repeats"] == 2
+    assert result["ratio"] == min(result["ratios"])  # of two pairs, the lower middle one
     mix = result["fixture_mix"]  # the short documents' CPU beside it, as shipped and with --mirrors bundles
     assert mix["docs"] == len(list(Path(batch_e2e.doc_cpu.FIXTURES / "pdfs").glob("*.pdf")))
     assert set(mix["variants"]) == {"before", "after", "bundles"}
