@@ -224,7 +224,8 @@ class Records(Repository):
         """A newer run's result for the document (an accept, an escalation, or again unreadable) replaces the
         operations-lane packet that said it could not be read (an admin's retry with a password lands here)."""
         conn.execute(
-            _RETIRE_OPERATIONS, {"the_doc": doc_id, "the_packet": packet_id or "", "by": packet_id, "now": now}
+            _RETIRE_OPERATIONS,
+            {"the_doc": doc_id, "the_packet": packet_id or "", "by": packet_id, "now": now},
         )
 
     def _auto_ground_truth(self, conn: Connection, record: DocumentRecord) -> GroundTruthRecord | None:
