@@ -138,7 +138,9 @@ def run(
     repeats: int = 3,
 ) -> dict[str, Any]:
     """The 30-page figure (the median of `repeats` interleaved pairs), and beside it the fixture mix's CPU per document (bench/doc_cpu.py, no profile)."""
-    fixture_mix = doc_cpu.run(copies=fixture_copies, profile=False) if fixture_copies else None
+    fixture_mix = (
+        doc_cpu.run(copies=fixture_copies, profile=False, repeats=repeats) if fixture_copies else None
+    )
     directory = (data_dir or corpus.DATA_DIR) / f"e2e-{pages}p"
     t0 = time.perf_counter()
     pdf_dir, labels = write_corpus(directory, docs, pages=pages)

@@ -34,5 +34,8 @@ def test_e2e_reports_run_against_bare_extraction(tmp_path: Path) -> None:
     assert mix["docs"] == len(list(Path(batch_e2e.doc_cpu.FIXTURES / "pdfs").glob("*.pdf")))
     assert set(mix["variants"]) == {"before", "after", "bundles"}
     assert mix["shipped"] == "after"
+    assert mix["repeats"] == 2  # interleaved rounds, as the 30-page pairs
     for figures in mix["variants"].values():
+        assert figures["beyond_extraction_ms_per_doc"] == min(figures["rounds_beyond_extraction_ms_per_doc"])
+        assert len(figures["rounds_beyond_extraction_ms_per_doc"]) == 2
         assert figures["beyond_extraction_ms_per_doc"] > 0
