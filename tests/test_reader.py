@@ -206,6 +206,50 @@ def test_explanation_quotes_the_page() -> None:
     assert all(any(w in text.lower() for w in s.lower().strip('"').split()) for s in shown)
 
 
+def _explain_by_named_features(
+    reader: PageReader, text: str, toward: str, against: str | None, limit: int = 3
+) -> list[str]:
+    """The explanation as it was first written: every feature of the page named one by one (page_features)."""
+    from arbiter.reader.features import page_features
+    from arbiter.reader.model import _describe
+
+    t = reader.types.index(toward)
+    ids, values, _ = reader._vector(text)
+    if not len(ids):
+        return []
+    rows = reader.weights[ids]
+    if against in reader.types:
+        delta = rows[:, t] - rows[:, reader.types.index(against)]
+    else:
+        delta = rows[:, t] - (rows.sum(axis=1) - rows[:, t]) / max(len(reader.types) - 1, 1)
+    contribution = dict(zip(ids.tolist(), (values * delta).tolist(), strict=True))
+    by_label: dict[str, float] = {}
+    for feat, seen in page_features(text, reader.view):
+        i = reader.index.get(feat)
+        if i is None or i not in contribution:
+            continue
+        label = _describe(feat, seen)
+        by_label[label] = by_label.get(label, 0.0) + contribution.pop(i)
+    ranked = sorted((v, k) for k, v in by_label.items() if v > 0.02)
+    return [label for _, label in reversed(ranked[-limit:])]
+
+
+def test_explanations_read_from_cached_tokens_equal_those_of_named_features() -> None:
+    """On corpus pages and tricky text, toward each type and against another, the explanation is the same as
+    naming every feature of the page one by one gives."""
+    reader = load_reader(SHIPPED)
+    pages = [page for doc in load_corpus() for page in doc.pages][::5] + TRICKY
+    compared = 0
+    for n, text in enumerate(pages):
+        toward = reader.types[n % len(reader.types)]
+        against = reader.types[(n + 2) % len(reader.types)] if n % 3 else None
+        assert reader.explain(text, toward, against) == _explain_by_named_features(
+            reader, text, toward, against
+        )
+        compared += bool(reader.explain(text, toward, against))
+    assert compared > 100
+
+
 # ------------------------------------------------------------------------------------------ corpus
 def test_split_pages_at_form_feeds_and_long_pages() -> None:
     """A form feed starts a page, and a page longer than the renderer's page is cut."""

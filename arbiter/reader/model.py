@@ -13,7 +13,7 @@ import json
 import math
 import threading
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -105,6 +105,7 @@ class PageReader:
                 if name.startswith("b:") and " " in name:
                     left, right = name[2:].split(" ", 1)
                     self._pairs[(left, right)] = i
+        self._pair_ids = frozenset(self._pairs.values())
         self._lock = threading.Lock()
         self._deltas: dict[str, np.ndarray] = {}
 
@@ -210,17 +211,49 @@ class PageReader:
         else:
             delta = rows[:, t] - (rows.sum(axis=1) - rows[:, t]) / max(len(self.types) - 1, 1)
         contribution = dict(zip(ids.tolist(), (values * delta).tolist(), strict=True))
+        # Each feature credited to what the page printed where it first occurs, in reading order: a token's
+        # word, pieces and shape to the token, two words in a row to the pair (the same as
+        # features.page_features labels them, read from the tokens' cached entries, so a page's features are
+        # not named again one by one).
         by_label: dict[str, float] = {}
+        names, pairs, cache, pair_ids = self.names, self._pairs, self._tokens, self._pair_ids
+
+        def credit(i: int, label: str) -> None:
+            by_label[label] = by_label.get(label, 0.0) + contribution.pop(i)
+
         numeric = 0
+        previous: str | None = None
         tokens = _TOKENS.findall(text)
         for token in tokens:
-            numeric += any(ch.isdigit() for ch in token)
-        for feat, seen in _labelled(text, self.view, numeric, len(tokens)):
-            i = self.index.get(feat)
-            if i is None or i not in contribution:
+            entry = cache.get(token)
+            if entry is None:
+                entry = self._entry(token)
+            token_ids, first, last, digit = entry
+            numeric += digit
+            shown: str | None = None  # the token as a label: the same for its word, pieces and shape
+            for i in token_ids:
+                if i not in contribution:
+                    continue
+                if i in pair_ids:
+                    credit(i, _describe(names[i], names[i][2:]))
+                    continue
+                if shown is None:
+                    shown = _describe("w:", token)
+                credit(i, shown)
+            if first is None:
+                previous = None
                 continue
-            label = _describe(feat, seen)
-            by_label[label] = by_label.get(label, 0.0) + contribution.pop(i)
+            if previous is not None:
+                pair = pairs.get((previous, first))
+                if pair is not None and pair in contribution:
+                    credit(pair, _describe(names[pair], names[pair][2:]))
+            previous = last
+        index = self.index
+        for feat, seen in line_features(text, self.view, numeric, len(tokens)):
+            found = index.get(feat)
+            if found is not None and found in contribution:
+                label = _describe(feat, seen)
+                by_label[label] = by_label.get(label, 0.0) + contribution.pop(found)
         ranked = sorted((v, k) for k, v in by_label.items() if v > 0.02)
         return [label for _, label in reversed(ranked[-limit:])]
 
@@ -245,12 +278,6 @@ class PageReader:
 
     def describe(self) -> str:
         return f"page reader {self.version or '?'} ({len(self.names)} features, view {self.view_name})"
-
-
-def _labelled(text: str, view: frozenset[str], numeric: int, tokens: int) -> Iterable[tuple[str, str]]:
-    from arbiter.reader.features import page_features
-
-    yield from page_features(text, view)
 
 
 def _describe(feat: str, seen: str) -> str:
