@@ -213,16 +213,7 @@ def _explain_by_named_features(
     from arbiter.reader.features import page_features
     from arbiter.reader.model import _describe
 
-    t = reader.types.index(toward)
-    ids, values, _ = reader._vector(text)
-    if not len(ids):
-        return []
-    rows = reader.weights[ids]
-    if against in reader.types:
-        delta = rows[:, t] - rows[:, reader.types.index(against)]
-    else:
-        delta = rows[:, t] - (rows.sum(axis=1) - rows[:, t]) / max(len(reader.types) - 1, 1)
-    contribution = dict(zip(ids.tolist(), (values * delta).tolist(), strict=True))
+    contribution = reader.contributions(text, toward, against)
     by_label: dict[str, float] = {}
     for feat, seen in page_features(text, reader.view):
         i = reader.index.get(feat)

@@ -196,21 +196,28 @@ class PageReader:
         probs = exp / exp.sum()
         return Reading({t: float(p) for t, p in zip(self.types, probs, strict=True)}, words)
 
-    def explain(self, text: str, toward: str, against: str | None = None, limit: int = 3) -> list[str]:
-        """What on the page moved the reader toward one type (rather than `against`, or the others' mean):
-        the printed words or lines with the largest contributions, strongest first."""
+    def contributions(self, text: str, toward: str, against: str | None = None) -> dict[int, float]:
+        """Each feature on the page (by index) and how far it moved the reader toward one type rather than
+        `against` (or the others' mean); empty for a type the reader does not know or a page with no feature."""
         if toward not in self.types:
-            return []
+            return {}
         t = self.types.index(toward)
         ids, values, _ = self._vector(text)
         if not len(ids):
-            return []
+            return {}
         rows = self.weights[ids]
         if against in self.types:
             delta = rows[:, t] - rows[:, self.types.index(against)]
         else:
             delta = rows[:, t] - (rows.sum(axis=1) - rows[:, t]) / max(len(self.types) - 1, 1)
-        contribution = dict(zip(ids.tolist(), (values * delta).tolist(), strict=True))
+        return dict(zip(ids.tolist(), (values * delta).tolist(), strict=True))
+
+    def explain(self, text: str, toward: str, against: str | None = None, limit: int = 3) -> list[str]:
+        """What on the page moved the reader toward one type (rather than `against`, or the others' mean):
+        the printed words or lines with the largest contributions, strongest first."""
+        contribution = self.contributions(text, toward, against)
+        if not contribution:
+            return []
         # Each feature credited to what the page printed where it first occurs, in reading order: a token's
         # word, pieces and shape to the token, two words in a row to the pair (the same as
         # features.page_features labels them, read from the tokens' cached entries, so a page's features are
