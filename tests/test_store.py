@@ -365,8 +365,8 @@ def test_naive_datetimes_are_refused(store: Store) -> None:
 
 def test_insert_ignore_runs_rows_of_different_columns_through_one_statement(store: Store) -> None:
     """The once-built INSERT … ON CONFLICT writes each row's own columns and ignores a repeated key."""
-    from arbiter.store.db import insert_ignore
     from arbiter.store.models import documents, runs
+    from arbiter.store.writes import insert_ignore
 
     row = {"doc_id": "d-1", "run_id": "r-1", "skip_key": "k", "pdf_path": "d.pdf", "pdf_sha256": "0" * 64}
     row |= {"final_decision": "AUTO_ACCEPT", "created_at": T0}

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from arbiter.contracts import SMEPacket
 from arbiter.store.audit import write_audit
-from arbiter.store.db import Database, upsert
+from arbiter.store.db import Database
 from arbiter.store.drafts import delete_drafts
 from arbiter.store.errors import KindNotAllowed, NotIndependent, TooManyClaims, UnknownUser
 from arbiter.store.independence import other_review
@@ -33,6 +33,7 @@ from arbiter.store.packet_rows import (
 from arbiter.store.queue_reads import QueueReads
 from arbiter.store.reviewer_kinds import kind_words, reviewer_kinds
 from arbiter.store.users import Users
+from arbiter.store.writes import upsert
 
 
 class Queue(QueueReads):

@@ -23,11 +23,11 @@ from arbiter.contracts import (
     VerificationOutcome,
 )
 from arbiter.store.audit import write_audit
-from arbiter.store.db import insert_ignore
 from arbiter.store.models import documents, outcomes, packet_codes, packets, runs
 from arbiter.store.packet_rows import OPERATIONS, PENDING, SUPERSEDED, packet_from_row
 from arbiter.store.repository import Repository
 from arbiter.store.versions import SME_SOURCES, insert_gt, latest_gt, next_version
+from arbiter.store.writes import insert_ignore
 
 # Results an internal or infrastructure fault caused (a crash in Arbiter, the extraction service failing, the
 # database away): recorded so the document has a result, never a reason for a later run to skip it.
