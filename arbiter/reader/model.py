@@ -259,8 +259,7 @@ class PageReader:
         for feat, seen in line_features(text, self.view, numeric, len(tokens)):
             found = index.get(feat)
             if found is not None and found in contribution:
-                label = _describe(feat, seen)
-                by_label[label] = by_label.get(label, 0.0) + contribution.pop(found)
+                credit(found, _describe(feat, seen))
         ranked = sorted((v, k) for k, v in by_label.items() if v > 0.02)
         return [label for _, label in reversed(ranked[-limit:])]
 
