@@ -32,14 +32,21 @@ def test_corpus_classification_is_schema_valid(defect: str | None) -> None:
 
 
 def test_verify_throughput_shape() -> None:
-    """(a) reports docs/s for the floor and each arbiter variant, their ratios and the decision mix."""
+    """(a) reports docs/s for the floor and each arbiter variant (bundles carrying their reading, and not), their
+    ratios, the decision mix, and that a carried reading decides as reading afresh does."""
     result = verify_throughput.run(docs=5, repeats=1, warmup=1)
     assert set(result["docs_per_s"]) == {
         "floor_parse_only",
         "arbiter_default",
         "arbiter_shared_pool",
         "seed_serial",
+        "floor_parse_only_uncarried",
+        "arbiter_default_uncarried",
     }
+    assert result["same_outcomes_uncarried"] is True
+    assert result["mean_bundle_bytes"] > result["mean_uncarried_bundle_bytes"]
+    assert result["carry_ms_per_doc"] > 0
+    assert result["ratio_uncarried"] > 0
     assert all(rate > 0 for rate in result["docs_per_s"].values())
     assert result["ratio"] == result["ratio_to_floor"]["arbiter_default"]
     assert sum(result["decisions"].values()) == 5

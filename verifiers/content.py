@@ -9,18 +9,19 @@ baseline. V2 compares it with segments and boundaries, V4 with evidence; the LLM
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import weakref
-from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 from arbiter.contracts import DocumentBundle, Page
 from arbiter.contracts.profile import Profile
-from arbiter.ingest.pagination import PageMark, page_fill, page_marks
-from arbiter.reader.model import PageReader, reader_for
+from arbiter.ingest.pagination import page_fill, page_marks
+from arbiter.reader.model import reader_for
 from arbiter.reader.starts import start_reader_for
 from arbiter.verifiers.content_about import about_context
+from arbiter.verifiers.content_carry import carried, to_carry
 from arbiter.verifiers.content_lines import is_field, page_lines
 from arbiter.verifiers.content_match import (
     _compiled,
@@ -29,104 +30,12 @@ from arbiter.verifiers.content_match import (
     _may_hold_header,
     _results_header,
 )
+from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
 from arbiter.verifiers.literals import needs, starts
 from arbiter.verifiers.textnorm import normalize_plain
 
+log = logging.getLogger(__name__)
 _LIST_ITEM = re.compile(r"\s*(?:[•◦▪‣●○■□*\-–]|\d{1,2}[.)]\s)")  # a list item is no title
-
-
-@dataclass(frozen=True)
-class Cue:
-    """One thing seen on a page that points to a document type."""
-
-    doc_type: str
-    kind: str  # "heading", "pattern", "table", "form", "about"
-    seen: str  # the words seen, clipped, as the document prints them
-    weight: float
-
-    def describe(self) -> str:
-        return {
-            "heading": f'the heading "{self.seen}"',
-            "pattern": self.seen,
-            "table": f'the results-table header "{self.seen}"',
-            "form": self.seen,
-            "about": f'"{self.seen}" (naming what it sends, orders or refers to)',
-        }[self.kind]
-
-
-@dataclass
-class PageReading:
-    """The content reading of one page."""
-
-    page: int
-    readable: bool
-    scores: dict[str, float] = field(default_factory=dict)
-    cues: list[Cue] = field(default_factory=list)
-    lines: list[tuple[str, bool]] = field(default_factory=list)  # (normalised line, is a fill-in field)
-    fields: int = 0
-    marks: tuple[PageMark, ...] = ()
-    title: str | None = None  # a document title in the title region, normalised
-    title_seen: str | None = None  # the same as printed
-    continuation: str | None = None  # a continuation marker in the title region
-    probs: dict[str, float] | None = None  # the learned page reader's probability per type, when configured
-    words: int = 0  # tokens the reader read
-    text: str = ""  # the page's text (a reference, for explanations)
-    start: float | None = None  # the start reader's P(this page begins a document), given the page before
-    start_why: list[str] = field(default_factory=list)  # what moved it most
-    orders: bool = False  # it orders, authorizes or refers: an order title in its title region
-
-    @property
-    def total(self) -> float:
-        return sum(self.scores.values())
-
-    def cues_for(self, doc_type: str) -> list[Cue]:
-        return sorted((c for c in self.cues if c.doc_type == doc_type), key=lambda c: -c.weight)
-
-    def best(self, types: list[str]) -> str | None:
-        if not self.scores:
-            return None
-        return max(types, key=lambda t: (self.scores.get(t, 0.0), -types.index(t)))
-
-
-@dataclass
-class ContentReading:
-    """Every page's reading, and sums over page ranges."""
-
-    pages: dict[int, PageReading]
-    reader: PageReader | None = None
-
-    def scores(self, first: int, last: int) -> dict[str, float]:
-        totals: dict[str, float] = {}
-        for number in range(first, last + 1):
-            reading = self.pages.get(number)
-            if reading is None:
-                continue
-            for doc_type, value in reading.scores.items():
-                totals[doc_type] = totals.get(doc_type, 0.0) + value
-        return totals
-
-    def cues(self, first: int, last: int, doc_type: str, limit: int = 3) -> list[tuple[int, Cue]]:
-        """The strongest distinct cues for a type on a page range, with their page."""
-        found = sorted(
-            (
-                (number, cue)
-                for number in range(first, last + 1)
-                if (reading := self.pages.get(number)) is not None
-                for cue in reading.cues
-                if cue.doc_type == doc_type
-            ),
-            key=lambda item: (-item[1].weight, item[0]),
-        )
-        seen: set[str] = set()
-        out: list[tuple[int, Cue]] = []
-        for number, cue in found:
-            if cue.seen.lower() in seen:
-                continue
-            seen.add(cue.seen.lower())
-            out.append((number, cue))
-            if len(out) >= limit:
-                break
-        return out
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -175,7 +84,21 @@ def read_bundle(bundle: DocumentBundle, profile: Profile) -> ContentReading:
     return reading
 
 
+def carry_reading(bundle: DocumentBundle, profile: Profile) -> None:
+    """Read a freshly extracted bundle's pages now and carry the reading in it (`bundle.readings`), so that its
+    verifications, in this process or after it is filed, read no page again (verifiers/content_carry.py).
+    A reading that fails here is left out: the bundle is verified as before, and reads its pages then."""
+    try:
+        bundle.readings = to_carry(bundle, read_bundle(bundle, profile), profile)
+    except Exception as exc:  # the check reads again and reports its own failure; ingestion goes on
+        log.warning("document %s: pages not read at ingestion (%s)", bundle.doc_id, type(exc).__name__)
+        bundle.readings = None
+
+
 def _read(bundle: DocumentBundle, profile: Profile) -> ContentReading:
+    was = carried(bundle, profile)  # read right after extraction, for these pages and these settings
+    if was is not None:
+        return was
     reading = ContentReading({page.page_num: read_page(page, profile) for page in bundle.pages})
     settings = profile.content.reader
     if settings is not None:
@@ -206,9 +129,11 @@ def read_page(page: Page, profile: Profile) -> PageReading:
     """What one page's headings, values and layout say about each document type."""
     content = profile.content
     readable = (page.has_text_layer or page.ocr_applied) and bool(page.text.strip())
-    reading = PageReading(page=page.page_num, readable=readable)
+    reading = PageReading(page=page.page_num, readable=readable, source=page)
     if not readable:
         return reading
+    lines: list[tuple[str, bool]] = []
+    reading.lines = lines
     body, running = page_lines(page)
     printed = [*running, *(text for text, _ in body)]
     reading.marks = page_marks(((t, normalize_plain(t)) for t in printed), content.transmission_words)
@@ -223,7 +148,7 @@ def read_page(page: Page, profile: Profile) -> PageReading:
         table_type = None
     for (text, heading_block), norm in zip(body, norms, strict=True):
         fillable = is_field(norm, heading_block)
-        reading.lines.append((norm, fillable))
+        lines.append((norm, fillable))
         if fillable:
             reading.fields += 1
             continue
@@ -250,16 +175,16 @@ def read_page(page: Page, profile: Profile) -> PageReading:
                 break
             seen = f'{pattern.what} ("{_clip(match.group().strip(), 40)}")'
             reading.cues.append(Cue(pattern.type, "pattern", seen, pattern.weight))
-    lines = len(reading.lines)
+    n_lines = len(lines)
     if (
         cues
         and content.form_type
         and reading.fields >= content.form_min_fields
-        and reading.fields >= content.form_min_share * lines
+        and reading.fields >= content.form_min_share * n_lines
     ):
-        examples = [norm for norm, fillable in reading.lines if fillable][:2]
+        examples = [norm for norm, fillable in lines if fillable][:2]
         listed = ", ".join(f'"{_clip(e, 30)}"' for e in examples)
-        seen = f"{reading.fields} fill-in fields of {lines} lines (e.g. {listed})"
+        seen = f"{reading.fields} fill-in fields of {n_lines} lines (e.g. {listed})"
         weight = content.form_field_weight * min(reading.fields, content.form_field_cap)
         reading.cues.append(Cue(content.form_type, "form", seen, weight))
     _title(reading, body, profile)
@@ -299,7 +224,10 @@ def read_snippet(text: str, profile: Profile, *, orders: bool = False) -> dict[s
     if content.results_header_type and _results_header(norm, content):
         key = content.results_header_type
         scores[key] = scores.get(key, 0.0) + content.results_header_weight
+    folded = text.lower()
     for pattern in content.patterns:
+        if needs(pattern.regex).absent(text, folded):
+            continue  # a word every match contains is not in the snippet
         if _compiled(pattern.regex).search(text):
             scores[pattern.type] = scores.get(pattern.type, 0.0) + pattern.weight
     return scores
@@ -312,14 +240,29 @@ def is_form_label(snippet: str, page: int, reading: ContentReading) -> bool:
     norm = normalize_plain(snippet).strip()
     if not norm:
         return False
+    if not is_field(norm, heading_block=False) and not any(r.fields for r in reading.pages.values()):
+        return False  # no page has a fill-in field: wherever it is found (or not), no field holds it
     claimed = reading.pages.get(page)
     pages = [claimed] if claimed is not None else []
     pages += [r for n, r in sorted(reading.pages.items()) if n != page]
     for candidate in pages:
-        holding = [fillable for line, fillable in candidate.lines if norm in line]
+        holding = [fillable for line, fillable in lines_of(candidate) if norm in line]
         if holding:
             return all(holding)
     return is_field(norm, heading_block=False)
+
+
+def lines_of(reading: PageReading) -> list[tuple[str, bool]]:
+    """A page's body lines, normalised, with whether each is a fill-in field (made now for a carried reading,
+    from the page it was read from; as read_page makes them)."""
+    if reading.lines is None:
+        made: list[tuple[str, bool]] = []
+        if reading.readable and reading.source is not None:
+            for text, heading_block in page_lines(reading.source)[0]:
+                norm = normalize_plain(text).strip()
+                made.append((norm, is_field(norm, heading_block)))
+        reading.lines = made
+    return reading.lines
 
 
 # ------------------------------------------------------------------------------------------ helpers

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from arbiter.verifiers.content import ContentReading, Cue
+from arbiter.verifiers.content_reading import ContentReading, Cue
 
 
 def describe_cues(items: Iterable[tuple[int, Cue]]) -> str:

@@ -13,7 +13,8 @@ from arbiter.contracts import ClassificationOutput, DocumentBundle, Segment
 from arbiter.contracts.profile import Profile
 from arbiter.ingest.pagination import PageMark, continues, restart
 from arbiter.verifiers.base import IssueList
-from arbiter.verifiers.content import ContentReading, PageReading, read_bundle
+from arbiter.verifiers.content import read_bundle
+from arbiter.verifiers.content_reading import ContentReading, PageReading
 from arbiter.verifiers.content_text import describe_cues
 from arbiter.verifiers.shares import round_to_one, type_shares
 from arbiter.verifiers.v2_reader import page_read_as_other, segment_read_as_other

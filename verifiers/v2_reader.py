@@ -8,7 +8,8 @@ import math
 from arbiter.contracts import DocumentBundle, Segment
 from arbiter.contracts.profile import Profile
 from arbiter.verifiers.base import IssueList
-from arbiter.verifiers.content import ContentReading, PageReading, read_bundle
+from arbiter.verifiers.content import read_bundle
+from arbiter.verifiers.content_reading import ContentReading, PageReading
 from arbiter.verifiers.shares import type_shares
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from arbiter.contracts import ClassificationOutput, DocumentBundle, Evidence, Segment, TypeAssessment
 from arbiter.contracts.profile import Profile
 from arbiter.verifiers.base import IssueList
-from arbiter.verifiers.content import ContentReading, is_form_label, read_bundle, read_snippet
+from arbiter.verifiers.content import is_form_label, read_bundle, read_snippet
+from arbiter.verifiers.content_reading import ContentReading
 
 PRIMARY = "PRIMARY"
 

@@ -86,6 +86,40 @@ class Page(Strict):
     lines: list[LineBox] = Field(default_factory=list)
 
 
+class PageReadingRecord(Strict):
+    """One page's content reading as the content check made it (verifiers/content.py `PageReading`)."""
+
+    page: int = Field(ge=1)
+    readable: bool
+    scores: dict[str, float] = Field(default_factory=dict)
+    cues: list[tuple[str, str, str, float]] = Field(
+        default_factory=list, description="(document type, kind, the words seen, weight) per cue."
+    )
+    fields: int = 0
+    marks: list[tuple[int, int | None, str, str]] = Field(
+        default_factory=list, description="(number, total, template, as printed) per page number printed."
+    )
+    title: str | None = None
+    title_seen: str | None = None
+    continuation: str | None = None
+    probs: dict[str, float] | None = None
+    words: int = 0
+    start: float | None = None
+    start_why: list[str] = Field(default_factory=list)
+    orders: bool = False
+
+
+class BundleReadings(Strict):
+    """The content check's reading of every page, made once right after extraction and carried with the
+    bundle, so that verifying it again (retries, re-runs with another model, what-if simulations) reads
+    nothing again. Used only when both seals match: `key` (the reading code's version and the profile's
+    reading settings, the readers' files included) and `pages_sha256` (the pages' text and shape)."""
+
+    key: str
+    pages_sha256: str
+    pages: list[PageReadingRecord]
+
+
 class Extractor(Strict):
     name: str
     version: str
@@ -99,6 +133,10 @@ class DocumentBundle(Strict):
     pages: list[Page]
     extractor: Extractor
     processing_timestamp: datetime
+    readings: BundleReadings | None = Field(
+        default=None,
+        description="The content check's page readings (verifiers/content_carry.py); None: none.",
+    )
 
     def page(self, page_num: int) -> Page | None:
         """The page with this 1-based number, or None when the document has no such page."""

@@ -48,6 +48,7 @@ from arbiter.run.worker import (  # noqa: F401  (re-exported)
 )
 from arbiter.store.errors import DatabaseUnavailable
 from arbiter.verifiers.base import Verifier, VerifyContext
+from arbiter.verifiers.content import carry_reading
 from arbiter.verifiers.llm_phase import PhaseDeferred
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,8 @@ class Pipeline:
         result = self.ingest(pdf, doc_id)
         if isinstance(result, Handed):
             return result
+        if isinstance(result, DocumentBundle):
+            carry_reading(result, self.profile)  # filed with the bundle: verifying it again reads no page
         # Never file a bundle under another PDF's hash.
         if isinstance(result, DocumentBundle) and self.cache is not None and result.file_sha256 == pdf_sha:
             self.cache.put(result, password=self.password)

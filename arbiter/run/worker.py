@@ -34,6 +34,7 @@ from arbiter.llm.port import LLM
 from arbiter.outputs import Location
 from arbiter.verifiers import v1_schema, v2_consistency, v3_traps, v4_evidence
 from arbiter.verifiers.base import Verifier, VerifyContext
+from arbiter.verifiers.content import carry_reading
 from arbiter.verifiers.v2_reader import read_as
 
 log = logging.getLogger(__name__)
@@ -138,9 +139,10 @@ def ingest_and_check(path: Path, *, job: WorkerJob, **kwargs: Any) -> Handed:
     hard time bound is stretched by the ingestion timeout before checking: a slow check is not a slow PDF."""
     t0 = time.perf_counter()
     bundle = ingest_pdf(path, **kwargs)
-    ingest_ms = _ms(t0)
     if not isinstance(bundle, DocumentBundle):
-        return Handed(bundle, Prepared(ingest_ms))
+        return Handed(bundle, Prepared(_ms(t0)))
+    carry_reading(bundle, job.profile)  # filed with the bundle: verifying it again reads no page
+    ingest_ms = _ms(t0)
     try:
         announce(float(kwargs.get("deadline_s") or 60.0) / 0.9)
         text = bundle.model_dump_json(
@@ -161,10 +163,10 @@ def ingest_and_check(path: Path, *, job: WorkerJob, **kwargs: Any) -> Handed:
 
 
 def stripped(bundle: DocumentBundle) -> DocumentBundle:
-    """The bundle without its text, paragraphs and line boxes: its shape (pages, their OCR status) is what the
-    parent still reads; the whole bundle is already in its mirror file and the cache."""
+    """The bundle without its text, paragraphs, line boxes and readings: its shape (pages, their OCR status) is
+    what the parent still reads; the whole bundle is already in its mirror file and the cache."""
     pages = [p.model_copy(update={"text": "", "paragraphs": [], "lines": []}) for p in bundle.pages]
-    return bundle.model_copy(update={"pages": pages})
+    return bundle.model_copy(update={"pages": pages, "readings": None})
 
 
 class WorkerFault(ArbiterError):

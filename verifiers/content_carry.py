@@ -1,0 +1,125 @@
+"""The content reading carried with its bundle: made once, right after extraction, and read back by every
+later verification of the same pages under the same settings (retries, re-runs with another model, what-if
+simulations), so that checking an answer reads no page again.
+
+A carried reading is used only when both seals match: its key (this reading code's version and a digest of
+the profile's reading settings, the page readers' files included) and the digest of the pages it read (their
+text and shape). Otherwise the pages are read again, as if nothing had been carried: a stale or altered
+reading is never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from arbiter import __version__
+from arbiter.contracts import DocumentBundle, Page
+from arbiter.contracts.bundle import BundleReadings, PageReadingRecord
+from arbiter.contracts.profile import Profile
+from arbiter.ingest.pagination import PageMark
+from arbiter.reader.model import reader_for
+from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
+
+# Bumped whenever what a reading holds or how a page is read changes: carried readings of another version are
+# read again.
+READING_VERSION = "1"
+
+
+# reading_key's last answers, each kept with the settings objects it was made of (a profile's copy with other
+# settings holds other objects: its key is made anew).
+_KEYS: dict[tuple[int, int], tuple[object, object, str]] = {}
+
+
+def reading_key(profile: Profile) -> str:
+    """What a reading depends on besides the pages: this code, the `[content]` settings (with the readers'
+    file digests) and the title region's limits."""
+    content, traps = profile.content, profile.traps
+    known = _KEYS.get((id(content), id(traps)))
+    if known is not None and known[0] is content and known[1] is traps:
+        return known[2]
+    region = f"{traps.title_region_paragraphs}/{traps.title_max_chars}"
+    digest = hashlib.sha256(f"{region}|{content.model_dump_json()}".encode()).hexdigest()
+    key = f"{READING_VERSION}/{__version__}/{digest}"
+    if len(_KEYS) >= 16:
+        _KEYS.clear()
+    _KEYS[(id(content), id(traps))] = (content, traps, key)
+    return key
+
+
+def pages_sha256(bundle: DocumentBundle) -> str:
+    """A digest of what a reading reads: each page's number, text-layer and OCR flags, size, text, and how
+    many paragraphs and line boxes it has (their split of the text comes from the same extraction)."""
+    digest = hashlib.sha256()
+    for page in bundle.pages:
+        shape = (
+            f"\x1e{page.page_num}\x1f{page.has_text_layer:d}{page.ocr_applied:d}\x1f{page.width}x{page.height}"
+            f"\x1f{len(page.paragraphs)}\x1f{len(page.lines)}\x1f{len(page.text)}\x1f"
+        )
+        digest.update(shape.encode())
+        digest.update(page.text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def to_carry(bundle: DocumentBundle, reading: ContentReading, profile: Profile) -> BundleReadings:
+    """`reading` (the bundle's content reading under `profile`) as the bundle carries it."""
+    records = [_record(reading.pages[page.page_num]) for page in bundle.pages]
+    return BundleReadings(key=reading_key(profile), pages_sha256=pages_sha256(bundle), pages=records)
+
+
+def carried(bundle: DocumentBundle, profile: Profile) -> ContentReading | None:
+    """The reading the bundle carries, when it was made of these pages under these settings; else None."""
+    readings = bundle.readings
+    if readings is None or readings.key != reading_key(profile) or len(readings.pages) != len(bundle.pages):
+        return None
+    if readings.pages_sha256 != pages_sha256(bundle):
+        return None
+    pages = {}
+    for page, record in zip(bundle.pages, readings.pages, strict=True):
+        if record.page != page.page_num:
+            return None
+        pages[page.page_num] = _reading(record, page)
+    reading = ContentReading(pages)
+    settings = profile.content.reader
+    if settings is not None:
+        reading.reader = reader_for(settings.model, settings.sha256)
+    return reading
+
+
+def _record(page: PageReading) -> PageReadingRecord:
+    return PageReadingRecord(
+        page=page.page,
+        readable=page.readable,
+        scores=page.scores,
+        cues=[(c.doc_type, c.kind, c.seen, c.weight) for c in page.cues],
+        fields=page.fields,
+        marks=[(m.number, m.total, m.template, m.seen) for m in page.marks],
+        title=page.title,
+        title_seen=page.title_seen,
+        continuation=page.continuation,
+        probs=page.probs,
+        words=page.words,
+        start=page.start,
+        start_why=page.start_why,
+        orders=page.orders,
+    )
+
+
+def _reading(record: PageReadingRecord, page: Page) -> PageReading:
+    return PageReading(
+        page=record.page,
+        readable=record.readable,
+        scores=dict(record.scores),
+        cues=[Cue(*cue) for cue in record.cues],
+        fields=record.fields,
+        marks=tuple(PageMark(*mark) for mark in record.marks),
+        title=record.title,
+        title_seen=record.title_seen,
+        continuation=record.continuation,
+        probs=dict(record.probs) if record.probs is not None else None,
+        words=record.words,
+        text=page.text if record.probs is not None else "",
+        start=record.start,
+        start_why=list(record.start_why),
+        orders=record.orders,
+        source=page,
+    )
