@@ -16,6 +16,7 @@ import weakref
 from functools import lru_cache, partial
 
 from arbiter.contracts import DocumentBundle, Page
+from arbiter.contracts.content_profile import ValuePattern
 from arbiter.contracts.profile import Profile
 from arbiter.ingest.pagination import page_fill, page_marks
 from arbiter.reader.model import reader_for
@@ -31,7 +32,7 @@ from arbiter.verifiers.content_match import (
     _results_header,
 )
 from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
-from arbiter.verifiers.literals import needs, starts
+from arbiter.verifiers.literals import Needs, needs, starts
 from arbiter.verifiers.textnorm import normalize_plain
 
 log = logging.getLogger(__name__)
@@ -225,12 +226,27 @@ def read_snippet(text: str, profile: Profile, *, orders: bool = False) -> dict[s
         key = content.results_header_type
         scores[key] = scores.get(key, 0.0) + content.results_header_weight
     folded = text.lower()
-    for pattern in content.patterns:
-        if needs(pattern.regex).absent(text, folded):
+    for doc_type, weight, words, regex in _pattern_tests(content.patterns):
+        if words.absent(text, folded):
             continue  # a word every match contains is not in the snippet
-        if _compiled(pattern.regex).search(text):
-            scores[pattern.type] = scores.get(pattern.type, 0.0) + pattern.weight
+        if regex.search(text):
+            scores[doc_type] = scores.get(doc_type, 0.0) + weight
     return scores
+
+
+_TESTS: dict[int, tuple[object, list[tuple[str, float, Needs, re.Pattern[str]]]]] = {}
+
+
+def _pattern_tests(patterns: list[ValuePattern]) -> list[tuple[str, float, Needs, re.Pattern[str]]]:
+    """Each value pattern's type, weight, needed words and regex, made once per list of patterns."""
+    known = _TESTS.get(id(patterns))
+    if known is not None and known[0] is patterns:
+        return known[1]
+    tests = [(p.type, p.weight, needs(p.regex), _compiled(p.regex)) for p in patterns]
+    if len(_TESTS) >= 16:
+        _TESTS.clear()
+    _TESTS[id(patterns)] = (patterns, tests)
+    return tests
 
 
 def is_form_label(snippet: str, page: int, reading: ContentReading) -> bool:

@@ -105,21 +105,22 @@ def _record(page: PageReading) -> PageReadingRecord:
 
 
 def _reading(record: PageReadingRecord, page: Page) -> PageReading:
+    # The record's dicts and lists are the reading's own (nothing changes a reading once made): not copied.
     return PageReading(
         page=record.page,
         readable=record.readable,
-        scores=dict(record.scores),
+        scores=record.scores,
         cues=[Cue(*cue) for cue in record.cues],
         fields=record.fields,
         marks=tuple(PageMark(*mark) for mark in record.marks),
         title=record.title,
         title_seen=record.title_seen,
         continuation=record.continuation,
-        probs=dict(record.probs) if record.probs is not None else None,
+        probs=record.probs,
         words=record.words,
         text=page.text if record.probs is not None else "",
         start=record.start,
-        start_why=list(record.start_why),
+        start_why=record.start_why,
         orders=record.orders,
         source=page,
     )

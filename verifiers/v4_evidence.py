@@ -64,7 +64,8 @@ V4_PENALTY = {"BLOCKER": 0.3, "MAJOR": 0.15, "MINOR": 0.05}
 
 
 def highlight(match: Match) -> Highlight:
-    return Highlight(
+    # Made of a Match's own ints and float boxes: constructed without validating them again.
+    return Highlight.model_construct(
         page=match.page, start=match.start, end=match.end, boxes=list(match.boxes), score=match.score
     )
 
@@ -177,7 +178,7 @@ class V4Evidence:
             )
 
         def check(status: str, found: Match | None = None) -> EvidenceCheck:
-            return EvidenceCheck(
+            return EvidenceCheck.model_construct(  # of validated values only (the model's, a Highlight)
                 segment_index=segment.segment_index,
                 document_type=assessment.document_type,
                 claimed_page=evidence.page,
