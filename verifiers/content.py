@@ -33,7 +33,8 @@ from arbiter.verifiers.content_match import (
 )
 from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
 from arbiter.verifiers.literals import Needs, needs, starts
-from arbiter.verifiers.textnorm import normalize_plain
+from arbiter.verifiers.phrases import first_phrase
+from arbiter.verifiers.textnorm import normalize, normalize_plain
 
 log = logging.getLogger(__name__)
 _LIST_ITEM = re.compile(r"\s*(?:[•◦▪‣●○■□*\-–]|\d{1,2}[.)]\s)")  # a list item is no title
@@ -85,6 +86,21 @@ def read_bundle(bundle: DocumentBundle, profile: Profile) -> ContentReading:
     return reading
 
 
+def known_reading(bundle: DocumentBundle, profile: Profile) -> ContentReading | None:
+    """The bundle's reading when it is at hand without reading a page for it (made already in this process,
+    or carried in the bundle); None otherwise, or when it cannot be had."""
+    with _SHARED_LOCK:
+        entry = _SHARED.get((id(bundle), id(profile)))
+        if entry is not None and entry[0]() is bundle:
+            return entry[1]
+    if bundle.readings is None:
+        return None
+    try:
+        return read_bundle(bundle, profile)
+    except Exception:  # the content check reports its own failure; the caller does without the reading
+        return None
+
+
 def carry_reading(bundle: DocumentBundle, profile: Profile) -> None:
     """Read a freshly extracted bundle's pages now and carry the reading in it (`bundle.readings`), so that its
     verifications, in this process or after it is filed, read no page again (verifiers/content_carry.py).
@@ -133,6 +149,8 @@ def read_page(page: Page, profile: Profile) -> PageReading:
     reading = PageReading(page=page.page_num, readable=readable, source=page)
     if not readable:
         return reading
+    # V3 looks for text addressed to an AI system only on the pages where this finds it (the same test).
+    reading.injection = first_phrase(normalize(page.text).text, profile.traps.injection_phrases) is not None
     lines: list[tuple[str, bool]] = []
     reading.lines = lines
     body, running = page_lines(page)

@@ -22,7 +22,7 @@ from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
 
 # Bumped whenever what a reading holds or how a page is read changes: carried readings of another version are
 # read again.
-READING_VERSION = "1"
+READING_VERSION = "2"
 
 
 # reading_key's last answers, each kept with the settings objects it was made of (a profile's copy with other
@@ -32,12 +32,12 @@ _KEYS: dict[tuple[int, int], tuple[object, object, str]] = {}
 
 def reading_key(profile: Profile) -> str:
     """What a reading depends on besides the pages: this code, the `[content]` settings (with the readers'
-    file digests) and the title region's limits."""
+    file digests), the title region's limits and the phrases addressed to an AI system."""
     content, traps = profile.content, profile.traps
     known = _KEYS.get((id(content), id(traps)))
     if known is not None and known[0] is content and known[1] is traps:
         return known[2]
-    region = f"{traps.title_region_paragraphs}/{traps.title_max_chars}"
+    region = f"{traps.title_region_paragraphs}/{traps.title_max_chars}/{traps.injection_phrases}"
     digest = hashlib.sha256(f"{region}|{content.model_dump_json()}".encode()).hexdigest()
     key = f"{READING_VERSION}/{__version__}/{digest}"
     if len(_KEYS) >= 16:
@@ -101,6 +101,7 @@ def _record(page: PageReading) -> PageReadingRecord:
         start=page.start,
         start_why=page.start_why,
         orders=page.orders,
+        injection=page.injection,
     )
 
 
@@ -122,5 +123,6 @@ def _reading(record: PageReadingRecord, page: Page) -> PageReading:
         start=record.start,
         start_why=record.start_why,
         orders=record.orders,
+        injection=record.injection,
         source=page,
     )

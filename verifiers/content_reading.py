@@ -51,6 +51,8 @@ class PageReading:
     start: float | None = None  # the start reader's P(this page begins a document), given the page before
     start_why: list[str] = field(default_factory=list)  # what moved it most
     orders: bool = False  # it orders, authorizes or refers: an order title in its title region
+    # a phrase addressed to an AI system ([traps] injection_phrases) is on it; None: not looked for (V3 looks)
+    injection: bool | None = None
 
     @property
     def total(self) -> float:

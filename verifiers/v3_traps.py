@@ -7,9 +7,7 @@ The LLM phase (contextual analysis of each segment's opening text) always runs a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
 from arbiter.contracts import (
     BlockType,
@@ -23,6 +21,7 @@ from arbiter.contracts import (
 from arbiter.contracts.profile import Profile
 from arbiter.verifiers import trap_marks
 from arbiter.verifiers.base import IssueList, Subject, VerifyContext, penalty_score, skipped
+from arbiter.verifiers.content import known_reading
 from arbiter.verifiers.llm_phase import PhaseSpec, finish, render_prompt, semantic_phase
 from arbiter.verifiers.llm_prompt import (
     TextBudget,
@@ -33,7 +32,10 @@ from arbiter.verifiers.llm_prompt import (
     segment_heading,
     untrusted,
 )
+from arbiter.verifiers.phrases import find_phrase, first_phrase, phrase_pattern
 from arbiter.verifiers.textmatch import PageIndex, normalize_plain
+
+__all__ = ["V3Traps", "find_phrase", "first_phrase", "phrase_pattern"]
 
 NO_LLM_NOTE = "No LLM backend configured; contextual trap analysis not run."
 LLM_NOT_AVAILABLE_NOTE = "The configured LLM cannot answer requests; contextual trap analysis not run."
@@ -55,72 +57,6 @@ PHASE = PhaseSpec(
 # A title phrase followed by a number sign, "no." or a colon and a number labels a field on a
 # report ("Test Requisition #: 123"), not the document's title.
 _FIELD_LABEL_AFTER = re.compile(r"\s*(?:#|no\.?\s*\d|number\b|id\b|:\s*[#\d])")
-
-
-@lru_cache(maxsize=1024)
-def phrase_pattern(phrase: str) -> tuple[str, re.Pattern[str]]:
-    """A phrase as a regex over normalised text (whole words; spaces/hyphens between words optional),
-    with its longest word: a cheap `in` test that rules most texts out before the regex runs."""
-    words = [w for w in re.split(r"[\s\-]+", normalize_plain(phrase)) if w]
-    if not words:
-        return "", re.compile(r"(?!)")
-    body = r"[\s\-]*".join(re.escape(w) for w in words)
-    # No leading look-behind: a pattern that starts with a literal lets the regex engine skip ahead to
-    # candidate positions; the word boundary before the match is checked by find_phrase instead.
-    return max(words, key=len), re.compile(body + r"(?!\w)")
-
-
-@lru_cache(maxsize=1024)
-def _phrase_test(phrase: str) -> tuple[tuple[str, ...], re.Pattern[str]]:
-    """The phrase's distinct words, longest first, and its regex. Every word of a match is in the text,
-    so a word that is not there rules the phrase out with one fast substring scan (and no regex)."""
-    _, pattern = phrase_pattern(phrase)
-    words = [w for w in re.split(r"[\s\-]+", normalize_plain(phrase)) if w]
-    return tuple(sorted(dict.fromkeys(words), key=len, reverse=True)), pattern
-
-
-@lru_cache(maxsize=64)
-def _phrase_tests(phrases: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...]:
-    """_phrase_test of each phrase of a profile list, looked up once per list instead of once per phrase."""
-    return tuple((phrase, *_phrase_test(phrase)) for phrase in phrases)
-
-
-def find_phrase(text: str, phrase: str) -> re.Match[str] | None:
-    """Where a profile phrase occurs in normalised text, at word boundaries."""
-    words, pattern = _phrase_test(phrase)
-    for word in words:
-        if word not in text:
-            return None
-    return _at_word_start(text, pattern)
-
-
-def _at_word_start(text: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
-    for match in pattern.finditer(text):
-        start = match.start()
-        if start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_"):
-            return match
-    return None
-
-
-def first_phrase(text: str, phrases: Iterable[str]) -> tuple[str, re.Match[str]] | None:
-    """The first profile phrase (in profile order) found in normalised text, with its match.
-
-    Phrases share words ("... instructions", "... report ..."): each word is looked for once per text,
-    since scanning a page for a word costs more than the rest of the test.
-    """
-    present: dict[str, bool] = {}
-    for phrase, words, pattern in _phrase_tests(tuple(phrases)):
-        for word in words:
-            there = present.get(word)
-            if there is None:
-                there = present[word] = word in text
-            if not there:
-                break
-        else:
-            found = _at_word_start(text, pattern)
-            if found:
-                return phrase, found
-    return None
 
 
 def page_span(first: int, last: int) -> str:
@@ -159,7 +95,7 @@ class V3Traps:
             self._routine_vendor(issues, index, profile, segment, pages, i)
             self._admin_title(issues, index, profile, segment, pages, i)
         self._header_footer_evidence(issues, profile, model.segments)
-        self._prompt_injection(issues, index, profile)
+        self._prompt_injection(issues, index, profile, bundle)
         rules = list(issues.items)
         phase = semantic_phase(
             PHASE,
@@ -263,8 +199,15 @@ class V3Traps:
                         page=evidence.page,
                     )
 
-    def _prompt_injection(self, issues: IssueList, index: PageIndex, profile: Profile) -> None:
+    def _prompt_injection(
+        self, issues: IssueList, index: PageIndex, profile: Profile, bundle: DocumentBundle
+    ) -> None:
+        # A page whose reading (carried, or made already) found no such phrase is not searched again.
+        known = known_reading(bundle, profile)
         for page_num in index.page_numbers:
+            read = known.pages.get(page_num) if known is not None else None
+            if read is not None and read.injection is False:
+                continue
             hit = first_phrase(index.text_of(page_num).text, profile.traps.injection_phrases)
             if hit is None:
                 continue

@@ -64,8 +64,7 @@ V4_PENALTY = {"BLOCKER": 0.3, "MAJOR": 0.15, "MINOR": 0.05}
 
 
 def highlight(match: Match) -> Highlight:
-    # Made of a Match's own ints and float boxes: constructed without validating them again.
-    return Highlight.model_construct(
+    return Highlight(
         page=match.page, start=match.start, end=match.end, boxes=list(match.boxes), score=match.score
     )
 
@@ -178,7 +177,7 @@ class V4Evidence:
             )
 
         def check(status: str, found: Match | None = None) -> EvidenceCheck:
-            return EvidenceCheck.model_construct(  # of validated values only (the model's, a Highlight)
+            return EvidenceCheck(
                 segment_index=segment.segment_index,
                 document_type=assessment.document_type,
                 claimed_page=evidence.page,

@@ -107,6 +107,7 @@ class PageReadingRecord(Strict):
     start: float | None = None
     start_why: list[str] = Field(default_factory=list)
     orders: bool = False
+    injection: bool | None = None
 
 
 class BundleReadings(Strict):
