@@ -120,7 +120,7 @@ def _read(bundle: DocumentBundle, profile: Profile) -> ContentReading:
     settings = profile.content.reader
     if settings is not None:
         reader = reader_for(settings.model, settings.sha256)
-        reading.reader = reader
+        reading.settings, reading._reader = (settings.model, settings.sha256), reader
         for page in bundle.pages:
             page_reading = reading.pages[page.page_num]
             if page_reading.readable:

@@ -17,7 +17,6 @@ from arbiter.contracts import DocumentBundle, Page
 from arbiter.contracts.bundle import BundleReadings, PageReadingRecord
 from arbiter.contracts.profile import Profile
 from arbiter.ingest.pagination import PageMark
-from arbiter.reader.model import reader_for
 from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
 
 # Bumped whenever what a reading holds or how a page is read changes: carried readings of another version are
@@ -49,15 +48,16 @@ def reading_key(profile: Profile) -> str:
 def pages_sha256(bundle: DocumentBundle) -> str:
     """A digest of what a reading reads: each page's number, text-layer and OCR flags, size, text, and how
     many paragraphs and line boxes it has (their split of the text comes from the same extraction)."""
-    digest = hashlib.sha256()
-    for page in bundle.pages:
-        shape = (
-            f"\x1e{page.page_num}\x1f{page.has_text_layer:d}{page.ocr_applied:d}\x1f{page.width}x{page.height}"
-            f"\x1f{len(page.paragraphs)}\x1f{len(page.lines)}\x1f{len(page.text)}\x1f"
-        )
-        digest.update(shape.encode())
-        digest.update(page.text.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
+    pages = bundle.pages
+    shape = "\x1e".join(
+        [
+            f"{p.page_num}\x1f{p.has_text_layer:d}{p.ocr_applied:d}\x1f{p.width}x{p.height}"
+            f"\x1f{len(p.paragraphs)}\x1f{len(p.lines)}\x1f{len(p.text)}"
+            for p in pages
+        ]
+    )
+    text = "\x1e".join([p.text for p in pages])  # each page's length is in its shape: no two splits alike
+    return hashlib.sha256(f"{shape}\x1d{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def to_carry(bundle: DocumentBundle, reading: ContentReading, profile: Profile) -> BundleReadings:
@@ -78,11 +78,8 @@ def carried(bundle: DocumentBundle, profile: Profile) -> ContentReading | None:
         if record.page != page.page_num:
             return None
         pages[page.page_num] = _reading(record, page)
-    reading = ContentReading(pages)
     settings = profile.content.reader
-    if settings is not None:
-        reading.reader = reader_for(settings.model, settings.sha256)
-    return reading
+    return ContentReading(pages, (settings.model, settings.sha256) if settings is not None else None)
 
 
 def _record(page: PageReading) -> PageReadingRecord:

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 
 from arbiter.contracts import Page
 from arbiter.ingest.pagination import PageMark
-from arbiter.reader.model import PageReader
+from arbiter.reader.model import PageReader, reader_for
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cue:
     """One thing seen on a page that points to a document type."""
 
@@ -29,7 +29,7 @@ class Cue:
         }[self.kind]
 
 
-@dataclass
+@dataclass(slots=True)
 class PageReading:
     """The content reading of one page."""
 
@@ -67,12 +67,21 @@ class PageReading:
         return max(types, key=lambda t: (self.scores.get(t, 0.0), -types.index(t)))
 
 
-@dataclass
+@dataclass(slots=True)
 class ContentReading:
     """Every page's reading, and sums over page ranges."""
 
     pages: dict[int, PageReading]
-    reader: PageReader | None = None
+    # The page reader's file and pinned sha256 when the profile names one: loaded (and checked) when first
+    # asked for, by the explanations; a carried reading needs it for nothing else.
+    settings: tuple[str, str] | None = None
+    _reader: PageReader | None = field(default=None, repr=False)
+
+    @property
+    def reader(self) -> PageReader | None:
+        if self._reader is None and self.settings is not None:
+            self._reader = reader_for(*self.settings)
+        return self._reader
 
     def scores(self, first: int, last: int) -> dict[str, float]:
         totals: dict[str, float] = {}
