@@ -108,7 +108,7 @@ def _reading(record: PageReadingRecord, page: Page) -> PageReading:
         page=record.page,
         readable=record.readable,
         scores=record.scores,
-        cues=[Cue(*cue) for cue in record.cues],
+        cues=list(map(Cue._make, record.cues)),
         fields=record.fields,
         marks=tuple(PageMark(*mark) for mark in record.marks),
         title=record.title,

@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from arbiter.contracts import Page
 from arbiter.ingest.pagination import PageMark
 from arbiter.reader.model import PageReader, reader_for
 
 
-@dataclass(frozen=True, slots=True)
-class Cue:
-    """One thing seen on a page that points to a document type."""
+class Cue(NamedTuple):
+    """One thing seen on a page that points to a document type (a tuple: made in numbers, from carried ones too)."""
 
     doc_type: str
     kind: str  # "heading", "pattern", "table", "form", "about"

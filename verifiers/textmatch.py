@@ -123,6 +123,8 @@ class PageIndex:
         self._lines: dict[int, tuple[list[LineBox], list[int]]] = {}
         self._compact_queries: dict[str, str] = {}
         self._fuzzy: dict[tuple[str, int], _Fuzzy] = {}
+        # find's answers: an answer fixed and verified again quotes the same snippets (retries search no page again)
+        self._found: dict[tuple[str, int], Match | None] = {}
         # The first occurrence (normalised span and score) refused for cutting a number, for near_miss.
         self._cut: dict[tuple[str, int], tuple[int, int, float]] = {}
 
@@ -179,11 +181,13 @@ class PageIndex:
         """Where the snippet is on the page: exact after normalisation, else ignoring spaces and
         hyphens, else (OCR'd pages only) the best fuzzy alignment scoring at least the threshold. On an
         OCR'd page a match that is not exact must also have the snippet's numbers (ocr_numbers)."""
+        key = (snippet, page)
+        if key in self._found:
+            return self._found[key]
         located = self._locate(snippet, page)
-        if located is None:
-            return None
-        source, norm, first, stop, score = located
-        return self._match(source, norm, first, stop, score)
+        found = None if located is None else self._match(*located)
+        self._found[key] = found
+        return found
 
     def contains(self, snippet: str, page: int) -> bool:
         """`find(snippet, page) is not None`, without mapping the span back to the page and its boxes."""
