@@ -229,3 +229,30 @@ def test_text_addressed_to_an_ai_is_found_from_a_carried_reading_as_from_the_pag
     assert _shape(again) == _shape(afresh)
     codes = [i.code for a in again.attempts for r in a.verifier_results for i in r.issues]
     assert ("V3.PROMPT_INJECTION" in codes) is fires
+
+
+def test_a_carried_reading_opens_the_page_reader_only_to_explain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verifying a correct answer from a carried reading opens no reader file; a wrong one, whose issue quotes
+    what moved the reader, opens it to explain (and a file it cannot open fails the check closed)."""
+    from arbiter.verifiers import content_reading
+
+    doc = sem.fixture_docs(("lab-quest-01",))[0]
+    bundle = _carrying(doc.bundle)
+    opened: list[str] = []
+    real = content_reading.reader_for
+
+    def counting(model: str, sha256: str) -> Any:
+        opened.append(model)
+        return real(model, sha256)
+
+    monkeypatch.setattr(content_reading, "reader_for", counting)
+    right = verify_with_retries(json.dumps(doc.truth), bundle, PROFILE)
+    assert right.final_decision == "AUTO_ACCEPT"
+    assert opened == []
+    ctx = sem.Ctx(PROFILE, sem.Lines(doc.bundle, PROFILE))
+    relabel = next(c for c in sem.generate(doc, ctx)[0] if c.kind == "relabel_moved")
+    wrong = verify_with_retries(json.dumps(relabel.data), _carrying(doc.bundle), PROFILE)
+    assert wrong.final_decision == "ESCALATE_TO_SME"
+    codes = [i.code for a in wrong.attempts for r in a.verifier_results for i in r.issues]
+    assert "V2.CONTENT_CONTRADICTS_TYPE" in codes
+    assert opened

@@ -45,7 +45,7 @@ def check_content(
             continue
         settings = profile.content.reader
         found = False
-        if reading.reader is not None:
+        if reading.settings is not None:
             found = segment_read_as_other(issues, reading, profile, position, segment, first, last)
             if not found:
                 count = len(issues.items)

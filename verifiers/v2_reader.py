@@ -143,7 +143,7 @@ def read_as(bundle: DocumentBundle, profile: Profile) -> str | None:
     types = profile.taxonomy.document_types
     if not reading.pages or not types:
         return None
-    if reading.reader is not None:
+    if reading.settings is not None:
         judged = _judged(reading, profile, min(reading.pages), max(reading.pages))
         pages = [p.probs or {} for p in judged] or [p.probs for p in reading.pages.values() if p.probs]
     else:
