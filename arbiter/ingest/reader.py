@@ -244,6 +244,7 @@ def _ingest(
         pages=pages,
         extractor=Extractor(name=EXTRACTOR_NAME, version=extractor_version(ocr)),
         processing_timestamp=datetime.now(UTC),
+        readings=None,  # the content reading is made next, by the run (verifiers/content_carry.py)
     )
 
 
