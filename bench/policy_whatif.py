@@ -8,7 +8,7 @@ quarter carry a fixable defect, a few three defects at once) are verified by the
 (rules only), and N documents are recorded through store.records.record as a batch run records them
 (outcome, packet or automatic ground truth, blind audit samples at the profile's 5 %), each document
 being one of the distinct ones under its own doc_id, with its bundle file at OUT/bundles/{doc_id}.json (a
-hard link to the distinct document's bundle). SMEs review 2 % of the escalations and every audit through
+hard link to the distinct document's bundle, carrying its pages' content reading as a run files it). SMEs review 2 % of the escalations and every audit through
 claim + submit_review.
 
 Measured, each end to end (read the store, decide, compare), wall and CPU seconds (the CPU figure adds
@@ -56,6 +56,7 @@ from arbiter.decide.governor import verify_with_retries
 from arbiter.record.ground_truth import auto_accept_record
 from arbiter.record.packets import build_blind_packet, build_packet, sampled
 from arbiter.store import Store
+from arbiter.verifiers.content import carry_reading
 from arbiter.whatif.compare import compare
 from arbiter.whatif.history import primary_of, read_history, reading
 from arbiter.whatif.simulate import simulate, simulate_documents
@@ -81,6 +82,7 @@ def _distinct(count: int) -> list[tuple[DocumentBundle, dict[str, Any], Verifica
                 if entry["document_type"] == seg["dominant_type"]:
                     entry["confidence"] = 0.9 + (i % 10) / 100
         bundle = DocumentBundle.model_validate(corpus.bundle_dict(spec))
+        carry_reading(bundle, profile)  # filed as a run files it: with its pages' content reading
         outcome = verify_with_retries(json.dumps(primary), bundle, profile)
         out.append((bundle, primary, outcome))
     return out

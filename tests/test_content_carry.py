@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from arbiter.verifiers.content_carry import carried, reading_key
 from arbiter.verifiers.content_reading import ContentReading
 from bench import corpus
 from bench import semantic as sem
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 from tests.v34_helpers import classification, make_bundle, make_page, segment
 
 PROFILE = load_profile()
@@ -163,6 +164,63 @@ def test_a_reading_made_under_other_settings_is_not_used() -> None:
     assert carried(bundle, heavier) is None
     assert carried(bundle, region) is None
     assert carried(bundle, policy) is not None
+
+
+def _rules(**changes: Any) -> Profile:
+    reader_changes = {k: v for k, v in changes.items() if k in content_carry.READER_RULE_ONLY}
+    content_changes = {k: v for k, v in changes.items() if k not in reader_changes}
+    assert PROFILE.content.reader is not None
+    reader = PROFILE.content.reader.model_copy(update=reader_changes)
+    content = PROFILE.content.model_copy(update={**content_changes, "reader": reader})
+    return PROFILE.model_copy(update={"content": content})
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"clear_share": 0.4}, {"support_share": 0.3, "clear_score": 3.0}, {"support": 0.5, "start_keep": 0.9}],
+    ids=["clear_share", "support_share and clear_score", "reader support and start_keep"],
+)
+def test_a_change_to_the_rules_alone_keeps_the_reading_and_decides_as_reading_afresh(
+    changes: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profile that changes only the content rules' thresholds (a what-if over them) uses the carried reading:
+    no page is read, and every answer is decided as reading the pages afresh under that profile decides it."""
+    stricter = _rules(**changes)
+    assert reading_key(stricter) == reading_key(PROFILE)
+    cases = []
+    for doc in docs()[:2]:
+        ctx = sem.Ctx(PROFILE, sem.Lines(doc.bundle, PROFILE))
+        cases += [(doc, doc.truth)] + [(doc, c.data) for c in sem.generate(doc, ctx)[0][:6]]
+    afresh = [verify_with_retries(json.dumps(data), _bare(doc.bundle), stricter) for doc, data in cases]
+    carrying = {doc.doc_id: _carrying(doc.bundle) for doc, _ in cases}
+    monkeypatch.setattr(content, "read_page", _no_reading)
+    for (doc, data), expected in zip(cases, afresh, strict=True):
+        assert carried(carrying[doc.doc_id], stricter) is not None
+        outcome = verify_with_retries(json.dumps(data), carrying[doc.doc_id], stricter)
+        assert _shape(outcome) == _shape(expected), doc.doc_id
+
+
+READING_CODE = [
+    "verifiers/content.py",
+    "verifiers/content_match.py",
+    "verifiers/content_about.py",
+    "verifiers/content_lines.py",
+    "verifiers/content_reading.py",
+    "verifiers/phrases.py",
+    "arbiter/ingest/pagination.py",
+    "arbiter/reader/model.py",
+    "arbiter/reader/features.py",
+    "arbiter/reader/starts.py",
+]
+
+
+@pytest.mark.parametrize("path", READING_CODE)
+def test_the_code_that_reads_a_page_uses_no_setting_left_out_of_the_reading_key(path: str) -> None:
+    """The settings left out of a reading's key (the rules' thresholds) are named nowhere in the code that reads
+    a page: a reading made under one value of them is the reading under any other."""
+    source = (REPO / path).read_text(encoding="utf-8")
+    for name in sorted(content_carry.RULE_ONLY | content_carry.READER_RULE_ONLY):
+        assert re.search(rf"\b{name}\b", source) is None, f"{path} names {name}"
 
 
 def test_a_reading_that_fails_at_ingestion_is_left_out(

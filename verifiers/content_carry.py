@@ -21,8 +21,27 @@ from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
 
 # Bumped whenever what a reading holds or how a page is read changes: carried readings of another version are
 # read again.
-READING_VERSION = "2"
+READING_VERSION = "3"
 
+
+# The `[content]` settings that only the rules comparing a reading with an answer use (thresholds, the types
+# whose evidence may be labels): changing them keeps a reading, so a what-if over them reads no page again.
+# Every other setting, and any added later, is part of the key. tests/test_content_carry.py checks that the
+# code that reads a page names none of these.
+RULE_ONLY = frozenset(
+    {
+        "label_evidence_types",
+        "clear_score",
+        "clear_share",
+        "support_share",
+        "page_clear_score",
+        "evidence_other_score",
+    }
+)
+READER_RULE_ONLY = frozenset(
+    {"support", "page_clear", "page_support", "min_words", "start_keep", "start_continue", "start_new"}
+)
+_EXCLUDE: dict[str, object] = {**dict.fromkeys(RULE_ONLY, True), "reader": set(READER_RULE_ONLY)}
 
 # reading_key's last answers, each kept with the settings objects it was made of (a profile's copy with other
 # settings holds other objects: its key is made anew).
@@ -30,14 +49,16 @@ _KEYS: dict[tuple[int, int], tuple[object, object, str]] = {}
 
 
 def reading_key(profile: Profile) -> str:
-    """What a reading depends on besides the pages: this code, the `[content]` settings (with the readers'
-    file digests), the title region's limits and the phrases addressed to an AI system."""
+    """What a reading depends on besides the pages: this code, the `[content]` settings that change a reading
+    (with the readers' file digests; not the rules' thresholds), the title region's limits and the phrases
+    addressed to an AI system."""
     content, traps = profile.content, profile.traps
     known = _KEYS.get((id(content), id(traps)))
     if known is not None and known[0] is content and known[1] is traps:
         return known[2]
     region = f"{traps.title_region_paragraphs}/{traps.title_max_chars}/{traps.injection_phrases}"
-    digest = hashlib.sha256(f"{region}|{content.model_dump_json()}".encode()).hexdigest()
+    settings = content.model_dump_json(exclude=_EXCLUDE)  # type: ignore[arg-type]
+    digest = hashlib.sha256(f"{region}|{settings}".encode()).hexdigest()
     key = f"{READING_VERSION}/{__version__}/{digest}"
     if len(_KEYS) >= 16:
         _KEYS.clear()
