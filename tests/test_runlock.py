@@ -130,3 +130,37 @@ def test_a_killed_holder_never_blocks_the_next_run(
     with run_lock(second, db, wait_s=10):
         pass
     shutil.rmtree(out, ignore_errors=True)
+
+
+class _Broken(Exception):
+    """What the driver raises when the server goes away mid-statement."""
+
+
+class _Connection:
+    def __init__(self) -> None:
+        self.closed = False
+
+    def exec_driver_sql(self, *args: object, **kwargs: object) -> object:
+        import sqlalchemy as sa
+
+        raise sa.exc.OperationalError("SELECT set_config(...)", {}, _Broken("server closed the connection"))
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_lock_check_that_loses_the_server_again_closes_the_connection_it_opened() -> None:
+    """When the server goes away again between reconnecting and retaking the lock, the watcher closes the new
+    connection (it is never left open for the garbage collector) and tries again at the next check."""
+    opened: list[_Connection] = []
+
+    def connect() -> _Connection:
+        opened.append(_Connection())
+        return opened[-1]
+
+    held = lock.PgRunLock(SimpleNamespace(connect=connect), None, "arbiter-run test")  # type: ignore[arg-type]
+    held.verify()
+    assert len(opened) == 1
+    assert opened[0].closed
+    assert held.lost is None
+    assert held.conn is None

@@ -213,12 +213,16 @@ class PgRunLock:
             except sa.exc.DBAPIError:
                 pass  # the server closed the session (a restart): take the lock again on a fresh one
             self._close_quietly()
+            conn: sa.Connection | None = None
             try:
                 conn = self.engine.connect()
                 conn.exec_driver_sql("SELECT set_config('application_name', %(n)s, false)", {"n": self.name})
                 got = conn.exec_driver_sql(f"SELECT pg_try_advisory_lock({PG_LOCK_KEY})").scalar_one()
                 conn.commit()
             except sa.exc.DBAPIError:
+                if conn is not None:  # connected, then the server went away again: close it, never leave it
+                    with suppress(sa.exc.DBAPIError):
+                        conn.close()
                 return  # still away: try again at the next check (the run's own writes wait for it too)
             if got:
                 self.conn = conn
