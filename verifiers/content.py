@@ -33,6 +33,7 @@ from arbiter.verifiers.content_match import (
 )
 from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
 from arbiter.verifiers.literals import Needs, needs, starts
+from arbiter.verifiers.made_once import made_once
 from arbiter.verifiers.phrases import first_phrase
 from arbiter.verifiers.textnorm import normalize, normalize_plain
 
@@ -257,14 +258,9 @@ _TESTS: dict[int, tuple[object, list[tuple[str, float, Needs, re.Pattern[str]]]]
 
 def _pattern_tests(patterns: list[ValuePattern]) -> list[tuple[str, float, Needs, re.Pattern[str]]]:
     """Each value pattern's type, weight, needed words and regex, made once per list of patterns."""
-    known = _TESTS.get(id(patterns))
-    if known is not None and known[0] is patterns:
-        return known[1]
-    tests = [(p.type, p.weight, needs(p.regex), _compiled(p.regex)) for p in patterns]
-    if len(_TESTS) >= 16:
-        _TESTS.clear()
-    _TESTS[id(patterns)] = (patterns, tests)
-    return tests
+    return made_once(
+        _TESTS, patterns, lambda: [(p.type, p.weight, needs(p.regex), _compiled(p.regex)) for p in patterns]
+    )
 
 
 def is_form_label(snippet: str, page: int, reading: ContentReading) -> bool:

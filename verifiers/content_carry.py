@@ -18,6 +18,7 @@ from arbiter.contracts.bundle import BundleReadings, PageReadingRecord
 from arbiter.contracts.profile import Profile
 from arbiter.ingest.pagination import PageMark
 from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
+from arbiter.verifiers.made_once import made_once
 
 # Bumped whenever what a reading holds or how a page is read changes: carried readings of another version are
 # read again.
@@ -43,27 +44,22 @@ READER_RULE_ONLY = frozenset(
 )
 _EXCLUDE: dict[str, object] = {**dict.fromkeys(RULE_ONLY, True), "reader": set(READER_RULE_ONLY)}
 
-# reading_key's last answers, each kept with the settings objects it was made of (a profile's copy with other
-# settings holds other objects: its key is made anew).
-_KEYS: dict[tuple[int, int], tuple[object, object, str]] = {}
+_KEYS: dict[int, tuple[object, str]] = {}
 
 
 def reading_key(profile: Profile) -> str:
     """What a reading depends on besides the pages: this code, the `[content]` settings that change a reading
     (with the readers' file digests; not the rules' thresholds), the title region's limits and the phrases
     addressed to an AI system."""
+    return made_once(_KEYS, profile, lambda: _key(profile))
+
+
+def _key(profile: Profile) -> str:
     content, traps = profile.content, profile.traps
-    known = _KEYS.get((id(content), id(traps)))
-    if known is not None and known[0] is content and known[1] is traps:
-        return known[2]
     region = f"{traps.title_region_paragraphs}/{traps.title_max_chars}/{traps.injection_phrases}"
     settings = content.model_dump_json(exclude=_EXCLUDE)  # type: ignore[arg-type]
     digest = hashlib.sha256(f"{region}|{settings}".encode()).hexdigest()
-    key = f"{READING_VERSION}/{__version__}/{digest}"
-    if len(_KEYS) >= 16:
-        _KEYS.clear()
-    _KEYS[(id(content), id(traps))] = (content, traps, key)
-    return key
+    return f"{READING_VERSION}/{__version__}/{digest}"
 
 
 def pages_sha256(bundle: DocumentBundle) -> str:

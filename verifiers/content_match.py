@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 
 from arbiter.contracts.profile import Content
+from arbiter.verifiers.made_once import made_once
 from arbiter.verifiers.textnorm import normalize_plain
 
 _WORDS = re.compile(r"[a-z]+")
@@ -44,19 +45,12 @@ class _HeadingIndex:
         return [phrases[n] for n in found]
 
 
-_INDEXES: dict[int, tuple[Content, _HeadingIndex]] = {}
+_INDEXES: dict[int, tuple[object, _HeadingIndex]] = {}
 
 
 def _heading_index(content: Content) -> _HeadingIndex:
     """The profile's heading phrases compiled once per profile (profiles are frozen)."""
-    entry = _INDEXES.get(id(content))
-    if entry is not None and entry[0] is content:
-        return entry[1]
-    index = _build_heading_index(content)
-    if len(_INDEXES) > 16:
-        _INDEXES.clear()
-    _INDEXES[id(content)] = (content, index)
-    return index
+    return made_once(_INDEXES, content, lambda: _build_heading_index(content))
 
 
 def _build_heading_index(content: Content) -> _HeadingIndex:
@@ -115,19 +109,12 @@ def _may_hold_header(text: str, content: Content) -> bool:
     return sum(map(text.__contains__, _header_words(content))) >= content.results_header_min_words
 
 
-_HEADER_WORDS: dict[int, tuple[Content, frozenset[str]]] = {}
+_HEADER_WORDS: dict[int, tuple[object, frozenset[str]]] = {}
 
 
 def _header_words(content: Content) -> frozenset[str]:
     """The profile's results-table column words as a set, made once per profile (profiles are frozen)."""
-    entry = _HEADER_WORDS.get(id(content))
-    if entry is not None and entry[0] is content:
-        return entry[1]
-    words = frozenset(content.results_header_words)
-    if len(_HEADER_WORDS) > 16:
-        _HEADER_WORDS.clear()
-    _HEADER_WORDS[id(content)] = (content, words)
-    return words
+    return made_once(_HEADER_WORDS, content, lambda: frozenset(content.results_header_words))
 
 
 @lru_cache(maxsize=256)
