@@ -623,3 +623,23 @@ def test_order_title_lines(line: str, orders: bool) -> None:
 
     words = load_profile().content.order_words
     assert _order_title(line, words) is orders
+
+
+def test_a_remembered_snippet_reading_is_the_reading_made_afresh() -> None:
+    """read_snippet's memo answers as reading the snippet afresh does, per `orders`, and a caller's change to
+    an answer does not reach the next one."""
+    from arbiter.verifiers.content import _read_snippet
+
+    texts = [
+        "Final diagnosis: invasive ductal carcinoma",
+        "Re: comprehensive genomic profiling results",
+        "Hemoglobin 13.2 g/dL 12.0-16.0",
+        "Member ID: ABC123456",
+        "x" * 600,  # longer than the memo keeps
+    ]
+    for text in texts:
+        for orders in (False, True):
+            first = read_snippet(text, PROFILE, orders=orders)
+            assert first == _read_snippet(PROFILE.content, text, orders)
+            first["PATHOLOGY"] = 99.0
+            assert read_snippet(text, PROFILE, orders=orders) == _read_snippet(PROFILE.content, text, orders)

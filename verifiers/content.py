@@ -13,11 +13,12 @@ import logging
 import re
 import threading
 import weakref
+from collections.abc import Callable
 from functools import lru_cache, partial
 
 from arbiter.contracts import DocumentBundle, Page
 from arbiter.contracts.content_profile import ValuePattern
-from arbiter.contracts.profile import Profile
+from arbiter.contracts.profile import Content, Profile
 from arbiter.ingest.pagination import page_fill, page_marks
 from arbiter.reader.model import reader_for
 from arbiter.reader.starts import start_reader_for
@@ -35,7 +36,7 @@ from arbiter.verifiers.content_reading import ContentReading, Cue, PageReading
 from arbiter.verifiers.literals import Needs, needs, starts
 from arbiter.verifiers.made_once import made_once
 from arbiter.verifiers.phrases import first_phrase
-from arbiter.verifiers.textnorm import normalize, normalize_plain
+from arbiter.verifiers.textnorm import PLAIN_CACHE_CHARS, normalize, normalize_plain
 
 log = logging.getLogger(__name__)
 _LIST_ITEM = re.compile(r"\s*(?:[•◦▪‣●○■□*\-–]|\d{1,2}[.)]\s)")  # a list item is no title
@@ -227,11 +228,34 @@ def read_page(page: Page, profile: Profile) -> PageReading:
     return reading
 
 
+SNIPPET_MEMO = (
+    4096  # snippets remembered per profile: models quote the same titles and headings again and again
+)
+
+
 def read_snippet(text: str, profile: Profile, *, orders: bool = False) -> dict[str, float]:
     """What a quoted snippet's own words say: headings anywhere in it, value patterns, a table header. A
     heading phrase in an about context (after "Re:", "ordered", ...), or anywhere in a snippet quoted from
-    a page that `orders`, counts for the profile's about_type instead of the type it names."""
+    a page that `orders`, counts for the profile's about_type instead of the type it names. Remembered per
+    profile for snippets up to PLAIN_CACHE_CHARS (a retry, and the next document, quote the same ones)."""
     content = profile.content
+    if len(text) > PLAIN_CACHE_CHARS:
+        return _read_snippet(content, text, orders)
+    memo = made_once(
+        _SNIPPETS, content, lambda: lru_cache(maxsize=SNIPPET_MEMO)(partial(_snippet_items, content))
+    )
+    return dict(memo(text, orders))
+
+
+_SNIPPETS: dict[int, tuple[object, Callable[[str, bool], tuple[tuple[str, float], ...]]]] = {}
+
+
+def _snippet_items(content: Content, text: str, orders: bool) -> tuple[tuple[str, float], ...]:
+    # A tuple: what is remembered cannot be changed by a caller.
+    return tuple(_read_snippet(content, text, orders).items())
+
+
+def _read_snippet(content: Content, text: str, orders: bool) -> dict[str, float]:
     norm = normalize_plain(text).strip()
     scores: dict[str, float] = {}
     if not norm or is_field(norm, heading_block=False):
