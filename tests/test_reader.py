@@ -85,6 +85,25 @@ def test_fast_path_reads_the_training_features(text: str) -> None:
         assert np.allclose(values, expected / np.sqrt(expected @ expected))
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["Hemoglobin", "13.2", "g/dL", "final", "diagnosis", "rs1065852", "*1/*4", "Re:", "é"]
+        )
+        | st.text(alphabet=" \t\n\u00a0\u2003\x1c\x85\u3000", min_size=1, max_size=3),
+        max_size=60,
+    )
+)
+def test_fast_path_reads_the_training_features_around_any_whitespace(parts: list[str]) -> None:
+    """Words split by any kind of whitespace (no-break, ideographic, separators) count as training counts them."""
+    reader = load_reader(SHIPPED)
+    text = "".join(parts)
+    ids, _, _ = reader._vector(text)
+    counts = {reader.index[f]: n for f, n in feature_counts(text, reader.view).items() if f in reader.index}
+    assert ids.tolist() == sorted(counts)
+
+
 @pytest.mark.parametrize(
     ("token", "feature"),
     [

@@ -106,6 +106,10 @@ class PageReader:
                     left, right = name[2:].split(" ", 1)
                     self._pairs[(left, right)] = i
         self._pair_ids = frozenset(self._pairs.values())
+        # The same pairs by their left word: a page's reading looks each one up without building a tuple.
+        self._pairs_after: dict[str, dict[str, int]] = {}
+        for (left, right), i in self._pairs.items():
+            self._pairs_after.setdefault(left, {})[right] = i
         self._lock = threading.Lock()
         self._deltas: dict[str, np.ndarray] = {}
 
@@ -140,8 +144,11 @@ class PageReader:
         found, tokens = self._found(text)
         if not found:
             return np.zeros(0, dtype=np.int64), np.zeros(0), tokens
-        # Sorted distinct ids and their counts, without an array the size of the vocabulary per page.
-        ids_array, counts = np.unique(np.frombuffer(found, dtype=np.int64), return_counts=True)
+        # Sorted distinct ids and their counts: counted in place (a page's few thousand occurrences cost
+        # np.unique a sort; the count array is as long as the highest index found, at most the vocabulary).
+        counted = np.bincount(np.frombuffer(found, dtype=np.int64))
+        ids_array = np.flatnonzero(counted)
+        counts = counted[ids_array]
         values = np.log1p(counts)
         values /= math.sqrt(float(values @ values))
         return ids_array, values, tokens
@@ -153,10 +160,10 @@ class PageReader:
         cache = self._tokens
         found = array("q")
         extend, append = found.extend, found.append
-        pairs = self._pairs
-        previous: str | None = None
+        pairs_after = self._pairs_after
+        after: dict[str, int] | None = None  # the pairs the previous word begins (None: it begins none)
         numeric = 0
-        tokens = _TOKENS.findall(text)
+        tokens = text.split()  # the tokens _TOKENS finds: str.split and re's \s agree on every character
         for token in tokens:
             entry = cache.get(token)
             if entry is None:
@@ -170,13 +177,13 @@ class PageReader:
             if digit:
                 numeric += 1
             if first is None:
-                previous = None
+                after = None
                 continue
-            if previous is not None:
-                i = pairs.get((previous, first))
+            if after is not None:
+                i = after.get(first)
                 if i is not None:
                     append(i)
-            previous = last
+            after = pairs_after.get(last)  # type: ignore[arg-type]
         index = self.index
         for feat, _ in line_features(text, self.view, numeric, len(tokens)):
             i = index.get(feat)
