@@ -9,10 +9,12 @@ everything after it are counted together and the bare extraction of the same fil
 text) is subtracted. Variants, run side by side in this one invocation:
 
 - `before`: SQLAlchemy's pool_pre_ping (one round trip per transaction), mirror files encoded by the standard
-  library's pure-Python indenting encoder and the newest ground-truth file written as a second copy, as before;
+  library's pure-Python indenting encoder, the newest ground-truth file written as a second copy and the
+  garbage collector as CPython sets it, as before;
 - `after`: a pooled connection pinged only after sitting idle (store/ping.py), mirror files encoded by
   pydantic-core, byte for byte the same (atomic.dumps), the newest ground-truth file a second name of the
-  history file (atomic.link_over): `arbiter run` as shipped, every file of docs/design.md §4;
+  history file (atomic.link_over), the collector as a batch sets it (arbiter/run/heap.py): `arbiter run` as
+  shipped, every file of docs/design.md §4;
 - `bundles`: as `after`, with `arbiter run --mirrors bundles` (each document's bundle and index entry only;
   the database holds the rest). In this machine's VM a new file or folder costs 0.5–0.9 ms of kernel CPU,
   which `time.process_time` counts: the files a document writes are a large share of its CPU.
@@ -34,6 +36,7 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +93,7 @@ def decide_all(
 ) -> dict[str, Any]:
     """Every PDF through a fresh pipeline: CPU seconds, and the profile's top entries when asked."""
     from arbiter.record.sink import DatabaseResultStore
+    from arbiter.run import heap
     from arbiter.run.batch import new_run_id
     from arbiter.run.compose import PipelineParts, build_engine, open_extraction, open_store, pipeline
     from arbiter.store import ping as pinging
@@ -114,8 +118,10 @@ def decide_all(
         t0 = time.process_time()
         if profiler:
             profiler.enable()
-        for path in pdfs:
-            chain.process(path, path.stem, force=True)
+        # The collector as BatchRunner.run sets it for the batch (arbiter/run/heap.py); "before" as before.
+        with heap.batch_heap() if new else nullcontext():
+            for path in pdfs:
+                chain.process(path, path.stem, force=True)
         if profiler:
             profiler.disable()
         cpu = time.process_time() - t0

@@ -108,3 +108,25 @@ def test_a_ray_task_whose_database_cannot_be_opened_closes_its_ingestor(tmp_path
     with pytest.raises(Exception, match="nonsense"):
         _build(spec)
     assert isolated._server_users == 0
+
+
+def _collector(path: Path, **kwargs: Any) -> Handed:
+    """A target reporting the worker's garbage collector: how many objects are set apart, and its thresholds."""
+    import gc
+
+    failure = IngestFailure(
+        doc_id=str(kwargs["doc_id"]), file_path=str(path), file_sha256=None, kind="empty", message="-"
+    )
+    return Handed(failure, (gc.get_freeze_count(), gc.get_threshold()))
+
+
+def test_a_worker_keeps_what_it_starts_with_out_of_the_collectors_passes(tmp_path: Path) -> None:
+    """A worker sets apart what it holds at its start and collects its young objects less often (heap.settle)."""
+    from arbiter.run.heap import YOUNG
+
+    with IsolatedIngestor(workers=1, target=_collector) as ingestor:
+        result = ingestor.handed(tmp_path / "a.pdf")
+    assert isinstance(result, Handed)
+    frozen, threshold = result.extra
+    assert frozen > 1000  # the modules the fork server preloaded, at least
+    assert threshold[0] == YOUNG

@@ -29,6 +29,7 @@ from arbiter.errors import ExtractionError
 from arbiter.ingest import ocr_pass
 from arbiter.ingest.ocr import OcrConfig, set_budget_hook
 from arbiter.ingest.reader import IngestFailure, IngestResult, file_sha256, ingest_pdf
+from arbiter.run import heap
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ def _worker_main(
             raise _ParentGone from None
 
     set_budget_hook(announce)
+    heap.settle()  # what the worker holds now lives as long as it does (arbiter/run/heap.py)
     try:
         _serve(conn, target)
     except (_ParentGone, OSError, EOFError):

@@ -21,6 +21,7 @@ from arbiter import __version__, atomic
 from arbiter.contracts import SemanticChecks
 from arbiter.errors import InputError
 from arbiter.outputs import Location
+from arbiter.run import heap
 from arbiter.run.lock import RunLocked, check_run_locks
 from arbiter.run.result import PENDING, DocResult
 from arbiter.store.errors import DatabaseUnavailable
@@ -182,7 +183,7 @@ class BatchRunner:
         interrupted: BaseException | None = None
         database_away: DatabaseUnavailable | None = None
         lock_lost: RunLocked | None = None
-        with (journal_dir / "results.jsonl").open("a", encoding="utf-8") as journal:
+        with (journal_dir / "results.jsonl").open("a", encoding="utf-8") as journal, heap.batch_heap():
             try:
                 check_run_locks()
                 for result in self._results(docs):
