@@ -228,9 +228,8 @@ def read_page(page: Page, profile: Profile) -> PageReading:
     return reading
 
 
-SNIPPET_MEMO = (
-    4096  # snippets remembered per profile: models quote the same titles and headings again and again
-)
+# Snippets remembered per profile: models quote the same titles and headings again and again.
+SNIPPET_MEMO = 4096
 
 
 def read_snippet(text: str, profile: Profile, *, orders: bool = False) -> dict[str, float]:
