@@ -6,17 +6,21 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
+import pypdfium2 as pdfium
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from ingest_helpers import make_image_only_pdf, make_text_pdf
 from ocr_helpers import LAB_LINES, draw_page, fake_tesseract, image_pdf, word_row
+from PIL import Image
 
 from arbiter.contracts import DocumentBundle, OcrStatus
 from arbiter.contracts.profile import load_profile
 from arbiter.decide.governor import verify_with_retries
 from arbiter.ingest import PDFIUM_LOCK, IsolatedIngestor, OcrConfig, extractor_version, ingest_pdf, ocr_pass
-from arbiter.ingest.ocr import parse_tsv
+from arbiter.ingest import ocr as ocr_module
+from arbiter.ingest.ocr import BLANK_LEVEL, MIN_INK_SHARE, is_blank, parse_tsv, render_gray
 from arbiter.ingest.ocr_lines import rows, to_raw_page
 from arbiter.ingest.textlayer import (
     MIN_WORDS_OVER_SCAN,
@@ -367,3 +371,55 @@ def test_ocr_pages_extend_the_hard_timeout(tmp_path: Path) -> None:
         result = ingestor.ingest(pdf)
     assert isinstance(result, DocumentBundle), result
     assert [p.ocr_status for p in result.pages] == [OcrStatus.APPLIED] * 3
+
+
+def _histogram_blank(pixels: np.ndarray) -> bool:
+    """The rule as PIL's whole-image histogram counted it before is_blank counted band by band."""
+    image = Image.fromarray(np.ascontiguousarray(pixels))
+    return sum(image.histogram()[:BLANK_LEVEL]) < MIN_INK_SHARE * image.width * image.height
+
+
+@given(
+    st.integers(1, 700),
+    st.integers(1, 90),
+    st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=40),
+)
+def test_banded_blank_check_decides_as_the_whole_histogram(height: int, width: int, ink: list) -> None:
+    """is_blank answers exactly as counting the whole page's histogram, wherever the ink falls (last band too)."""
+    pixels = np.full((height, width), 255, dtype=np.uint8)
+    for spot, level in ink:
+        pixels.flat[spot % pixels.size] = level
+    assert is_blank(pixels) is _histogram_blank(pixels)
+
+
+def test_rendered_pixels_are_the_image(tmp_path: Path) -> None:
+    """render_gray's pixel array is the image's own pixels (no stride padding), so the ink counted is the page's."""
+    drawn, _ = draw_page([(100, 100, "Hemoglobin 10.4 g/dL")])
+    doc = pdfium.PdfDocument(image_pdf(tmp_path / "scan.pdf", [drawn]))
+    try:
+        page = doc[0]
+        with PDFIUM_LOCK:
+            image, _, pixels = render_gray(page.raw, page.get_width(), page.get_height(), 150)
+        assert image.width % 4  # 1,275 pixels a row: pdfium pads each row of its bitmap to 1,276 bytes
+        assert pixels.shape == (image.height, image.width)
+        assert pixels.tobytes() == image.tobytes()
+        assert not is_blank(pixels)
+        page.close()
+    finally:
+        doc.close()
+
+
+def test_tesseract_reads_the_same_words_without_an_in_memory_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no in-memory file can be made, the page goes through Tesseract's standard input: same words."""
+    drawn, _ = draw_page(LAB_LINES)
+    pdf = image_pdf(tmp_path / "scan.pdf", [drawn])
+    via_file = ingest_pdf(pdf, ocr=OcrConfig())
+    monkeypatch.delattr(ocr_module.os, "memfd_create", raising=False)
+    via_stdin = ingest_pdf(pdf, ocr=OcrConfig())
+    assert isinstance(via_file, DocumentBundle)
+    assert isinstance(via_stdin, DocumentBundle)
+    assert via_file.pages[0].ocr_status is OcrStatus.APPLIED
+    assert "Hemoglobin" in via_file.pages[0].text
+    assert via_stdin.pages[0].text == via_file.pages[0].text

@@ -56,10 +56,10 @@ def ocr_pages(
                 if not page:
                     raise OcrError("the page could not be loaded")
                 try:
-                    image, scale = render_gray(page, raw.width, raw.height, config.dpi)
+                    image, scale, pixels = render_gray(page, raw.width, raw.height, config.dpi)
                 finally:
                     pdfium_c.FPDF_ClosePage(page)
-            if is_blank(image):
+            if is_blank(pixels):
                 states[index] = (OcrStatus.NO_TEXT, None)
             else:
                 words = run_tesseract(engine, image, scale * 72.0, config.page_timeout_s)
