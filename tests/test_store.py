@@ -49,6 +49,29 @@ def test_record_document_is_idempotent_per_doc_and_run(store: Store) -> None:
     assert row_counts(store) == before
 
 
+def test_a_runs_row_is_written_once_per_run_and_again_after_it_is_gone(store: Store) -> None:
+    """A batch inserts its run's row with its first document only; with the row gone under a live store the
+    next document is still recorded (the run's row written again)."""
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
+        statements.append(statement)
+
+    sa.event.listen(store.db.engine, "before_cursor_execute", seen)
+    try:
+        for doc in ("d1", "d2", "d3"):
+            store.records.record(accepted(doc))
+        assert sum("INSERT INTO runs" in s for s in statements) == 1
+        with store.write() as conn:  # the run's documents and its row gone (an operator emptied them)
+            for table in ("outcomes", "documents", "runs"):
+                conn.exec_driver_sql(f"DELETE FROM {table}")
+        assert store.records.record(escalated("d4")).recorded
+    finally:
+        sa.event.remove(store.db.engine, "before_cursor_execute", seen)
+    counts = row_counts(store)
+    assert (counts["runs"], counts["documents"]) == (1, 1)
+
+
 def test_get_packet_round_trips_the_contract(store: Store) -> None:
     """get_packet returns the packet the run built, with live claim state, in UTC."""
     record = escalated("d1")

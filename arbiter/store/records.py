@@ -23,6 +23,7 @@ from arbiter.contracts import (
     VerificationOutcome,
 )
 from arbiter.store.audit import write_audit
+from arbiter.store.db import Database
 from arbiter.store.models import documents, outcomes, packet_codes, packets, runs
 from arbiter.store.packet_rows import OPERATIONS, PENDING, SUPERSEDED, packet_from_row
 from arbiter.store.repository import Repository
@@ -150,6 +151,13 @@ def insert_packet(conn: Connection, packet: SMEPacket, now: datetime) -> str:
 class Records(Repository):
     """A batch run's documents: written once per (doc_id, run_id), read back for resume and the mirrors."""
 
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        # Runs whose row this object has seen committed: a batch's documents after its first skip that insert
+        # (one statement of ten a document). A row gone since (tables emptied under a long-lived store) fails
+        # the document's foreign key; the retry forgets the run and inserts it again.
+        self._runs_written: set[str] = set()
+
     # Batch writes -------------------------------------------------------------------------------------
     def record(self, record: DocumentRecord, *, now: datetime | None = None) -> RecordResult:
         """Store one document's run in one transaction: document, outcome, packet (escalations) or
@@ -160,65 +168,75 @@ class Records(Repository):
         return result
 
     def _record(self, record: DocumentRecord, now: datetime) -> RecordResult:
+        try:
+            with self.write() as conn:
+                result = self._write(conn, record, now)
+        except IntegrityError:
+            self._runs_written.discard(record.run_id)
+            raise
+        self._runs_written.add(record.run_id)  # committed
+        return result
+
+    def _write(self, conn: Connection, record: DocumentRecord, now: datetime) -> RecordResult:
         outcome = record.outcome
         packet = record.packet
-        with self.write() as conn:
+        if record.run_id not in self._runs_written:
             insert_ignore(conn, runs, {"run_id": record.run_id, "created_at": now})
-            fresh = insert_ignore(
-                conn,
-                documents,
-                {
-                    "doc_id": record.doc_id,
-                    "run_id": record.run_id,
-                    "skip_key": record.skip_key,
-                    "pdf_path": record.pdf_path,
-                    "pdf_sha256": packet.pdf_sha256
-                    if packet
-                    else (record.ground_truth.pdf_sha256 if record.ground_truth else ""),
-                    "final_decision": str(outcome.final_decision),
-                    "escalation_reason": outcome.escalation_reason,
-                    "doc_type": _doc_type(outcome.final_classification),
-                    "error": record.error,
-                    "risk": record.risk,
-                    "audit_p": record.audit_probability,
-                    "producer": record.producer,
-                    "read_type": record.read_type,
-                    "answer_kind": record.answer_kind,
-                    "created_at": now,
-                },
-            )
-            if not fresh:
-                existing = conn.execute(
-                    sa.select(packets.c.packet_id).where(
-                        packets.c.doc_id == record.doc_id, packets.c.run_id == record.run_id
-                    )
-                ).scalar()
-                return RecordResult(False, existing, None)
-            insert_ignore(
-                conn,
-                outcomes,
-                {
-                    "doc_id": record.doc_id,
-                    "run_id": record.run_id,
-                    "outcome": outcome.model_dump(mode="json"),
-                    "primary_raw": record.primary_raw,
-                },
-            )
-            packet_id = insert_packet(conn, packet, now) if packet is not None else None
-            self._retire_operations(conn, record.doc_id, packet_id, now)
-            for sample in record.samples:
-                insert_packet(conn, sample, now)
-            gt = self._auto_ground_truth(conn, record) if record.ground_truth is not None else None
-            details = {
+        fresh = insert_ignore(
+            conn,
+            documents,
+            {
+                "doc_id": record.doc_id,
                 "run_id": record.run_id,
-                "decision": str(outcome.final_decision),
-                "reason": outcome.escalation_reason,
-                "packet_id": packet_id,
-                "gt_version": gt.version if gt else None,
-                "samples": [p.packet_id for p in record.samples],
-            }
-            write_audit(conn, "arbiter", "document.record", record.doc_id, details, at=now)
-            return RecordResult(True, packet_id, gt)
+                "skip_key": record.skip_key,
+                "pdf_path": record.pdf_path,
+                "pdf_sha256": packet.pdf_sha256
+                if packet
+                else (record.ground_truth.pdf_sha256 if record.ground_truth else ""),
+                "final_decision": str(outcome.final_decision),
+                "escalation_reason": outcome.escalation_reason,
+                "doc_type": _doc_type(outcome.final_classification),
+                "error": record.error,
+                "risk": record.risk,
+                "audit_p": record.audit_probability,
+                "producer": record.producer,
+                "read_type": record.read_type,
+                "answer_kind": record.answer_kind,
+                "created_at": now,
+            },
+        )
+        if not fresh:
+            existing = conn.execute(
+                sa.select(packets.c.packet_id).where(
+                    packets.c.doc_id == record.doc_id, packets.c.run_id == record.run_id
+                )
+            ).scalar()
+            return RecordResult(False, existing, None)
+        insert_ignore(
+            conn,
+            outcomes,
+            {
+                "doc_id": record.doc_id,
+                "run_id": record.run_id,
+                "outcome": outcome.model_dump(mode="json"),
+                "primary_raw": record.primary_raw,
+            },
+        )
+        packet_id = insert_packet(conn, packet, now) if packet is not None else None
+        self._retire_operations(conn, record.doc_id, packet_id, now)
+        for sample in record.samples:
+            insert_packet(conn, sample, now)
+        gt = self._auto_ground_truth(conn, record) if record.ground_truth is not None else None
+        details = {
+            "run_id": record.run_id,
+            "decision": str(outcome.final_decision),
+            "reason": outcome.escalation_reason,
+            "packet_id": packet_id,
+            "gt_version": gt.version if gt else None,
+            "samples": [p.packet_id for p in record.samples],
+        }
+        write_audit(conn, "arbiter", "document.record", record.doc_id, details, at=now)
+        return RecordResult(True, packet_id, gt)
 
     def _retire_operations(self, conn: Connection, doc_id: str, packet_id: str | None, now: datetime) -> None:
         """A newer run's result for the document (an accept, an escalation, or again unreadable) replaces the
