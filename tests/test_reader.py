@@ -104,6 +104,45 @@ def test_fast_path_reads_the_training_features_around_any_whitespace(parts: list
     assert ids.tolist() == sorted(counts)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Hemoglobin",
+                "13.2",
+                "g/dL",
+                "final",
+                "diagnosis",
+                "history",
+                "of",
+                "present",
+                "illness",
+                "...",
+                "--",
+                "(",
+                "rs1065852",
+                "é",
+            ]
+        )
+        | st.sampled_from([" ", "  ", "\n", "\t", "\u00a0\n"])
+        | st.text(max_size=6),
+        max_size=80,
+    ),
+    st.booleans(),
+)
+def test_every_feature_is_counted_as_often_as_training_counts_it(parts: list[str], warm: bool) -> None:
+    """The reader's page-at-once counting gives each feature the exact count training gives it (words, pairs
+    across tokens with no word between, line features), whether its tokens were seen before or not."""
+    reader = load_reader(SHIPPED) if warm else PageReader(json.loads(SHIPPED.read_text(encoding="utf-8")))
+    text = " ".join(parts)
+    found, tokens = reader._found(text)
+    counted = dict(zip(*np.unique(found, return_counts=True), strict=True))
+    expected = {reader.index[f]: n for f, n in feature_counts(text, reader.view).items() if f in reader.index}
+    assert {int(k): int(v) for k, v in counted.items()} == expected
+    assert tokens == len(text.split())
+
+
 @pytest.mark.parametrize(
     ("token", "feature"),
     [
