@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 
 from arbiter.errors import ConfigError
 from arbiter.ingest.cache import BundleCache
+from arbiter.run import heap
 from arbiter.run.batch import InputDoc
 from arbiter.run.ray_batches import batches, page_count, run_batch, task_pages
 from arbiter.store.errors import DatabaseUnavailable
@@ -73,6 +75,25 @@ def test_run_batch_reports_a_failing_document_alone_and_stops_on_user_errors() -
     assert run_batch(task, None, items, False) == [("a", {}), (None, "ValueError"), ("c", {})]
     with pytest.raises(DatabaseUnavailable):
         run_batch(task, None, [("db.pdf", "db")], False)
+
+
+def test_a_ray_task_sets_the_collector_for_its_batch_and_puts_it_back() -> None:
+    """Inside a Ray task the collector runs as a batch sets it (heap.py); after it, and after a task that
+    stopped on a database away, the worker's collector is as it was."""
+    seen: list[tuple[int, int]] = []
+
+    def task(spec: Any, pdf: str, doc_id: str, force: bool) -> tuple[Any, Any]:
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        if doc_id == "db":
+            raise DatabaseUnavailable("away")
+        return doc_id, {}
+
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    run_batch(task, None, [("a.pdf", "a")], False)
+    with pytest.raises(DatabaseUnavailable):
+        run_batch(task, None, [("db.pdf", "db")], False)
+    assert all(threshold == heap.YOUNG and frozen > 0 for threshold, frozen in seen)
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
 
 
 def test_the_bundle_cache_deletes_its_least_recently_used_entries_past_its_bound(tmp_path: Path) -> None:

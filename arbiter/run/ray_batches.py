@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.errors import ConfigError, UserError
+from arbiter.run import heap
 from arbiter.run.batch import InputDoc
 from arbiter.store.errors import DatabaseUnavailable
 
@@ -75,15 +76,17 @@ def batches(
 def run_batch(
     task: Callable[[Any, Any, str, bool], Outcome], spec: Any, items: list[tuple[Any, str]], force: bool
 ) -> list[Outcome]:
-    """One Ray task: each (what the task reads: a PDF's path, an item's text; doc_id) through `task` in turn.
-    A user mistake or an unreachable database stops the batch (and the run); any other exception is that
-    document's outcome alone."""
+    """One Ray task: each (what the task reads: a PDF's path, an item's text; doc_id) through `task` in turn,
+    with the garbage collector as a batch sets it (arbiter/run/heap.py: the Ray worker's own large heap kept
+    out of the collector's passes, put back when the task ends). A user mistake or an unreachable database
+    stops the batch (and the run); any other exception is that document's outcome alone."""
     outcomes: list[Outcome] = []
-    for source, doc_id in items:
-        try:
-            outcomes.append(task(spec, source, doc_id, force))
-        except (UserError, DatabaseUnavailable):
-            raise
-        except Exception as exc:
-            outcomes.append((None, type(exc).__name__))
+    with heap.batch_heap():
+        for source, doc_id in items:
+            try:
+                outcomes.append(task(spec, source, doc_id, force))
+            except (UserError, DatabaseUnavailable):
+                raise
+            except Exception as exc:
+                outcomes.append((None, type(exc).__name__))
     return outcomes
