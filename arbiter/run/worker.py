@@ -32,6 +32,7 @@ from arbiter.ingest.ocr import announce
 from arbiter.llm.client import DocumentLLM, LLMClient
 from arbiter.llm.port import LLM
 from arbiter.outputs import Location
+from arbiter.record.mirrors import bundle_json
 from arbiter.verifiers import v1_schema, v2_consistency, v3_traps, v4_evidence
 from arbiter.verifiers.base import Verifier, VerifyContext
 from arbiter.verifiers.content import carry_reading
@@ -145,10 +146,8 @@ def ingest_and_check(path: Path, *, job: WorkerJob, **kwargs: Any) -> Handed:
     ingest_ms = _ms(t0)
     try:
         announce(float(kwargs.get("deadline_s") or 60.0) / 0.9)
-        text = bundle.model_dump_json(
-            indent=2
-        )  # the mirror's layout (atomic.write_json); the cache reads any
-        atomic.write_text(job.bundle_path(bundle.doc_id), text + "\n")
+        text = bundle_json(bundle)  # the mirror's text, the cache's body too (it reads any layout)
+        atomic.write_text(job.bundle_path(bundle.doc_id), text)
         if job.cache_root is not None:
             BundleCache(job.cache_root).put(
                 bundle, password=kwargs.get("password"), body=text.encode("utf-8")
