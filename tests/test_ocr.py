@@ -423,3 +423,18 @@ def test_tesseract_reads_the_same_words_without_an_in_memory_file(
     assert via_file.pages[0].ocr_status is OcrStatus.APPLIED
     assert "Hemoglobin" in via_file.pages[0].text
     assert via_stdin.pages[0].text == via_file.pages[0].text
+
+
+def test_a_tesseract_that_cannot_open_the_in_memory_file_is_given_the_page_on_its_input(
+    tmp_path: Path,
+) -> None:
+    """A Tesseract (or wrapper) that fails on the /dev/fd path reads the page from its standard input instead."""
+    script = Path(fake_tesseract(tmp_path, [word_row("Hemoglobin", 300, 400), word_row("10.4", 700, 400)]))
+    lines = script.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = lines.index("esac\n") + 1  # after the version and language answers
+    lines.insert(at, 'if [ "$1" != stdin ]; then echo "cannot open $1" >&2; exit 1; fi\n')
+    script.write_text("".join(lines), encoding="utf-8")
+    drawn, _ = draw_page(LAB_LINES)
+    bundle = ingest_pdf(image_pdf(tmp_path / "scan.pdf", [drawn]), ocr=OcrConfig(tesseract_cmd=str(script)))
+    assert isinstance(bundle, DocumentBundle)
+    assert (bundle.pages[0].ocr_status, bundle.pages[0].text) == (OcrStatus.APPLIED, "Hemoglobin 10.4")

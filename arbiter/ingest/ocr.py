@@ -246,11 +246,30 @@ class Word:
 
 
 def run_tesseract(engine: Engine, image: Image.Image, dpi: float, timeout_s: float) -> list[Word]:
-    """Tesseract's words for one image, in its reading order; OcrError when it fails."""
+    """Tesseract's words for one image, in its reading order; OcrError when it fails. The image goes as an
+    in-memory file (`_memory_file`); where Tesseract stops with an error reading it that way (a wrapper that
+    closes inherited descriptors, say) it is given the image once more through its standard input."""
     buf = io.BytesIO()
     image.save(buf, format="PPM")  # an 8-bit image becomes binary PGM: no compression to pay for
     with buf.getbuffer() as view:
         page_file = _memory_file(view)
+    if page_file is not None:
+        try:
+            return _tesseract(engine, dpi, timeout_s, page_file=page_file)
+        except _Stopped:
+            announce(timeout_s)  # the second try may take as long again
+    return _tesseract(engine, dpi, timeout_s, data=buf.getvalue())
+
+
+class _Stopped(OcrError):
+    """Tesseract ran and stopped with an error status."""
+
+
+def _tesseract(
+    engine: Engine, dpi: float, timeout_s: float, *, page_file: int | None = None, data: bytes = b""
+) -> list[Word]:
+    """One Tesseract run on the image in `page_file` (a descriptor it inherits, closed here) or else `data`
+    on its standard input."""
     args = [
         engine.path,
         "stdin" if page_file is None else f"/dev/fd/{page_file}",
@@ -280,7 +299,7 @@ def run_tesseract(engine: Engine, image: Image.Image, dpi: float, timeout_s: flo
         if page_file is not None:
             os.close(page_file)  # Tesseract holds its own copy; the memory goes when it closes it
     try:
-        stdout, _ = process.communicate(buf.getvalue() if page_file is None else None, timeout=timeout_s)
+        stdout, _ = process.communicate(data if page_file is None else None, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill_group(process)
         raise OcrError(f"Tesseract took longer than {timeout_s:g} seconds") from None
@@ -288,7 +307,7 @@ def run_tesseract(engine: Engine, image: Image.Image, dpi: float, timeout_s: flo
         _kill_group(process)
         raise
     if process.returncode != 0:
-        raise OcrError(f"Tesseract stopped with exit status {process.returncode}")
+        raise _Stopped(f"Tesseract stopped with exit status {process.returncode}")
     return parse_tsv(stdout.decode("utf-8", "replace"))
 
 
