@@ -95,6 +95,29 @@ def test_a_second_run_waits_when_told_to(
     assert polls == [lock.POLL_S]
 
 
+def test_a_finished_runs_database_lock_is_free_at_once(tmp_path: Path, pg_server_url: str) -> None:
+    """The moment a run's lock is let go another session can take it (no wait for the server to end the old
+    session, which made a waiting run poll again), thirty times running."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(pg_server_url, poolclass=sa.pool.NullPool)
+    probe = engine.connect()
+    try:
+        still_held = 0
+        for n in range(30):
+            with run_lock(tmp_path / f"run-{n}", pg_server_url, wait_s=0):
+                pass
+            if probe.exec_driver_sql(f"SELECT pg_try_advisory_lock({lock.PG_LOCK_KEY})").scalar_one():
+                probe.exec_driver_sql(f"SELECT pg_advisory_unlock({lock.PG_LOCK_KEY})")
+            else:
+                still_held += 1
+            probe.commit()
+        assert still_held == 0
+    finally:
+        probe.close()
+        engine.dispose()
+
+
 HOLDER = """
 import sys, time
 from pathlib import Path

@@ -194,7 +194,11 @@ class PgRunLock:
         self._watcher.join(timeout=10)
         with self._mutex:
             if self.conn is not None:
-                self.conn.close()  # the session ends: the advisory lock is released
+                # Released in so many words first: the server ends a closed session's locks only when its
+                # backend has exited, a moment later, and a run waiting for the lock would find it held then.
+                with suppress(Exception):
+                    self.conn.exec_driver_sql(f"SELECT pg_advisory_unlock({PG_LOCK_KEY})")
+                self.conn.close()  # the session ends: anything still held is released
                 self.conn = None
 
     def _watch(self) -> None:
