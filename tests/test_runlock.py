@@ -14,7 +14,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from store_fixtures import pg_server_url_fixture  # noqa: F401  (fixture)
+from store_fixtures import (  # noqa: F401  (fixture)
+    create_pg_database,
+    drop_pg_database,
+    pg_server_url_fixture,
+)
 
 from arbiter.run import lock
 from arbiter.run.job import RunOptions, execute
@@ -116,6 +120,25 @@ def test_a_finished_runs_database_lock_is_free_at_once(tmp_path: Path, pg_server
     finally:
         probe.close()
         engine.dispose()
+
+
+def test_a_run_on_another_database_of_the_server_is_never_named_as_the_holder(
+    tmp_path: Path, pg_server_url: str
+) -> None:
+    """Advisory locks are per database: a run holding its lock on another database of the same server is not
+    who holds this one (a refusal named it when both ran at once)."""
+    import sqlalchemy as sa
+
+    other = create_pg_database(prefix="arbiter_lock_other")
+    engine = sa.create_engine(pg_server_url, poolclass=sa.pool.NullPool)
+    try:
+        with run_lock(tmp_path / "other", other, wait_s=0), engine.connect() as conn:
+            assert lock._pg_holder(conn) is None
+            with run_lock(tmp_path / "here", pg_server_url, wait_s=0):
+                assert (lock._pg_holder(conn) or {}).get("pid") == str(os.getpid())
+    finally:
+        engine.dispose()
+        drop_pg_database(other)
 
 
 HOLDER = """

@@ -273,7 +273,9 @@ def _pg_holder(conn: sa.Connection) -> dict[str, Any] | None:
     row = conn.exec_driver_sql(
         "SELECT a.application_name, a.client_addr::text FROM pg_locks l "
         "JOIN pg_stat_activity a ON a.pid = l.pid "
-        f"WHERE l.locktype = 'advisory' AND l.objid = {PG_LOCK_KEY} AND l.granted LIMIT 1"
+        f"WHERE l.locktype = 'advisory' AND l.objid = {PG_LOCK_KEY} AND l.granted "
+        # Advisory locks are per database: a run on another database of the same server is not the holder.
+        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) LIMIT 1"
     ).first()
     conn.commit()
     if row is None or not str(row[0]).startswith(APP_PREFIX):
