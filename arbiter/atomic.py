@@ -15,22 +15,28 @@ if TYPE_CHECKING:
     from upath import UPath
 
 
-def write_text(path: Path | UPath, text: str) -> None:
-    """Write via a temporary file in the same directory, fsync, then rename over the target. In object storage
-    (a `UPath` URL, arbiter/outputs.py) one PUT replaces the object whole, which is atomic for readers."""
+def write_text(path: Path | UPath, text: str, *, sync: bool = True) -> int:
+    """Write via a temporary file in the same directory, fsync, then rename over the target; the bytes written.
+    In object storage (a `UPath` URL, arbiter/outputs.py) one PUT replaces the object whole, which is atomic for
+    readers. sync=False leaves out the fsync, for files a crash may lose because they are rebuilt from a
+    durable record (the database's mirrors: their index entry records each file's size, and a re-run rebuilds
+    a file the kernel never wrote out; docs/design.md §4): a reader still sees the old file or the new one."""
+    data = text.encode("utf-8")
     if not isinstance(path, Path):
-        path.write_text(text, encoding="utf-8")
-        return
+        path.write_bytes(data)
+        return len(data)
     fd, tmp = _temporary(path)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
+            handle.write(data)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return len(data)
 
 
 _TEMPORARY_FLAGS = (
@@ -78,9 +84,10 @@ def link_over(source: Path | UPath, path: Path | UPath) -> bool:
 _LINKS = itertools.count()
 
 
-def write_json(path: Path | UPath, data: Any) -> None:
+def write_json(path: Path | UPath, data: Any, *, sync: bool = True) -> int:
+    """`data` as indented JSON and a newline, written as `write_text` does; the bytes written."""
     text = data.model_dump_json(indent=2) if isinstance(data, BaseModel) else dumps(data)
-    write_text(path, text + "\n")
+    return write_text(path, text + "\n", sync=sync)
 
 
 def dumps(data: Any) -> str:

@@ -117,14 +117,14 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def arbiter_run(pdf_dir: Path, labels: Path, workers: int) -> dict[str, Any]:
-    out_dir = Path(tempfile.mkdtemp(prefix="arbiter-bench-e2e-"))
-    try:
-        measured = run_cli(pdf_dir, out_dir, workers=workers, extra=["--classifications", str(labels)])
-        summaries = sorted((out_dir / "runs").glob("*/summary.json"))
-        summary = json.loads(summaries[-1].read_text()) if summaries else {}
-    finally:
-        shutil.rmtree(out_dir, ignore_errors=True)
+def arbiter_run(pdf_dir: Path, labels: Path, workers: int, parent: Path) -> dict[str, Any]:
+    """One run into a fresh folder under `parent`, which the caller deletes after every pair: thousands of files
+    deleted between two runs would cost the next one's new files up to 30 times their kernel CPU on this VM's
+    disk (bench/doc_cpu.py, `new_file_kernel_us`)."""
+    out_dir = Path(tempfile.mkdtemp(prefix="run-", dir=parent))
+    measured = run_cli(pdf_dir, out_dir, workers=workers, extra=["--classifications", str(labels)])
+    summaries = sorted((out_dir / "runs").glob("*/summary.json"))
+    summary = json.loads(summaries[-1].read_text()) if summaries else {}
     return {"measured": measured, "summary": summary}
 
 
@@ -136,10 +136,15 @@ def run(
     data_dir: Path | None = None,
     fixture_copies: int = 10,
     repeats: int = 3,
+    settle_s: float = 180.0,
 ) -> dict[str, Any]:
-    """The 30-page figure (the median of `repeats` interleaved pairs), and beside it the fixture mix's CPU per document (bench/doc_cpu.py, no profile)."""
+    """The 30-page figure (the median of `repeats` interleaved pairs), and beside it the fixture mix's CPU per
+    document (bench/doc_cpu.py, no profile; it first waits up to `settle_s` for the disk's new files to be
+    cheap again after deletions, and runs before anything here deletes a file)."""
     fixture_mix = (
-        doc_cpu.run(copies=fixture_copies, profile=False, repeats=repeats) if fixture_copies else None
+        doc_cpu.run(copies=fixture_copies, profile=False, repeats=repeats, settle_s=settle_s)
+        if fixture_copies
+        else None
     )
     directory = (data_dir or corpus.DATA_DIR) / f"e2e-{pages}p"
     t0 = time.perf_counter()
@@ -149,11 +154,17 @@ def run(
     # whose two sides were timed minutes apart moves by ±0.4; the median pair (of an even number, the lower middle
     # one) is the figure, every pair beside it.
     trials = []
-    for _ in range(max(1, repeats)):
-        bare = bare_extraction(pdf_dir, workers)
-        got = arbiter_run(pdf_dir, labels, workers)
-        run_s = got["summary"].get("duration_s")
-        trials.append((round(run_s / bare["seconds"], 2) if run_s and bare["seconds"] else None, bare, got))
+    outputs = Path(tempfile.mkdtemp(prefix="arbiter-bench-e2e-"))
+    try:
+        for _ in range(max(1, repeats)):
+            bare = bare_extraction(pdf_dir, workers)
+            got = arbiter_run(pdf_dir, labels, workers, outputs)
+            run_s = got["summary"].get("duration_s")
+            trials.append(
+                (round(run_s / bare["seconds"], 2) if run_s and bare["seconds"] else None, bare, got)
+            )
+    finally:
+        shutil.rmtree(outputs, ignore_errors=True)
     ranked = sorted(trials, key=lambda t: (t[0] is None, t[0] or 0.0))
     ratio, bare, got = ranked[(len(ranked) - 1) // 2] if len(ranked) % 2 else ranked[len(ranked) // 2 - 1]
     measured, summary = got["measured"], got["summary"]

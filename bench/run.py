@@ -84,7 +84,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "a": {"docs": 5, "repeats": 1, "warmup": 1},
         "b": {"pdfs": 2, "pages": 2, "repeats": 1, "include_fixtures": False, "profile_if_missed": False},
         "c": {"docs": 5, "workers": 2},
-        "e2e": {"docs": 3, "workers": 2, "pages": 2, "fixture_copies": 1, "repeats": 1},
+        "e2e": {"docs": 3, "workers": 2, "pages": 2, "fixture_copies": 1, "repeats": 1, "settle_s": 0},
         "llm": {"quick": True, "latency_ms": 5, "docs_limit": 2},
         "ray": {"docs": 3, "pages": 1, "workers": 1, "repeats": 1},
         "review": review_pages.PRESETS["tiny"],

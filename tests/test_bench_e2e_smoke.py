@@ -21,7 +21,7 @@ def test_corpus_copies_are_byte_distinct_and_labelled(tmp_path: Path) -> None:
 def test_e2e_reports_run_against_bare_extraction(tmp_path: Path) -> None:
     """(e2e) runs the real CLI and bare pypdfium2 on the same files, in interleaved pairs, and reports both, the
     median pair's ratio beside every pair's, and memory."""
-    result = batch_e2e.run(docs=3, pages=2, data_dir=tmp_path, fixture_copies=1, repeats=2)
+    result = batch_e2e.run(docs=3, pages=2, data_dir=tmp_path, fixture_copies=1, repeats=2, settle_s=0)
     assert result["exit_code"] == 0, result["output_tail"]
     assert result["processed"] == 3
     assert result["decisions"]["errors"] == 0
@@ -32,9 +32,13 @@ def test_e2e_reports_run_against_bare_extraction(tmp_path: Path) -> None:
     assert result["ratio"] == min(result["ratios"])  # of two pairs, the lower middle one
     mix = result["fixture_mix"]  # the short documents' CPU beside it, as shipped and with --mirrors bundles
     assert mix["docs"] == len(list(Path(batch_e2e.doc_cpu.FIXTURES / "pdfs").glob("*.pdf")))
-    assert set(mix["variants"]) == {"before", "after", "bundles"}
+    assert set(mix["variants"]) == {"before", "synced", "after", "bundles"}
     assert mix["shipped"] == "after"
     assert mix["repeats"] == 2  # interleaved rounds, as the 30-page pairs
+    disk = mix["new_file_kernel_us"]  # what a new file cost where it wrote, before and after the rounds
+    assert disk["waited_s"] < 5
+    assert disk["start"] == disk["measured"] >= 0
+    assert disk["after_rounds"] >= 0
     for figures in mix["variants"].values():
         assert figures["beyond_extraction_ms_per_doc"] == min(figures["rounds_beyond_extraction_ms_per_doc"])
         assert len(figures["rounds_beyond_extraction_ms_per_doc"]) == 2

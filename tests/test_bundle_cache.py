@@ -92,6 +92,20 @@ def test_an_edited_bundle_is_not_served(tmp_path: Path, pathology: DocumentBundl
     assert cache.get(pathology.file_sha256, version(pathology)) == pathology
 
 
+@pytest.mark.parametrize("kept", [0, 1, 200, -1])
+def test_an_entry_a_crash_cut_short_is_a_miss(tmp_path: Path, pathology: DocumentBundle, kept: int) -> None:
+    """Entries are not fsynced: one a crash left empty or cut anywhere is a miss (its seal covers the bundle's
+    hash), never a bundle served, and the next put writes it whole."""
+    cache = BundleCache(tmp_path)
+    cache.put(pathology)
+    path = cache.path_for(pathology.file_sha256, version(pathology))
+    data = path.read_bytes()
+    path.write_bytes(data[:kept])
+    assert cache.get(pathology.file_sha256, version(pathology)) is None
+    cache.put(pathology)
+    assert cache.get(pathology.file_sha256, version(pathology)) == pathology
+
+
 def pipeline(root: Path, cache: BundleCache, calls: list[str], *, password: str | None = None) -> Pipeline:
     def ingest(path: Path, doc_id: str) -> IngestResult:
         calls.append(doc_id)

@@ -212,6 +212,68 @@ def test_a_rerun_restores_the_deleted_files_of_a_done_document(
         assert (now.run_id, now.outcome) == (was.run_id, was.outcome)  # not decided again
 
 
+@pytest.mark.parametrize(
+    ("damage", "relative"),
+    [
+        ("empty", "bundles/{doc}.json"),
+        ("empty", "agent_outputs/{doc}/arbiter_decision.json"),
+        ("empty", "agent_outputs/{doc}/classification.json"),
+        ("short", "agent_outputs/{doc}/v3_trap_detection.json"),
+        ("short", "bundles/{doc}.json"),
+        ("empty", "ground_truth/history/gen-foundation-01/v0001.json"),
+    ],
+)
+def test_a_rerun_rebuilds_a_file_a_crash_left_empty_or_short(
+    store: Store, tmp_path: Path, damage: str, relative: str
+) -> None:
+    """Mirrors are not fsynced: a file renamed into place but never written out (empty, or cut short against
+    the size its index entry records) is rebuilt byte for byte by a plain re-run, with the same decision."""
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    sink = DatabaseResultStore(store, out)
+    docs = discover([root / "in"])
+    BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    before = written(out)
+    for doc in DOCS:
+        path = out / relative.format(doc=doc)
+        if path.is_file():
+            data = path.read_bytes()
+            path.write_bytes(b"" if damage == "empty" else data[: len(data) // 2])
+    again = BatchRunner(pipeline(root, DatabaseResultStore(store, out)), sink, workers=1).run(docs)
+    assert (again["skipped_unchanged"], again["processed"]) == (2, 0)
+    assert written(out) == before
+
+
+def test_mirrors_of_the_database_are_not_fsynced_and_list_their_sizes(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's mirror files skip fsync (the database commit is the durable record) and its index entries record
+    every listed file's size; FileStore on its own, the only copy, still fsyncs each file."""
+    import os
+
+    from arbiter.record.mirrors import FileStore
+
+    synced: list[str] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(os.readlink(f"/proc/self/fd/{fd}")) or real(fd))
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    sink = DatabaseResultStore(store, out)
+    BatchRunner(pipeline(root, sink), sink, workers=1).run(discover([root / "in"]))
+    folders = ("bundles", "agent_outputs", "sme_packets", "ground_truth", "index")
+    mirrored = [p for p in synced if Path(p).relative_to(out).parts[0] in folders]
+    for doc in DOCS:
+        entry = json.loads((out / "index" / f"{doc}.json").read_text())
+        assert list(entry["sizes"]) == entry["files"][:-1]
+        assert all((out / f).stat().st_size == n for f, n in entry["sizes"].items())
+    record = store.records.document(DOCS[1])
+    assert record is not None
+    synced.clear()
+    FileStore(tmp_path / "alone").save(record)
+    assert mirrored == []
+    assert len(synced) == len({p.stat().st_ino for p in (tmp_path / "alone").rglob("*.json")})  # one a file
+
+
 def test_a_classification_the_database_never_kept_is_decided_again(store: Store, tmp_path: Path) -> None:
     """A document recorded before the database kept the primary's answer (migration 0009) whose
     classification.json is gone cannot be repaired: it is decided again, not counted as done without it."""

@@ -160,7 +160,8 @@ class BundleCache:
     def put(self, bundle: DocumentBundle, *, password: str | None = None, body: bytes | None = None) -> None:
         """Store the bundle atomically (readers see the old file or the new one, never a torn write), sealed
         to its PDF's hash, under the tag of the password the run opened the PDF with. `body`: the bundle's
-        JSON already at hand (any layout of `bundle.model_dump_json`), so it is not serialized twice."""
+        JSON already at hand (any layout of `bundle.model_dump_json`), so it is not serialized twice. Not
+        fsynced: an entry a crash left empty or short fails its seal (the bundle's hash) and is a miss."""
         tag = self.tag(password)
         target = self.path_for(bundle.file_sha256, bundle.extractor.version, password)
         body = body if body is not None else bundle.model_dump_json().encode("utf-8")
@@ -179,8 +180,6 @@ class BundleCache:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(json.dumps(header).encode("utf-8") + b"\n" + body)
-                fh.flush()
-                os.fsync(fh.fileno())
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -9,8 +9,12 @@ because every path is deterministic the redo replaces files instead of duplicati
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
@@ -59,9 +63,10 @@ class FileStore:
     completed_key from its index files; a batch run never does (BatchRunner needs a store that answers
     `decided` from the database)."""
 
-    def __init__(self, root: Location | str, *, mirrors: str = "all") -> None:
+    def __init__(self, root: Location | str, *, mirrors: str = "all", sync: bool = True) -> None:
         self.root: Location = location(root)
         self.mirrors = check_mirrors(mirrors)
+        self.sync = sync  # False: a database's mirrors (arbiter.record.sink), not fsynced; see `save`
 
     def bundle_path(self, doc_id: str) -> str:
         return str(self.root / "bundles" / f"{doc_id}.json")
@@ -107,31 +112,64 @@ class FileStore:
         except (OSError, ValidationError):
             return None
 
-    def present(self, files: list[Any]) -> bool:
-        """Every listed file (relative to the root, as an index entry's `files`) is there."""
-        return all(isinstance(f, str) and _inside(f) and (self.root / f).is_file() for f in files)
+    def present(self, files: list[Any], sizes: Any = None) -> bool:
+        """Every listed file (relative to the root, as an index entry's `files`) is there, none of them empty,
+        and each as long as the entry's `sizes` says where it says: a file a crash left empty or short (it was
+        renamed into place before the kernel wrote it out) is missing."""
+        return all(self.intact(f, sizes) for f in files)
+
+    def intact(self, relative: Any, sizes: Any = None) -> bool:
+        """One file (relative to the root) is there, not empty, and as long as `sizes` says where it says."""
+        known = sizes.get(relative) if isinstance(sizes, dict) else None
+        return isinstance(relative, str) and _inside(relative) and _sized(self.root / relative, known)
 
     def save(self, record: DocumentRecord, *, history: bool = True) -> None:
         """Every file of the record; history=False leaves ground_truth/history/ alone (mirrors rebuilt from the
-        database write every version there themselves). The index entry, written last, lists the files. With
-        mirrors="bundles" only the bundle and the index entry are written."""
+        database write every version there themselves). The index entry, written last, lists the files and the
+        size of each it wrote. With mirrors="bundles" only the bundle and the index entry are written.
+
+        Without `sync` no file is fsynced: the database commit before them is the durable record, and after a
+        crash a file renamed into place but never written out is empty or short, which the sizes show a re-run
+        (`present`), so it is rebuilt. The fsyncs cost a short document a sixth of its CPU (docs/design.md §4)."""
         doc = record.doc_id
+        sizes: dict[str, int] = {}
         if record.bundle is not None:
-            atomic.write_text(self.root / "bundles" / f"{doc}.json", bundle_json(record.bundle))
+            self._put(sizes, f"bundles/{doc}.json", bundle_json(record.bundle))
         if self.mirrors == "all":
-            self._decision_files(record, history=history)
-        entry = index_entry_of(record) | {"files": mirror_files(record, self.mirrors)}
+            self._decision_files(record, sizes, history=history)
+        files = mirror_files(record, self.mirrors)
+        entry = index_entry_of(record) | {"files": files, "sizes": self._sizes(files, sizes)}
         if self.mirrors != "all":
             entry["mirrors"] = self.mirrors  # a later run asked for every file writes the rest
-        atomic.write_json(self.index_path(doc), entry)
+        atomic.write_json(self.index_path(doc), entry, sync=self.sync)
 
-    def _decision_files(self, record: DocumentRecord, *, history: bool) -> None:
+    def _sizes(self, files: list[str], written: dict[str, int]) -> dict[str, int]:
+        """Each listed file's size, in the listing's order: as just written, else (a bundle its ingestion worker
+        or a repair wrote) as a local folder has it now; the index entry itself has none."""
+        sizes: dict[str, int] = {}
+        for relative in files[:-1]:
+            if relative in written:
+                sizes[relative] = written[relative]
+            elif isinstance(self.root, Path):
+                with contextlib.suppress(OSError):
+                    sizes[relative] = os.stat(self.root / relative).st_size
+        return sizes
+
+    def _put(self, sizes: dict[str, int], relative: str, data: Any) -> None:
+        """Write one mirror file (text as it is, anything else as indented JSON) and note its size."""
+        path = self.root / relative
+        if isinstance(data, str):
+            sizes[relative] = atomic.write_text(path, data, sync=self.sync)
+        else:
+            sizes[relative] = atomic.write_json(path, data, sync=self.sync)
+
+    def _decision_files(self, record: DocumentRecord, sizes: dict[str, int], *, history: bool) -> None:
         doc = record.doc_id
-        agent = self.agent_dir(doc)
+        agent = f"agent_outputs/{doc}"
         if record.primary_raw is not None:
-            atomic.write_text(agent / "classification.json", record.primary_raw)
+            self._put(sizes, f"{agent}/classification.json", record.primary_raw)
         if _fixed(record):
-            atomic.write_json(agent / "classification_fixed.json", record.outcome.final_classification)
+            self._put(sizes, f"{agent}/classification_fixed.json", record.outcome.final_classification)
         for name, filename in VERIFIER_FILES.items():
             attempts = [
                 {"attempt": a.attempt, "fingerprint": a.fingerprint, "result": r.model_dump(mode="json")}
@@ -140,21 +178,25 @@ class FileStore:
                 if r.verifier == name
             ]
             if attempts:
-                atomic.write_json(agent / filename, {"doc_id": doc, "verifier": name, "attempts": attempts})
-        atomic.write_json(agent / "arbiter_decision.json", record.outcome)
+                self._put(
+                    sizes, f"{agent}/{filename}", {"doc_id": doc, "verifier": name, "attempts": attempts}
+                )
+        self._put(sizes, f"{agent}/arbiter_decision.json", record.outcome)
         if record.packet is not None:
-            atomic.write_json(self.packet_path(doc), record.packet)
+            self._put(sizes, f"sme_packets/sme_packet_{doc}.json", record.packet)
         if record.ground_truth is not None:
-            latest = self.ground_truth_path(doc)
+            latest = f"ground_truth/gt_{doc}.json"
             if history:
                 kept = self.history_path(record.ground_truth)
-                atomic.write_json(kept, record.ground_truth)
+                written = atomic.write_json(kept, record.ground_truth, sync=self.sync)
                 # The newest version is the same bytes: one more name for the history file (a hard link costs
                 # no new file), put in place atomically; a copy where the two cannot share a file.
-                if not atomic.link_over(kept, latest):
-                    atomic.write_json(latest, record.ground_truth)
+                if atomic.link_over(kept, self.root / latest):
+                    sizes[latest] = written
+                else:
+                    self._put(sizes, latest, record.ground_truth)
             else:
-                atomic.write_json(latest, record.ground_truth)
+                self._put(sizes, latest, record.ground_truth)
 
     def repair(self, doc_id: str, restore_bundle: Callable[[], bool]) -> bool:
         """Used as a pipeline's ResultStore without a database: the index entry's files are all there, or only
@@ -166,7 +208,7 @@ class FileStore:
         bundle = f"bundles/{doc_id}.json"
         if bundle in listed and not (self.root / bundle).is_file() and not restore_bundle():
             return False
-        return self.present(listed)
+        return self.present(listed, entry.get("sizes"))
 
 
 def _fixed(record: DocumentRecord) -> bool:
@@ -217,6 +259,15 @@ def mirror_files(record: DocumentRecord, mirrors: str = "all") -> list[str]:
     if record.ground_truth is not None:
         files.append(f"ground_truth/gt_{doc}.json")
     return [*files, f"index/{doc}.json"]
+
+
+def _sized(path: Location, size: Any) -> bool:
+    """A file is there (no folder), not empty, and `size` bytes long where a size is known."""
+    try:
+        got = path.stat()
+    except (OSError, ValueError):
+        return False
+    return S_ISREG(got.st_mode) and got.st_size > 0 and (type(size) is not int or got.st_size == size)
 
 
 def _inside(relative: str) -> bool:

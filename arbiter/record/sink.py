@@ -26,7 +26,7 @@ class DatabaseResultStore:
 
     def __init__(self, store: Store, out_dir: Location | str, *, mirrors: str = "all") -> None:
         self.store = store
-        self.files = FileStore(out_dir, mirrors=mirrors)
+        self.files = FileStore(out_dir, mirrors=mirrors, sync=False)  # the database is the durable record
         self._runs: dict[str, RecordedRun] = {}
 
     @property
@@ -65,14 +65,18 @@ class DatabaseResultStore:
             and entry.get("skip_key") == run.skip_key
             and isinstance(listed, list)
             and (self.files.mirrors != "all" or entry.get("mirrors", "all") == "all")
-            and self.files.present(listed)
+            and self.files.present(listed, entry.get("sizes"))
         ):
             return True
         record = self.store.records.document(doc_id)
         if record is None:
             return False
-        bundle = self.files.root / "bundles" / f"{doc_id}.json"
-        if bundle_expected(record) and not bundle.is_file() and not restore_bundle():
+        bundle = f"bundles/{doc_id}.json"
+        if (
+            bundle_expected(record)
+            and not self.files.intact(bundle, entry.get("sizes"))
+            and not restore_bundle()
+        ):
             return False
         classification = self.files.agent_dir(doc_id) / "classification.json"
         full = self.files.mirrors == "all"
@@ -86,8 +90,8 @@ class DatabaseResultStore:
         self.files.save(record, history=False)
         for version in self.store.ground_truth.history(doc_id) if full else ():
             path = self.files.history_path(version)
-            if not path.is_file():
-                atomic.write_json(path, version)
+            if not _written(path):
+                atomic.write_json(path, version, sync=False)
         return True
 
     def latest_ground_truth(self, doc_id: str) -> GroundTruthRecord | None:
@@ -113,3 +117,11 @@ class DatabaseResultStore:
             truth = self.store.ground_truth.latest(record.doc_id)
         mirrored = dataclasses.replace(record, packet=packet, ground_truth=truth)
         self.files.save(mirrored, history=result.ground_truth is not None)
+
+
+def _written(path: Location) -> bool:
+    """A ground-truth history file is there and not empty (a crash can leave one renamed but never written)."""
+    try:
+        return path.stat().st_size > 0
+    except (OSError, ValueError):
+        return False

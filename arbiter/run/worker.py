@@ -147,7 +147,7 @@ def ingest_and_check(path: Path, *, job: WorkerJob, **kwargs: Any) -> Handed:
     try:
         announce(float(kwargs.get("deadline_s") or 60.0) / 0.9)
         text = bundle_json(bundle)  # the mirror's text, the cache's body too (it reads any layout)
-        atomic.write_text(job.bundle_path(bundle.doc_id), text)
+        atomic.write_text(job.bundle_path(bundle.doc_id), text, sync=False)  # a mirror: FileStore.save
         if job.cache_root is not None:
             BundleCache(job.cache_root).put(
                 bundle, password=kwargs.get("password"), body=text.encode("utf-8")
