@@ -3,6 +3,12 @@
 The process tree (the CLI and its ingestion workers) is sampled every 100 ms from /proc: the peak of
 the summed VmRSS is the tree's peak; VmHWM gives each process's own peak. ru_maxrss of the CLI's
 process tree (the largest single process, kernel-measured) cross-checks the sampling.
+
+    python bench/batch_memory.py [--docs 5000] [--workers 2] [--fixture-mix]
+
+`--fixture-mix`: instead of generated 1–3 page PDFs, byte-distinct copies of the fixture PDFs (1–4 pages and one
+of 30, a scanned one OCRed, a third of the answers wrong, as in the demo) decided from their answers
+(`--classifications`), as bench/doc_cpu.py makes them: the short-document memory figure of issue 32.
 """
 
 from __future__ import annotations
@@ -175,14 +181,20 @@ def run(
     data_dir: Path | None = None,
     seed: int = 0,
     keep_output: bool = False,
+    fixture_mix: bool = False,
 ) -> dict[str, Any]:
-    directory = (data_dir or corpus.DATA_DIR) / f"batch-{docs}"
     t0 = time.perf_counter()
-    corpus.write_pdfs(directory, docs, pages=pages, segments=2, prefix="batch", seed=seed)
+    extra: list[str] = []
+    if fixture_mix:
+        directory, labels = mix_inputs((data_dir or corpus.DATA_DIR) / f"mix-{docs}", docs)
+        extra = ["--classifications", str(labels)]
+    else:
+        directory = (data_dir or corpus.DATA_DIR) / f"batch-{docs}"
+        corpus.write_pdfs(directory, docs, pages=pages, segments=2, prefix="batch", seed=seed)
     generate_s = time.perf_counter() - t0
     out_dir = Path(tempfile.mkdtemp(prefix="arbiter-bench-"))
     try:
-        measured = run_cli(directory, out_dir, workers=workers)
+        measured = run_cli(directory, out_dir, workers=workers, extra=extra)
         summaries = sorted((out_dir / "runs").glob("*/summary.json"))
         summary = json.loads(summaries[-1].read_text()) if summaries else {}
     finally:
@@ -191,7 +203,8 @@ def run(
     processed = summary.get("processed", 0)
     return {
         "docs": docs,
-        "pages_per_doc": list(pages),
+        "corpus": "fixture mix" if fixture_mix else "generated",
+        "pages_per_doc": "1-4 and 30" if fixture_mix else list(pages),
         "workers": workers,
         "generate_s": round(generate_s, 2),
         **measured,
@@ -210,12 +223,30 @@ def run(
     }
 
 
+def mix_inputs(root: Path, docs: int) -> tuple[Path, Path]:
+    """`docs` byte-distinct copies of the fixture PDFs, each fixture copied in turn, with their answers (made
+    once per `root`; a folder holding another count is made again)."""
+    from bench.doc_cpu import make_inputs
+
+    pdfs, labels = root / "pdfs", root / "labels"
+    if pdfs.is_dir() and len(list(pdfs.glob("*.pdf"))) == docs:
+        return pdfs, labels
+    shutil.rmtree(root, ignore_errors=True)
+    fixtures = len(list((corpus.REPO / "fixtures" / "pdfs").glob("*.pdf")))
+    make_inputs(root, -(-docs // fixtures))
+    for extra in sorted(pdfs.glob("*.pdf"), key=lambda p: (int(p.stem.rsplit("-c", 1)[1]), p.stem))[docs:]:
+        extra.unlink()
+        (labels / f"{extra.stem}.json").unlink(missing_ok=True)
+    return pdfs, labels
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--docs", type=int, default=5000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--fixture-mix", action="store_true", help="copies of the fixture PDFs and answers")
     args = parser.parse_args(argv)
-    print(json.dumps(run(docs=args.docs, workers=args.workers), indent=2))
+    print(json.dumps(run(docs=args.docs, workers=args.workers, fixture_mix=args.fixture_mix), indent=2))
 
 
 if __name__ == "__main__":

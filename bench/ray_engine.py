@@ -54,9 +54,10 @@ def _port() -> int:
 
 
 @contextmanager
-def cluster(nodes: int) -> Iterator[tuple[str, dict[str, str]]]:
+def cluster(nodes: int, left: list[Path] | None = None) -> Iterator[tuple[str, dict[str, str]]]:
     """A Ray cluster of `nodes` one-CPU nodes from `ray start` (head on 127.0.0.2, workers on 127.0.0.3, …):
-    its address and the environment to reach it; every node stopped (by its own process) on exit."""
+    its address and the environment to reach it; every node stopped (by its own process) on exit. Its folder is
+    deleted then, or added to `left` for the caller to delete after its last measurement (LEFT_NOTE)."""
     root = Path(tempfile.mkdtemp(prefix="arb-bc-", dir="/tmp"))
     token = root / "token"
     token.write_text(secrets.token_hex(32))
@@ -96,7 +97,10 @@ def cluster(nodes: int) -> Iterator[tuple[str, dict[str, str]]]:
                 process.wait(timeout=60)
             if process.poll() is None:
                 process.kill()
-        shutil.rmtree(root, ignore_errors=True)
+        if left is None:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            left.append(root)
 
 
 def run_cli(
@@ -151,19 +155,24 @@ def _once(
     *,
     db: str | None = None,
     mirrors: str = "all",
+    left: list[Path],
 ) -> dict[str, Any]:
+    """One run into a fresh output folder, added to `left` with its cluster's folder (LEFT_NOTE)."""
     out = Path(tempfile.mkdtemp(prefix=f"arbiter-bench-{engine}-"))
-    try:
-        if not nodes:
-            return run_cli(inputs, out, workers=workers, engine=engine, db=db, mirrors=mirrors)
-        with cluster(nodes) as (address, env):
-            if task_pages is not None:
-                env["ARBITER_RAY_TASK_PAGES"] = task_pages
-            return run_cli(
-                inputs, out, workers=nodes, engine="ray", address=address, env=env, db=db, mirrors=mirrors
-            )
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    left.append(out)
+    if not nodes:
+        return run_cli(inputs, out, workers=workers, engine=engine, db=db, mirrors=mirrors)
+    with cluster(nodes, left) as (address, env):
+        if task_pages is not None:
+            env["ARBITER_RAY_TASK_PAGES"] = task_pages
+        return run_cli(
+            inputs, out, workers=nodes, engine="ray", address=address, env=env, db=db, mirrors=mirrors
+        )
+
+
+# LEFT_NOTE: every run's folders are deleted after the last run, not between runs: thousands of files deleted
+# just before a run cost its new files up to 30 times their kernel CPU on this VM's disk (bench/doc_cpu.py,
+# `new_file_kernel_us`), which would favour whichever variant ran first.
 
 
 def run(
@@ -185,6 +194,7 @@ def run(
     directory = (data_dir or corpus.DATA_DIR) / f"ray-{pages}p"
     corpus.write_pdfs(directory, docs, pages=pages, segments=2, prefix="ray", seed=7)
     inputs = Path(tempfile.mkdtemp(prefix="arbiter-bench-ray-in-"))
+    left: list[Path] = [inputs]
     try:
         for pdf in sorted(directory.glob("ray-*.pdf"))[:docs]:
             shutil.copy(pdf, inputs / pdf.name)
@@ -195,11 +205,14 @@ def run(
         for _ in range(repeats):
             for name, count, pages_per_task in variants:
                 engine = name if not count else "ray"
-                result = _once(inputs, engine, workers, count, pages_per_task, db=db, mirrors=mirrors)
+                result = _once(
+                    inputs, engine, workers, count, pages_per_task, db=db, mirrors=mirrors, left=left
+                )
                 if name not in best or result["docs_per_s"] > best[name]["docs_per_s"]:
                     best[name] = result
     finally:
-        shutil.rmtree(inputs, ignore_errors=True)
+        for folder in left:
+            shutil.rmtree(folder, ignore_errors=True)
     local, ray = best["local"], best["ray"]
     cluster_figures: dict[str, Any] = {}
     if nodes:

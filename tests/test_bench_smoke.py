@@ -75,6 +75,17 @@ def test_batch_memory_shape(tmp_path: Path) -> None:
     assert set(result["decisions"]) >= {"accepted_first_time", "escalated", "errors"}
 
 
+def test_batch_memory_on_the_fixture_mix_decides_copies_of_the_fixtures(tmp_path: Path) -> None:
+    """(c) --fixture-mix runs the CLI on byte-distinct copies of the fixtures with their answers, some wrong."""
+    result = batch_memory.run(docs=8, workers=2, data_dir=tmp_path, fixture_mix=True)
+    assert result["exit_code"] == 0, result["output_tail"]
+    assert (result["corpus"], result["processed"], result["decisions"]["errors"]) == ("fixture mix", 8, 0)
+    pdfs = sorted(p.stem for p in (tmp_path / "mix-8" / "pdfs").glob("*.pdf"))
+    assert len(pdfs) == len({p.rsplit("-c", 1)[0] for p in pdfs}) == 8  # eight fixtures, one copy each
+    assert result["decisions"]["escalated"] > 0  # the demo's wrong answers among them
+    assert result["peak_tree_rss_mb"] > 0
+
+
 def test_run_prints_and_writes_one_json_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """bench/run.py prints one JSON object with machine info, targets and met flags, and writes it to --out."""
     out = tmp_path / "bench.json"
