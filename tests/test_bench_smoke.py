@@ -72,6 +72,7 @@ def test_batch_memory_shape(tmp_path: Path) -> None:
     for key in ("peak_parent_rss_mb", "peak_tree_rss_mb", "ru_maxrss_mb"):
         assert result[key] > 0
     assert result["peak_tree_rss_mb"] >= result["peak_parent_rss_mb"]
+    assert 0 < result["peak_tree_pss_mb"] <= result["peak_tree_rss_mb"]  # shared pages counted once
     assert set(result["decisions"]) >= {"accepted_first_time", "escalated", "errors"}
 
 
