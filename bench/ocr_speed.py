@@ -64,8 +64,8 @@ def _floor(path: Path, cfg: OcrConfig) -> int:
     doc = pdfium.PdfDocument(path)
     try:
         for page in doc:
-            image, scale, _ = render_gray(page.raw, page.get_width(), page.get_height(), cfg.dpi)
-            run_tesseract(engine, image, scale * 72.0, cfg.page_timeout_s)
+            drawn = render_gray(page.raw, page.get_width(), page.get_height(), cfg.dpi)
+            run_tesseract(engine, drawn, drawn.scale * 72.0, cfg.page_timeout_s)
             page.close()
         return len(doc)
     finally:

@@ -4,6 +4,7 @@ happens when Tesseract is missing, slow, failing or reads nothing (a scripted st
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from arbiter.contracts.profile import load_profile
 from arbiter.decide.governor import verify_with_retries
 from arbiter.ingest import PDFIUM_LOCK, IsolatedIngestor, OcrConfig, extractor_version, ingest_pdf, ocr_pass
 from arbiter.ingest import ocr as ocr_module
-from arbiter.ingest.ocr import BLANK_LEVEL, MIN_INK_SHARE, is_blank, parse_tsv, render_gray
+from arbiter.ingest.ocr import BLANK_LEVEL, MIN_INK_SHARE, Rendered, is_blank, parse_tsv, render_gray
 from arbiter.ingest.ocr_lines import rows, to_raw_page
 from arbiter.ingest.textlayer import (
     MIN_WORDS_OVER_SCAN,
@@ -399,14 +400,78 @@ def test_rendered_pixels_are_the_image(tmp_path: Path) -> None:
     try:
         page = doc[0]
         with PDFIUM_LOCK:
-            image, _, pixels = render_gray(page.raw, page.get_width(), page.get_height(), 150)
-        assert image.width % 4  # 1,275 pixels a row: pdfium pads each row of its bitmap to 1,276 bytes
+            got = render_gray(page.raw, page.get_width(), page.get_height(), 150)
+        image, pixels = got.image, got.pixels
+        assert (
+            image.width % 4
+        )  # 1,275 pixels a row: pdfium would pad each row of its own bitmap to 1,276 bytes
         assert pixels.shape == (image.height, image.width)
         assert pixels.tobytes() == image.tobytes()
         assert not is_blank(pixels)
         page.close()
     finally:
         doc.close()
+
+
+def rendered(tmp_path: Path, lines: list[tuple[int, int, str]]) -> Rendered:
+    drawn, _ = draw_page(lines) if lines else (Image.new("L", (1275, 1650), 255), None)
+    doc = pdfium.PdfDocument(image_pdf(tmp_path / "scan.pdf", [drawn]))
+    try:
+        page = doc[0]
+        with PDFIUM_LOCK:
+            got = render_gray(page.raw, page.get_width(), page.get_height(), 150)
+        page.close()
+        return got
+    finally:
+        doc.close()
+
+
+def test_a_page_is_drawn_into_the_file_tesseract_reads(tmp_path: Path) -> None:
+    """The page's pixels, its binary PGM and the in-memory file Tesseract opens are one memory, drawn once."""
+    got = rendered(tmp_path, [(100, 100, "Hemoglobin 10.4 g/dL")])
+    header = f"P5\n{got.image.width} {got.image.height}\n255\n".encode()
+    assert bytes(got.pgm[: len(header)]) == header
+    assert bytes(got.pgm[len(header) :]) == got.pixels.tobytes() == got.image.tobytes()
+    assert np.shares_memory(got.pixels, np.frombuffer(got.pgm, dtype=np.uint8))
+    fd = got.page_file.take()
+    assert fd is not None
+    try:
+        with open(f"/dev/fd/{fd}", "rb") as fh:  # as Tesseract opens it
+            assert fh.read() == bytes(got.pgm)
+    finally:
+        os.close(fd)
+    assert got.page_file.take() is None  # handed to one run only
+
+
+def test_a_blank_pages_in_memory_file_is_closed_when_it_is_let_go(tmp_path: Path) -> None:
+    """A page never read (blank: no Tesseract run) leaves no descriptor open once it is let go."""
+    got = rendered(tmp_path, [])
+    assert is_blank(got.pixels)
+    assert page_files() > 0  # the file, and the mapping's own descriptor
+    del got
+    assert page_files() == 0
+
+
+def page_files() -> int:
+    """This process's open in-memory page files."""
+    found = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found += "arbiter-ocr-page" in os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+    return found
+
+
+def test_without_in_memory_files_a_page_is_drawn_in_plain_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where there is no memfd, the page is drawn into this process's memory, the same PGM, and no file."""
+    with_file = rendered(tmp_path, [(100, 100, "Hemoglobin 10.4 g/dL")])
+    monkeypatch.delattr(ocr_module.os, "memfd_create", raising=False)
+    plain = rendered(tmp_path, [(100, 100, "Hemoglobin 10.4 g/dL")])
+    assert plain.page_file.take() is None
+    assert bytes(plain.pgm) == bytes(with_file.pgm)
 
 
 def test_tesseract_reads_the_same_words_without_an_in_memory_file(

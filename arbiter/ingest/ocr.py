@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import io
+import mmap
 import os
 import re
 import shutil
@@ -185,34 +186,80 @@ def announce(seconds: float) -> None:
 
 
 class Rendered(NamedTuple):
-    """A page drawn for OCR: the image, its scale (pixels per point), and the same pixels as an array (rows of
-    the image's width, no copy) for counting ink."""
+    """A page drawn for OCR: the image, its scale (pixels per point), the same pixels as an array (no copy) for
+    counting ink, and the same memory again as a binary PGM file (a header before the pixels) that Tesseract
+    reads: in an in-memory file where the system has one (`page_file`), else in this process's memory."""
 
     image: Image.Image
     scale: float
     pixels: np.ndarray
+    pgm: memoryview
+    page_file: PageFile
+
+
+class PageFile:
+    """The descriptor of the anonymous in-memory file (Linux's memfd) a page is drawn into, or None: handed to
+    one Tesseract run (`take`), else closed when the page is let go (a blank page is never read)."""
+
+    def __init__(self, fd: int | None) -> None:
+        self._fd = fd
+
+    def take(self) -> int | None:
+        fd, self._fd = self._fd, None
+        return fd
+
+    def __del__(self) -> None:
+        fd = self.take()
+        if fd is not None:
+            os.close(fd)
 
 
 def render_gray(page: Any, width: float, height: float, dpi: float) -> Rendered:
     """The page as an 8-bit grayscale image; the caller holds PDFIUM_LOCK. The page is drawn as a viewer shows
-    it (crop box, rotation, annotations)."""
+    it (crop box, rotation, annotations), by PDFium straight into the memory of the PGM file Tesseract reads:
+    a 300-dpi letter page is 8.4 MB, which was held two and three times over (PDFium's bitmap, its copy, the
+    encoded file) while a worker OCRed a page."""
     scale = dpi / 72.0
     if width * height * scale * scale > MAX_PIXELS:
         scale = (MAX_PIXELS / (width * height)) ** 0.5
     w, h = max(1, round(width * scale)), max(1, round(height * scale))
-    bitmap = pdfium_c.FPDFBitmap_CreateEx(w, h, pdfium_c.FPDFBitmap_Gray, None, 0)
+    header = f"P5\n{w} {h}\n255\n".encode("ascii")
+    fd, memory = _page_memory(len(header) + w * h)
+    page_file = PageFile(fd)
+    memory[: len(header)] = header
+    pixels = np.frombuffer(memory, dtype=np.uint8, count=w * h, offset=len(header)).reshape(h, w)
+    bitmap = pdfium_c.FPDFBitmap_CreateEx(
+        w, h, pdfium_c.FPDFBitmap_Gray, pixels.ctypes.data_as(ctypes.c_void_p), w
+    )
     if not bitmap:
         raise OcrError("the page could not be rendered (no memory for the bitmap)")
     try:
         pdfium_c.FPDFBitmap_FillRect(bitmap, 0, 0, w, h, 0xFFFFFFFF)
         pdfium_c.FPDF_RenderPageBitmap(bitmap, page, 0, 0, w, h, 0, pdfium_c.FPDF_ANNOT)
-        stride = int(pdfium_c.FPDFBitmap_GetStride(bitmap))
-        buffer = pdfium_c.FPDFBitmap_GetBuffer(bitmap)
-        data = ctypes.string_at(buffer, stride * h)
     finally:
-        pdfium_c.FPDFBitmap_Destroy(bitmap)
-    pixels = np.frombuffer(data, dtype=np.uint8).reshape(h, stride)[:, :w]
-    return Rendered(Image.frombuffer("L", (w, h), data, "raw", "L", stride, 1), scale, pixels)
+        pdfium_c.FPDFBitmap_Destroy(bitmap)  # the pixels are ours: PDFium frees nothing of them
+    image = Image.frombuffer("L", (w, h), pixels, "raw", "L", 0, 1)
+    return Rendered(image, scale, pixels, memoryview(memory), page_file)
+
+
+def _page_memory(size: int) -> tuple[int | None, mmap.mmap | bytearray]:
+    """`size` bytes to draw a page into: the shared mapping of a new in-memory file (memfd) that Tesseract can
+    open by its /dev/fd path, or, where there is none (another system, no /proc), plain memory."""
+    create = getattr(os, "memfd_create", None)
+    if create is not None:
+        try:
+            fd = int(create("arbiter-ocr-page", getattr(os, "MFD_CLOEXEC", 0)))
+        except OSError:
+            fd = None
+        if fd is not None:
+            try:
+                if os.path.exists(f"/dev/fd/{fd}"):
+                    os.ftruncate(fd, size)
+                    return fd, mmap.mmap(fd, size)
+            except (OSError, ValueError):
+                pass
+            os.close(fd)
+    return None, bytearray(size)
 
 
 # Rows counted at a time by is_blank: a page with ink is known after its first band or two that hold any.
@@ -245,20 +292,24 @@ class Word:
     text: str
 
 
-def run_tesseract(engine: Engine, image: Image.Image, dpi: float, timeout_s: float) -> list[Word]:
-    """Tesseract's words for one image, in its reading order; OcrError when it fails. The image goes as an
-    in-memory file (`_memory_file`); where Tesseract stops with an error reading it that way (a wrapper that
-    closes inherited descriptors, say) it is given the image once more through its standard input."""
-    buf = io.BytesIO()
-    image.save(buf, format="PPM")  # an 8-bit image becomes binary PGM: no compression to pay for
-    with buf.getbuffer() as view:
-        page_file = _memory_file(view)
+def run_tesseract(engine: Engine, image: Rendered | Image.Image, dpi: float, timeout_s: float) -> list[Word]:
+    """Tesseract's words for one page (as `render_gray` drew it, or any image), in its reading order; OcrError
+    when it fails. The page goes as an in-memory file Tesseract opens by its /dev/fd path; where there is none,
+    or Tesseract stops with an error reading it that way (a wrapper that closes inherited descriptors, say), it
+    is given the page (once more) through its standard input."""
+    if isinstance(image, Rendered):
+        pgm, page_file = image.pgm, image.page_file.take()
+    else:
+        buf = io.BytesIO()
+        image.save(buf, format="PPM")  # an 8-bit image becomes binary PGM: no compression to pay for
+        pgm = buf.getbuffer()
+        page_file = _memory_file(pgm)
     if page_file is not None:
         try:
             return _tesseract(engine, dpi, timeout_s, page_file=page_file)
         except _Stopped:
             announce(timeout_s)  # the second try may take as long again
-    return _tesseract(engine, dpi, timeout_s, data=buf.getvalue())
+    return _tesseract(engine, dpi, timeout_s, data=bytes(pgm))
 
 
 class _Stopped(OcrError):

@@ -56,14 +56,14 @@ def ocr_pages(
                 if not page:
                     raise OcrError("the page could not be loaded")
                 try:
-                    image, scale, pixels = render_gray(page, raw.width, raw.height, config.dpi)
+                    drawn = render_gray(page, raw.width, raw.height, config.dpi)
                 finally:
                     pdfium_c.FPDF_ClosePage(page)
-            if is_blank(pixels):
+            if is_blank(drawn.pixels):
                 states[index] = (OcrStatus.NO_TEXT, None)
             else:
-                words = run_tesseract(engine, image, scale * 72.0, config.page_timeout_s)
-                read, confidence = to_raw_page(words, index + 1, raw.width, raw.height, scale)
+                words = run_tesseract(engine, drawn, drawn.scale * 72.0, config.page_timeout_s)
+                read, confidence = to_raw_page(words, index + 1, raw.width, raw.height, drawn.scale)
                 if readable(read.text):
                     raw_pages[index] = read
                     states[index] = (OcrStatus.APPLIED, confidence)
