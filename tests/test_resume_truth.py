@@ -17,7 +17,7 @@ from arbiter.contracts.profile import load_profile
 from arbiter.ingest import IngestResult, ingest_pdf
 from arbiter.record.mirrors import export_mirrors
 from arbiter.record.sink import DatabaseResultStore
-from arbiter.run.batch import BatchRunner, discover, new_run_id
+from arbiter.run.batch import BatchRunner, InputDoc, discover, new_run_id
 from arbiter.run.document import Pipeline
 from arbiter.store import Store
 from tests.conftest import FIXTURES
@@ -180,17 +180,23 @@ def written(out: Path) -> dict[str, object]:
     return found
 
 
+def run_once(store: Store, tmp_path: Path) -> tuple[Path, Path, DatabaseResultStore, list[InputDoc]]:
+    """The two documents decided once into tmp_path/out: the inputs' root, the output, the sink, the inputs."""
+    root = inputs(tmp_path)
+    out = tmp_path / "out"
+    sink = DatabaseResultStore(store, out)
+    docs = discover([root / "in"])
+    BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    return root, out, sink, docs
+
+
 @pytest.mark.parametrize("lost", ["everything", "bundles", "classification"])
 def test_a_rerun_restores_the_deleted_files_of_a_done_document(
     store: Store, tmp_path: Path, lost: str
 ) -> None:
     """Issue 32.4: a done document whose files are gone (all of them, its bundle, or its classification.json)
     gets them back byte for byte on a plain re-run, which skips it with the same decision and no new row."""
-    root = inputs(tmp_path)
-    out = tmp_path / "out"
-    sink = DatabaseResultStore(store, out)
-    docs = discover([root / "in"])
-    BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    root, out, sink, docs = run_once(store, tmp_path)
     before = written(out)
     decided = {d: store.records.document(d) for d in DOCS}
     if lost == "everything":
@@ -228,11 +234,7 @@ def test_a_rerun_rebuilds_a_file_a_crash_left_empty_or_short(
 ) -> None:
     """Mirrors are not fsynced: a file renamed into place but never written out (empty, or cut short against
     the size its index entry records) is rebuilt byte for byte by a plain re-run, with the same decision."""
-    root = inputs(tmp_path)
-    out = tmp_path / "out"
-    sink = DatabaseResultStore(store, out)
-    docs = discover([root / "in"])
-    BatchRunner(pipeline(root, sink), sink, workers=1).run(docs)
+    root, out, sink, docs = run_once(store, tmp_path)
     before = written(out)
     for doc in DOCS:
         path = out / relative.format(doc=doc)
@@ -255,7 +257,12 @@ def test_mirrors_of_the_database_are_not_fsynced_and_list_their_sizes(
 
     synced: list[str] = []
     real = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(os.readlink(f"/proc/self/fd/{fd}")) or real(fd))
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     root = inputs(tmp_path)
     out = tmp_path / "out"
     sink = DatabaseResultStore(store, out)
