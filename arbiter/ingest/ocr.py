@@ -1,8 +1,9 @@
 """OCR of pages without a usable text layer: pypdfium2 renders the page, Tesseract reads it.
 
 Tesseract is Debian's `tesseract-ocr` with `tesseract-ocr-eng`, run as a subprocess that reads the
-image on stdin and writes TSV (one row per word, with its box and confidence) on stdout: no temporary
-files, a hard timeout per page, one thread per process. Word boxes come back in pixels from the image's
+page from an in-memory file (ocr_page.py draws it there; its standard input where there is none) and writes
+TSV (one row per word, with its box and confidence) on stdout: nothing on disk, a hard timeout per page,
+one thread per process. Word boxes come back in pixels from the image's
 top-left and are turned into PDF points from the page's bottom-left, the way pdfium reports text
 (ocr_lines.py groups the words into the page's lines).
 Configuration comes from the environment, so ingestion worker processes see the same settings:
@@ -17,10 +18,8 @@ Configuration comes from the environment, so ingestion worker processes see the 
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import io
-import mmap
 import os
 import re
 import shutil
@@ -28,13 +27,15 @@ import signal
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
 
-import numpy as np
-import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-from arbiter.errors import ExtractionError
+from arbiter.ingest.ocr_page import BLANK_LEVEL as BLANK_LEVEL
+from arbiter.ingest.ocr_page import MIN_INK_SHARE as MIN_INK_SHARE
+from arbiter.ingest.ocr_page import OcrError as OcrError
+from arbiter.ingest.ocr_page import Rendered as Rendered
+from arbiter.ingest.ocr_page import is_blank as is_blank
+from arbiter.ingest.ocr_page import render_gray as render_gray
 
 ENV_OCR = "ARBITER_OCR"
 ENV_TESSERACT = "ARBITER_TESSERACT_CMD"
@@ -42,28 +43,18 @@ ENV_LANG = "ARBITER_OCR_LANG"
 ENV_DOC_BUDGET = "ARBITER_OCR_DOC_BUDGET_S"
 ENV_PAGE_TIMEOUT = "ARBITER_OCR_PAGE_TIMEOUT_S"
 
-# Tesseract reads best at about 300 dpi; a page larger than MAX_PIXELS at that resolution (a poster, a
-# drawing) is rendered smaller rather than exhausting memory.
+# Tesseract reads best at about 300 dpi (a page larger than ocr_page.MAX_PIXELS at that resolution is
+# rendered smaller).
 DEFAULT_DPI = 300
-MAX_PIXELS = 40_000_000
 # Hard limit on Tesseract for one page (a letter page takes about 1 s here), and on OCR for one document:
 # pages left when it runs out stay unverifiable (status FAILED) rather than failing the document.
 PAGE_TIMEOUT_S = 60.0
 DOC_BUDGET_S = 900.0
 # Extra time announced per page for rendering it and reading the answer.
 RENDER_ALLOWANCE_S = 10.0
-# Pixels darker than BLANK_LEVEL are ink. A rendered page with less ink than MIN_INK_SHARE of its pixels
-# (about one short word; scanner dust on the blank back of a sheet is a tenth of that) has nothing
-# worth reading: Tesseract is not run on it.
-BLANK_LEVEL = 160
-MIN_INK_SHARE = 0.0001
 # Tesseract's page segmentation mode 3: fully automatic layout analysis, no orientation detection.
 PSM = "3"
 _VERSION = re.compile(r"tesseract\s+v?(\d+(?:\.\d+)*)", re.IGNORECASE)
-
-
-class OcrError(ExtractionError):
-    """Tesseract failed on one page (timeout, crash, unreadable answer); the message names no content."""
 
 
 @dataclass(frozen=True)
@@ -183,100 +174,6 @@ def announce(seconds: float) -> None:
     """Tell the parent (if any) that the next OCR page may take up to `seconds`."""
     if _budget_hook is not None:
         _budget_hook(seconds)
-
-
-class Rendered(NamedTuple):
-    """A page drawn for OCR: the image, its scale (pixels per point), the same pixels as an array (no copy) for
-    counting ink, and the same memory again as a binary PGM file (a header before the pixels) that Tesseract
-    reads: in an in-memory file where the system has one (`page_file`), else in this process's memory."""
-
-    image: Image.Image
-    scale: float
-    pixels: np.ndarray
-    pgm: memoryview
-    page_file: PageFile
-
-
-class PageFile:
-    """The descriptor of the anonymous in-memory file (Linux's memfd) a page is drawn into, or None: handed to
-    one Tesseract run (`take`), else closed when the page is let go (a blank page is never read)."""
-
-    def __init__(self, fd: int | None) -> None:
-        self._fd = fd
-
-    def take(self) -> int | None:
-        fd, self._fd = self._fd, None
-        return fd
-
-    def __del__(self) -> None:
-        fd = self.take()
-        if fd is not None:
-            os.close(fd)
-
-
-def render_gray(page: Any, width: float, height: float, dpi: float) -> Rendered:
-    """The page as an 8-bit grayscale image; the caller holds PDFIUM_LOCK. The page is drawn as a viewer shows
-    it (crop box, rotation, annotations), by PDFium straight into the memory of the PGM file Tesseract reads:
-    a 300-dpi letter page is 8.4 MB, which was held two and three times over (PDFium's bitmap, its copy, the
-    encoded file) while a worker OCRed a page."""
-    scale = dpi / 72.0
-    if width * height * scale * scale > MAX_PIXELS:
-        scale = (MAX_PIXELS / (width * height)) ** 0.5
-    w, h = max(1, round(width * scale)), max(1, round(height * scale))
-    header = f"P5\n{w} {h}\n255\n".encode("ascii")
-    fd, memory = _page_memory(len(header) + w * h)
-    page_file = PageFile(fd)
-    memory[: len(header)] = header
-    pixels = np.frombuffer(memory, dtype=np.uint8, count=w * h, offset=len(header)).reshape(h, w)
-    bitmap = pdfium_c.FPDFBitmap_CreateEx(
-        w, h, pdfium_c.FPDFBitmap_Gray, pixels.ctypes.data_as(ctypes.c_void_p), w
-    )
-    if not bitmap:
-        raise OcrError("the page could not be rendered (no memory for the bitmap)")
-    try:
-        pdfium_c.FPDFBitmap_FillRect(bitmap, 0, 0, w, h, 0xFFFFFFFF)
-        pdfium_c.FPDF_RenderPageBitmap(bitmap, page, 0, 0, w, h, 0, pdfium_c.FPDF_ANNOT)
-    finally:
-        pdfium_c.FPDFBitmap_Destroy(bitmap)  # the pixels are ours: PDFium frees nothing of them
-    image = Image.frombuffer("L", (w, h), pixels, "raw", "L", 0, 1)
-    return Rendered(image, scale, pixels, memoryview(memory), page_file)
-
-
-def _page_memory(size: int) -> tuple[int | None, mmap.mmap | bytearray]:
-    """`size` bytes to draw a page into: the shared mapping of a new in-memory file (memfd) that Tesseract can
-    open by its /dev/fd path, or, where there is none (another system, no /proc), plain memory."""
-    create = getattr(os, "memfd_create", None)
-    if create is not None:
-        try:
-            fd = int(create("arbiter-ocr-page", getattr(os, "MFD_CLOEXEC", 0)))
-        except OSError:
-            fd = None
-        if fd is not None:
-            try:
-                if os.path.exists(f"/dev/fd/{fd}"):
-                    os.ftruncate(fd, size)
-                    return fd, mmap.mmap(fd, size)
-            except (OSError, ValueError):
-                pass
-            os.close(fd)
-    return None, bytearray(size)
-
-
-# Rows counted at a time by is_blank: a page with ink is known after its first band or two that hold any.
-BLANK_BAND_ROWS = 256
-
-
-def is_blank(pixels: np.ndarray) -> bool:
-    """True when the 8-bit pixels hold (almost) no ink: less than MIN_INK_SHARE of them are darker than
-    BLANK_LEVEL. Counted band by band, stopping once there is enough ink (a page with text is decided in a
-    millisecond; PIL's histogram of a whole 300-dpi letter page took 25 ms)."""
-    limit = MIN_INK_SHARE * pixels.size
-    ink = 0
-    for top in range(0, pixels.shape[0], BLANK_BAND_ROWS):
-        ink += int(np.count_nonzero(pixels[top : top + BLANK_BAND_ROWS] < BLANK_LEVEL))
-        if ink >= limit:
-            return False
-    return True
 
 
 @dataclass(frozen=True, slots=True)
