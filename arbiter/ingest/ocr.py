@@ -19,7 +19,6 @@ Configuration comes from the environment, so ingestion worker processes see the 
 from __future__ import annotations
 
 import functools
-import io
 import os
 import re
 import shutil
@@ -27,8 +26,6 @@ import signal
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-
-from PIL import Image
 
 from arbiter.ingest.ocr_page import BLANK_LEVEL as BLANK_LEVEL
 from arbiter.ingest.ocr_page import MIN_INK_SHARE as MIN_INK_SHARE
@@ -189,24 +186,18 @@ class Word:
     text: str
 
 
-def run_tesseract(engine: Engine, image: Rendered | Image.Image, dpi: float, timeout_s: float) -> list[Word]:
-    """Tesseract's words for one page (as `render_gray` drew it, or any image), in its reading order; OcrError
-    when it fails. The page goes as an in-memory file Tesseract opens by its /dev/fd path; where there is none,
-    or Tesseract stops with an error reading it that way (a wrapper that closes inherited descriptors, say), it
-    is given the page (once more) through its standard input."""
-    if isinstance(image, Rendered):
-        pgm, page_file = image.pgm, image.page_file.take()
-    else:
-        buf = io.BytesIO()
-        image.save(buf, format="PPM")  # an 8-bit image becomes binary PGM: no compression to pay for
-        pgm = buf.getbuffer()
-        page_file = _memory_file(pgm)
+def run_tesseract(engine: Engine, page: Rendered, dpi: float, timeout_s: float) -> list[Word]:
+    """Tesseract's words for one page as `render_gray` drew it, in its reading order; OcrError when it fails.
+    The page goes as the in-memory file it was drawn into, which Tesseract opens by its /dev/fd path; where
+    there is none, or Tesseract stops with an error reading it that way (a wrapper that closes inherited
+    descriptors, say), it is given the page (once more) through its standard input."""
+    page_file = page.page_file.take()
     if page_file is not None:
         try:
             return _tesseract(engine, dpi, timeout_s, page_file=page_file)
         except _Stopped:
             announce(timeout_s)  # the second try may take as long again
-    return _tesseract(engine, dpi, timeout_s, data=bytes(pgm))
+    return _tesseract(engine, dpi, timeout_s, data=bytes(page.pgm))
 
 
 class _Stopped(OcrError):
@@ -257,31 +248,6 @@ def _tesseract(
     if process.returncode != 0:
         raise _Stopped(f"Tesseract stopped with exit status {process.returncode}")
     return parse_tsv(stdout.decode("utf-8", "replace"))
-
-
-def _memory_file(data: memoryview) -> int | None:
-    """A descriptor of an anonymous in-memory file holding `data` (Linux's memfd: nothing on disk, freed when
-    the last descriptor closes), for Tesseract to read by its /dev/fd path; None where there is none (another
-    system, no /proc): the image then goes through Tesseract's standard input. Measured on a 300-dpi letter
-    page: Tesseract reads its standard input so slowly that the page cost it 1.41 s of CPU instead of 1.11 s,
-    and writing the pipe 512 bytes at a time cost this process 20 ms instead of 4."""
-    create = getattr(os, "memfd_create", None)
-    if create is None:
-        return None
-    try:
-        fd = int(create("arbiter-ocr-page", getattr(os, "MFD_CLOEXEC", 0)))
-    except OSError:
-        return None
-    try:
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        if os.path.exists(f"/dev/fd/{fd}"):
-            return fd
-    except OSError:
-        pass
-    os.close(fd)
-    return None
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -122,7 +122,7 @@ class FileStore:
     def intact(self, relative: Any, sizes: Any = None) -> bool:
         """One file (relative to the root) is there, not empty, and as long as `sizes` says where it says."""
         known = sizes.get(relative) if isinstance(sizes, dict) else None
-        return isinstance(relative, str) and _inside(relative) and _sized(self.root / relative, known)
+        return isinstance(relative, str) and _inside(relative) and whole(self.root / relative, known)
 
     def save(self, record: DocumentRecord, *, history: bool = True) -> None:
         """Every file of the record; history=False leaves ground_truth/history/ alone (mirrors rebuilt from the
@@ -207,7 +207,7 @@ class FileStore:
         if not isinstance(listed, list):
             return False
         bundle = f"bundles/{doc_id}.json"
-        if bundle in listed and not (self.root / bundle).is_file() and not restore_bundle():
+        if bundle in listed and not self.intact(bundle, entry.get("sizes")) and not restore_bundle():
             return False
         return self.present(listed, entry.get("sizes"))
 
@@ -262,7 +262,7 @@ def mirror_files(record: DocumentRecord, mirrors: str = "all") -> list[str]:
     return [*files, f"index/{doc}.json"]
 
 
-def _sized(path: Location, size: Any) -> bool:
+def whole(path: Location, size: Any = None) -> bool:
     """A file is there (no folder), not empty, and `size` bytes long where a size is known."""
     try:
         got = path.stat()

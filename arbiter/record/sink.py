@@ -10,7 +10,7 @@ from typing import Any
 from arbiter import atomic
 from arbiter.contracts import DocumentRecord, GroundTruthRecord
 from arbiter.outputs import Location
-from arbiter.record.mirrors import FileStore, bundle_expected, classification_expected, index_entry_of
+from arbiter.record.mirrors import FileStore, bundle_expected, classification_expected, index_entry_of, whole
 from arbiter.store import Store
 from arbiter.store.records import RecordedRun
 
@@ -90,7 +90,7 @@ class DatabaseResultStore:
         self.files.save(record, history=False)
         for version in self.store.ground_truth.history(doc_id) if full else ():
             path = self.files.history_path(version)
-            if not _written(path):
+            if not whole(path):  # there and not empty (a crash can leave one renamed but never written)
                 atomic.write_json(path, version, sync=False)
         return True
 
@@ -117,11 +117,3 @@ class DatabaseResultStore:
             truth = self.store.ground_truth.latest(record.doc_id)
         mirrored = dataclasses.replace(record, packet=packet, ground_truth=truth)
         self.files.save(mirrored, history=result.ground_truth is not None)
-
-
-def _written(path: Location) -> bool:
-    """A ground-truth history file is there and not empty (a crash can leave one renamed but never written)."""
-    try:
-        return path.stat().st_size > 0
-    except (OSError, ValueError):
-        return False
