@@ -130,3 +130,47 @@ def test_a_worker_keeps_what_it_starts_with_out_of_the_collectors_passes(tmp_pat
     frozen, threshold = result.extra
     assert frozen > 1000  # the modules the fork server preloaded, at least
     assert threshold[0] == YOUNG
+
+
+SCRIPT = """
+import os, sys
+with open(os.environ["ARBITER_TEST_MAIN_RUNS"], "a") as fh:
+    fh.write("ran\\n")
+
+
+def own(path, **kwargs):
+    from arbiter.ingest.isolated import Handed
+    from arbiter.ingest.reader import IngestFailure
+    failure = IngestFailure(doc_id="a", file_path=str(path), file_sha256=None, kind="empty", message="-")
+    return Handed(failure, "own")
+
+
+if __name__ == "__main__":
+    from arbiter.ingest.isolated import IsolatedIngestor
+    from tests.test_worker_start import _environment
+    target = own if sys.argv[1] == "own" else _environment
+    with IsolatedIngestor(workers=1, target=target) as ingestor:
+        print(ingestor.handed(sys.argv[2]).extra)
+"""
+
+
+@pytest.mark.parametrize(("target", "runs"), [("module", 1), ("own", 2)])
+def test_a_worker_runs_the_main_module_again_only_for_a_target_defined_there(
+    tmp_path: Path, target: str, runs: int
+) -> None:
+    """A worker whose target lives in an importable module does not run the parent's main module again (under
+    `arbiter run` that is the whole CLI); a target defined in the main script still works, the script run again."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    marks = tmp_path / "runs.txt"
+    env = {**os.environ, "ARBITER_TEST_MAIN_RUNS": str(marks), "PYTHONPATH": str(Path(__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, str(script), target, str(tmp_path / "a.pdf")],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert ("own" in done.stdout) is (target == "own")
+    assert marks.read_text().count("ran") == runs

@@ -15,7 +15,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection
@@ -50,14 +51,42 @@ _EXTEND = "extend"  # worker to parent: ("extend", seconds) before an OCR page
 def _context(target: IngestTarget) -> Any:
     """Where workers come from: a fork server where the platform has one, spawn elsewhere. Never plain
     fork: forking while another thread holds PDFIUM_LOCK would deadlock the child; the fork server is
-    single-threaded. Spawn makes each worker a new interpreter that imports the parent's main module again
-    (the whole CLI under `arbiter run`); the fork server imports what that main module imports, ingestion
-    and the target's module once, and each worker is a fork of it."""
+    single-threaded. The fork server imports ingestion and the target's module once, and each worker is a
+    fork of it. A worker runs the parent's main module again only when the target lives there (a script's
+    own function); then the server imports what that main module imports too."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([__name__, *_module_of(target), *_main_imports()])
+    main = _main_imports() if _in_main(target) else []
+    ctx.set_forkserver_preload([__name__, *_module_of(target), *main])
     return ctx
+
+
+def _in_main(target: Any) -> bool:
+    """Whether the target is defined in the parent's main module, which its workers then must run again."""
+    return getattr(getattr(target, "func", target), "__module__", None) in (None, "__main__", "__mp_main__")
+
+
+_BLANK_MAIN = ModuleType("__main__")  # no spec, no file: multiprocessing finds no main module to run again
+_main_swap = threading.Lock()
+
+
+@contextmanager
+def _main_hidden(hide: bool) -> Iterator[None]:
+    """While a worker starts, the parent's main module hidden from multiprocessing, so the worker does not run
+    it again: under `arbiter run` that is the whole CLI (typer, rich, SQLAlchemy: ~26 MB a process that
+    ingestion never uses). The worker needs only the target's module, which it imports by name."""
+    if not hide:
+        yield
+        return
+    with _main_swap:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = _BLANK_MAIN
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
 
 
 _server_users = 0  # open ingestors whose workers come from the fork server
@@ -208,7 +237,8 @@ class _Worker:
             name="arbiter-ingest",
             daemon=True,
         )
-        self.process.start()
+        with _main_hidden(not _in_main(target)):
+            self.process.start()
         child.close()
         self.ready = False
 
