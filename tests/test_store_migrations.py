@@ -94,3 +94,49 @@ def test_concurrent_migrations_do_not_collide(fresh: Store) -> None:
             other.dispose()
     assert _tables(fresh) == TABLES
     assert fresh.current_revision() == "0015"
+
+
+def test_the_head_read_from_file_names_is_alembics() -> None:
+    """Each migration's revision is its file's four-digit prefix and its parent the one before, so the head
+    read from the file names is the one Alembic finds."""
+    from alembic.script import ScriptDirectory
+
+    from arbiter.store.db import Database
+    from arbiter.store.roles import VERSIONS, head_revision
+
+    script = ScriptDirectory.from_config(Database("sqlite://").alembic_config())
+    assert head_revision() == script.get_current_head()
+    previous = None
+    for path in sorted(VERSIONS.glob("[0-9][0-9][0-9][0-9]_*.py")):
+        revision = script.get_revision(path.name[:4])
+        assert revision is not None
+        assert Path(str(revision.path)).name == path.name
+        assert revision.down_revision == previous
+        previous = revision.revision
+
+
+def test_the_revision_read_without_alembic_is_alembics(fresh: Store) -> None:
+    """The schema revision read from the version table is what Alembic reads: none before, head after."""
+    for migrate in (False, True):
+        if migrate:
+            fresh.migrate()
+        with fresh.engine.connect() as conn:
+            assert fresh.current_revision() == MigrationContext.configure(conn).get_current_revision()
+    assert fresh.current_revision() == "0015"
+
+
+def test_a_run_on_a_schema_at_head_does_not_import_alembic(tmp_path: Path) -> None:
+    """Opening a store whose schema is at head leaves Alembic unimported (7 MB in every run's process)."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    Store(url).migrate()
+    code = (
+        "import sys\nfrom arbiter.store import Store\n"
+        f"s = Store({url!r})\ns.ensure_schema()\nprint(sorted(m for m in sys.modules if m.startswith(('alembic', 'mako'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]"

@@ -13,9 +13,7 @@ import random
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Literal
-
-import httpx
+from typing import TYPE_CHECKING, Any, Literal
 
 from arbiter.contracts import TokenUsage
 from arbiter.errors import ServiceError
@@ -24,6 +22,9 @@ from arbiter.llm.openai_request import RESPONSE_FORMAT_ENV, chat_body
 from arbiter.llm.port import LLMError, LLMRequest, RawCompletion, offline
 from arbiter.net.retry import Retryable, RetryPolicy, call_with_retries, retry_after_s
 from arbiter.net.switch import require_network
+
+if TYPE_CHECKING:  # imported where a request is made: a run without this backend never loads httpx (5 MB)
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,8 @@ class OpenAICompatBackend:
         return self._served_context[model]
 
     def _read_max_model_len(self, model: str) -> int | None:
+        import httpx
+
         try:
             response = self._http().get(f"{self.base_url}/models", headers=self._headers())
             entries = response.json().get("data") if response.status_code == 200 else None
@@ -134,6 +137,8 @@ class OpenAICompatBackend:
     # -- one attempt ------------------------------------------------------------------------------
 
     def _http(self) -> httpx.Client:
+        import httpx
+
         if self._client is None:
             self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s))
         return self._client
@@ -145,6 +150,8 @@ class OpenAICompatBackend:
         return headers
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        import httpx
+
         try:
             response = self._http().post(
                 f"{self.base_url}/chat/completions",

@@ -308,10 +308,17 @@ class Database:
             yield conn
 
     def current_revision(self) -> str | None:
-        from alembic.runtime.migration import MigrationContext
-
         with self.engine.connect() as conn:
-            return MigrationContext.configure(conn).get_current_revision()
+            return schema_revision(conn)
+
+
+def schema_revision(conn: Connection) -> str | None:
+    """The schema revision the database is at, from Alembic's version table without importing Alembic; None
+    when it has none yet."""
+    if not sa.inspect(conn).has_table("alembic_version"):
+        return None
+    value = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+    return None if value is None else str(value)
 
 
 def sqlite_holders_text(database: str) -> str:
