@@ -1,7 +1,8 @@
 """Benchmark (c): peak memory of a large batch through the real CLI (`arbiter run`), as a subprocess.
 
 The process tree (the CLI and its ingestion workers) is sampled every 100 ms from /proc: the peak of
-the summed VmRSS is the tree's peak; VmHWM gives each process's own peak. ru_maxrss of the CLI's
+the summed VmRSS is the tree's peak (a child vfork'ed to run Tesseract, seen in its parent's memory before it
+runs the program, is counted once, with its parent); VmHWM gives each process's own peak. ru_maxrss of the CLI's
 process tree (the largest single process, kernel-measured) cross-checks the sampling.
 
     python bench/batch_memory.py [--docs 5000] [--workers 2] [--fixture-mix]
@@ -14,6 +15,7 @@ of 30, a scanned one OCRed, a third of the answers wrong, as in the demo) decide
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -64,6 +66,11 @@ def _pss_kb(pid: int) -> int:
 
 def _descendants(root: int) -> list[int]:
     """root's children, grandchildren, ... from /proc/<pid>/task/<tid>/children."""
+    return [pid for pid, _ in _family(root)]
+
+
+def _family(root: int) -> list[tuple[int, int]]:
+    """(pid, its parent's pid) for root's children, grandchildren, ..."""
     out, todo = [], [root]
     while todo:
         pid = todo.pop()
@@ -77,9 +84,28 @@ def _descendants(root: int) -> list[int]:
                     kids = [int(k) for k in fh.read().split()]
             except (FileNotFoundError, PermissionError, ValueError):
                 continue
-            out.extend(kids)
+            out.extend((kid, pid) for kid in kids)
             todo.extend(kids)
     return out
+
+
+_KCMP = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
+_KCMP_VM = 1
+
+
+def _same_memory(a: int, b: int) -> bool:
+    """Whether two processes share one address space: a child started with vfork (as Python's subprocess
+    starts Tesseract) runs in its parent's memory until it executes the program, and /proc shows it with its
+    parent's whole VmRSS. Summed per process, that memory would count twice for a few milliseconds; the
+    kernel's kcmp says whether it is the same. False where kcmp cannot tell (another system, no permission)."""
+    return _KCMP is not None and int(_libc().syscall(_KCMP, a, b, _KCMP_VM, 0, 0)) == 0
+
+
+@functools.cache
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass
@@ -93,6 +119,7 @@ class TreeSampler:
     hwm_kb: dict[int, int] = field(default_factory=dict)
     first_child: int | None = None
     samples: int = 0
+    shared_address_spaces: int = 0  # processes seen in their parent's memory (not counted again)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -112,8 +139,12 @@ class TreeSampler:
 
     def sample(self) -> None:
         total = 0
-        pids = _descendants(self.root)
-        for pid in pids:
+        pids = []
+        for pid, parent in _family(self.root):
+            if _same_memory(pid, parent):
+                self.shared_address_spaces += 1  # a vfork'ed child before its exec: its parent's memory
+                continue
+            pids.append(pid)
             status = _status_kb(pid)
             if status:
                 self.first_child = self.first_child or pid
@@ -186,6 +217,9 @@ def run_cli(
         # ru_maxrss is in kB on Linux: the largest single process among the CLI and its children.
         "ru_maxrss_mb": round(wrapped.get("ru_maxrss_kb", 0) / 1024, 1),
         "rss_samples": sampler.samples,
+        # Processes seen sharing their parent's address space (vfork'ed, not yet running their program):
+        # counted once, with the parent.
+        "vfork_children_seen": sampler.shared_address_spaces,
         # CPU seconds of the CLI and every process it waited for (its workers): user + system.
         "cpu_s": round(wrapped.get("cpu_s", 0.0), 2),
         "output_tail": (output or "")[-2000:] if proc.returncode else "",
