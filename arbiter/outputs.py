@@ -15,13 +15,14 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeAlias
-
-from upath import UPath
+from typing import TYPE_CHECKING, TypeAlias
 
 from arbiter.errors import ConfigError
 
-Location: TypeAlias = Path | UPath
+if TYPE_CHECKING:  # imported for a URL only: fsspec brings asyncio and ssl (11 MB in every process of a run)
+    from upath import UPath
+
+Location: TypeAlias = "Path | UPath"
 
 # The extra that installs each protocol's fsspec implementation.
 _EXTRAS = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs"}
@@ -36,10 +37,12 @@ def is_url(value: str | Path | UPath) -> bool:
 def location(value: str | Path | UPath) -> Location:
     """The folder or URL `value` names; a URL whose storage library is missing is a ConfigError that says
     what to install."""
-    if isinstance(value, UPath | Path):
-        return value
+    if not isinstance(value, str):
+        return value  # a folder or a URL already
     if not is_url(value):
         return Path(value.removeprefix("file://"))
+    from upath import UPath
+
     protocol = value.split("://", 1)[0].lower()
     try:
         where = UPath(value)
