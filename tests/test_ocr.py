@@ -503,3 +503,35 @@ def test_a_tesseract_that_cannot_open_the_in_memory_file_is_given_the_page_on_it
     bundle = ingest_pdf(image_pdf(tmp_path / "scan.pdf", [drawn]), ocr=OcrConfig(tesseract_cmd=str(script)))
     assert isinstance(bundle, DocumentBundle)
     assert (bundle.pages[0].ocr_status, bundle.pages[0].text) == (OcrStatus.APPLIED, "Hemoglobin 10.4")
+
+
+def test_the_page_is_let_go_once_tesseract_holds_it(tmp_path: Path) -> None:
+    """While Tesseract reads the page, the process that drew it maps the page's memory no longer (one copy)."""
+    script = Path(fake_tesseract(tmp_path, [word_row("Hemoglobin", 300, 400), word_row("MAPS", 700, 400)]))
+    lines = script.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = lines.index("esac\n") + 1
+    # The word MAPS becomes the number of mappings of the page in the process that started this one.
+    lines.insert(at, "n=$(grep -c arbiter-ocr-page /proc/$PPID/maps)\n")
+    script.write_text("".join(lines).replace("\tMAPS", "\tmaps'\"$n\"'"), encoding="utf-8")
+    drawn, _ = draw_page(LAB_LINES)
+    bundle = ingest_pdf(image_pdf(tmp_path / "scan.pdf", [drawn]), ocr=OcrConfig(tesseract_cmd=str(script)))
+    assert isinstance(bundle, DocumentBundle)
+    assert (bundle.pages[0].ocr_status, bundle.pages[0].text) == (OcrStatus.APPLIED, "Hemoglobin maps0")
+
+
+def test_a_released_page_keeps_its_scale_and_closes_its_mapping(tmp_path: Path) -> None:
+    """Rendered.release drops the image, pixels and PGM (their memory is unmapped); the scale stays."""
+    got = rendered(tmp_path, [(100, 100, "Hemoglobin 10.4 g/dL")])
+    fd = got.page_file.take()
+    assert fd is not None
+    os.close(fd)
+    assert _page_mappings() == 1
+    got.release()
+    assert got.released
+    assert got.scale == pytest.approx(150 / 72)
+    assert _page_mappings() == 0
+
+
+def _page_mappings() -> int:
+    with open("/proc/self/maps", encoding="utf-8") as fh:
+        return sum("arbiter-ocr-page" in line for line in fh)

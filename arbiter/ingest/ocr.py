@@ -26,6 +26,7 @@ import signal
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from arbiter.ingest.ocr_page import BLANK_LEVEL as BLANK_LEVEL
 from arbiter.ingest.ocr_page import MIN_INK_SHARE as MIN_INK_SHARE
@@ -186,18 +187,26 @@ class Word:
     text: str
 
 
-def run_tesseract(engine: Engine, page: Rendered, dpi: float, timeout_s: float) -> list[Word]:
+def run_tesseract(
+    engine: Engine, page: Rendered, timeout_s: float, redraw: Callable[[], Rendered] | None = None
+) -> list[Word]:
     """Tesseract's words for one page as `render_gray` drew it, in its reading order; OcrError when it fails.
-    The page goes as the in-memory file it was drawn into, which Tesseract opens by its /dev/fd path; where
-    there is none, or Tesseract stops with an error reading it that way (a wrapper that closes inherited
-    descriptors, say), it is given the page (once more) through its standard input."""
+    The page goes as the in-memory file it was drawn into, which Tesseract opens by its /dev/fd path; once
+    Tesseract holds the file, this process lets go of the page (`Rendered.release`), so one copy of it is in
+    memory while Tesseract reads it, not two. Where there is no such file, the page goes through Tesseract's
+    standard input. Where Tesseract stops with an error reading the file (a wrapper that closes inherited
+    descriptors, say), the page is drawn once more (`redraw`, in plain memory) and given on its standard input."""
+    dpi = page.scale * 72.0
     page_file = page.page_file.take()
-    if page_file is not None:
-        try:
-            return _tesseract(engine, dpi, timeout_s, page_file=page_file)
-        except _Stopped:
-            announce(timeout_s)  # the second try may take as long again
-    return _tesseract(engine, dpi, timeout_s, data=bytes(page.pgm))
+    if page_file is None:
+        return _tesseract(engine, dpi, timeout_s, data=page.pgm)
+    try:
+        return _tesseract(engine, dpi, timeout_s, page_file=page_file, handed=page.release)
+    except _Stopped:
+        if redraw is None:
+            raise
+    announce(timeout_s)  # the second try may take as long again
+    return _tesseract(engine, dpi, timeout_s, data=redraw().pgm)
 
 
 class _Stopped(OcrError):
@@ -205,10 +214,16 @@ class _Stopped(OcrError):
 
 
 def _tesseract(
-    engine: Engine, dpi: float, timeout_s: float, *, page_file: int | None = None, data: bytes = b""
+    engine: Engine,
+    dpi: float,
+    timeout_s: float,
+    *,
+    page_file: int | None = None,
+    data: bytes | memoryview = b"",
+    handed: Callable[[], None] | None = None,
 ) -> list[Word]:
-    """One Tesseract run on the image in `page_file` (a descriptor it inherits, closed here) or else `data`
-    on its standard input."""
+    """One Tesseract run on the image in `page_file` (a descriptor it inherits, closed here; `handed` is called
+    once Tesseract has it) or else `data` on its standard input."""
     args = [
         engine.path,
         "stdin" if page_file is None else f"/dev/fd/{page_file}",
@@ -237,8 +252,12 @@ def _tesseract(
     finally:
         if page_file is not None:
             os.close(page_file)  # Tesseract holds its own copy; the memory goes when it closes it
+    if handed is not None:
+        handed()
     try:
-        stdout, _ = process.communicate(data if page_file is None else None, timeout=timeout_s)
+        # Popen writes any bytes-like input (through a memoryview of it): the page's PGM is not copied.
+        stdin = cast("bytes", data) if page_file is None else None
+        stdout, _ = process.communicate(stdin, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _kill_group(process)
         raise OcrError(f"Tesseract took longer than {timeout_s:g} seconds") from None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pypdfium2.raw as pdfium_c
@@ -29,16 +29,34 @@ class OcrError(ExtractionError):
     """Tesseract failed on one page (timeout, crash, unreadable answer); the message names no content."""
 
 
-class Rendered(NamedTuple):
+class Rendered:
     """A page drawn for OCR: the image, its scale (pixels per point), the same pixels as an array (no copy) for
     counting ink, and the same memory again as a binary PGM file (a header before the pixels) that Tesseract
-    reads: in an in-memory file where the system has one (`page_file`), else in this process's memory."""
+    reads: in an in-memory file where the system has one (`page_file`), else in this process's memory.
+    `release` lets go of the pixels once Tesseract has the file: its memory goes when Tesseract has read it,
+    rather than staying mapped in the worker, a second copy, while Tesseract reads the page."""
 
-    image: Image.Image
-    scale: float
-    pixels: np.ndarray
-    pgm: memoryview
-    page_file: PageFile
+    __slots__ = ("image", "page_file", "pgm", "pixels", "scale")
+
+    def __init__(
+        self, image: Image.Image, scale: float, pixels: np.ndarray, pgm: memoryview, page_file: PageFile
+    ) -> None:
+        self.image = image
+        self.scale = scale
+        self.pixels = pixels
+        self.pgm = pgm
+        self.page_file = page_file
+
+    def release(self) -> None:
+        """Drop this process's hold on the page's memory (the mapping of the in-memory file): the image, the
+        array and the PGM are gone from here on; the scale stays."""
+        for name in ("image", "pixels", "pgm"):
+            if hasattr(self, name):
+                delattr(self, name)
+
+    @property
+    def released(self) -> bool:
+        return not hasattr(self, "pixels")
 
 
 class PageFile:
@@ -58,17 +76,17 @@ class PageFile:
             os.close(fd)
 
 
-def render_gray(page: Any, width: float, height: float, dpi: float) -> Rendered:
+def render_gray(page: Any, width: float, height: float, dpi: float, *, in_file: bool = True) -> Rendered:
     """The page as an 8-bit grayscale image; the caller holds PDFIUM_LOCK. The page is drawn as a viewer shows
     it (crop box, rotation, annotations), by PDFium straight into the memory of the PGM file Tesseract reads:
     a 300-dpi letter page is 8.4 MB, which was held two and three times over (PDFium's bitmap, its copy, the
-    encoded file) while a worker OCRed a page."""
+    encoded file) while a worker OCRed a page. in_file=False: in this process's memory, not an in-memory file."""
     scale = dpi / 72.0
     if width * height * scale * scale > MAX_PIXELS:
         scale = (MAX_PIXELS / (width * height)) ** 0.5
     w, h = max(1, round(width * scale)), max(1, round(height * scale))
     header = f"P5\n{w} {h}\n255\n".encode("ascii")
-    fd, memory = _page_memory(len(header) + w * h)
+    fd, memory = _page_memory(len(header) + w * h) if in_file else (None, bytearray(len(header) + w * h))
     page_file = PageFile(fd)
     memory[: len(header)] = header
     pixels = np.frombuffer(memory, dtype=np.uint8, count=w * h, offset=len(header)).reshape(h, w)

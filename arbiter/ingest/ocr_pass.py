@@ -3,6 +3,7 @@ that cannot be done (OCR off, Tesseract missing)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -16,6 +17,7 @@ from arbiter.ingest.ocr import (
     RENDER_ALLOWANCE_S,
     OcrConfig,
     OcrError,
+    Rendered,
     announce,
     engine_probe,
     is_blank,
@@ -51,18 +53,14 @@ def ocr_pages(
         started = time.monotonic()
         announce(config.page_timeout_s + RENDER_ALLOWANCE_S)
         try:
-            with PDFIUM_LOCK:
-                page = pdfium_c.FPDF_LoadPage(doc, index)
-                if not page:
-                    raise OcrError("the page could not be loaded")
-                try:
-                    drawn = render_gray(page, raw.width, raw.height, config.dpi)
-                finally:
-                    pdfium_c.FPDF_ClosePage(page)
+            drawn = _draw(doc, index, raw.width, raw.height, config.dpi)
             if is_blank(drawn.pixels):
                 states[index] = (OcrStatus.NO_TEXT, None)
             else:
-                words = run_tesseract(engine, drawn, drawn.scale * 72.0, config.page_timeout_s)
+                redraw = functools.partial(
+                    _draw, doc, index, raw.width, raw.height, config.dpi, in_file=False
+                )
+                words = run_tesseract(engine, drawn, config.page_timeout_s, redraw)
                 read, confidence = to_raw_page(words, index + 1, raw.width, raw.height, drawn.scale)
                 if readable(read.text):
                     raw_pages[index] = read
@@ -79,6 +77,18 @@ def ocr_pages(
     applied = sum(1 for state, _ in states.values() if state is OcrStatus.APPLIED)
     log.info("OCR read %d of %d page(s) without a usable text layer in %s", applied, len(wanted), doc_id)
     return states
+
+
+def _draw(doc: Any, index: int, width: float, height: float, dpi: float, *, in_file: bool = True) -> Rendered:
+    """Page `index` of the open document, `width` × `height` points, drawn for OCR (arbiter/ingest/ocr_page.py)."""
+    with PDFIUM_LOCK:
+        page = pdfium_c.FPDF_LoadPage(doc, index)
+        if not page:
+            raise OcrError("the page could not be loaded")
+        try:
+            return render_gray(page, width, height, dpi, in_file=in_file)
+        finally:
+            pdfium_c.FPDF_ClosePage(page)
 
 
 _reported = False
