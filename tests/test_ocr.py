@@ -527,7 +527,7 @@ def test_a_released_page_keeps_its_scale_and_closes_its_mapping(tmp_path: Path) 
     os.close(fd)
     assert _page_mappings() == 1
     got.release()
-    assert got.released
+    assert not any(hasattr(got, name) for name in ("image", "pixels", "pgm"))
     assert got.scale == pytest.approx(150 / 72)
     assert _page_mappings() == 0
 

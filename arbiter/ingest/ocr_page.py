@@ -54,10 +54,6 @@ class Rendered:
             if hasattr(self, name):
                 delattr(self, name)
 
-    @property
-    def released(self) -> bool:
-        return not hasattr(self, "pixels")
-
 
 class PageFile:
     """The descriptor of the anonymous in-memory file (Linux's memfd) a page is drawn into, or None: handed to
